@@ -1,0 +1,1 @@
+"""benchsmith: annotator."""

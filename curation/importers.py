@@ -1,0 +1,379 @@
+"""Importing items from the shapes exam material comes in.
+
+Formats: benchsmith JSONL; Q-Net CSV (`Test Name, Year, Session, Subject, Number, Question,
+Question_image, Option 1..4, Answer`, other column names through a map); K-MetBench JSON
+(`question{text,image}`, `choices[{text,image}]`, `answer`, `part`, `korean`, `multimodal`,
+`rationale`); KMMLU JSON/CSV (`question, A..D, answer`); 한국사능력검정 JSON (`questions` with
+circled-digit `choices`, keys in a sibling `answers_*.json`). Text files may be UTF-8, UTF-8
+with a BOM, or CP949. A bad row is reported with file, row and reason; the rest import.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from curation.answers import CIRCLED, parse_answer_key
+from curation.blobs import BlobStore
+from curation.errors import BenchsmithError
+from curation.item import Item, ItemValidationError, parse_item
+from curation.store import Store
+
+FORMATS = ("auto", "jsonl", "qnet", "kmetbench", "kmmlu", "korhist")
+QNET_COLUMNS = ("Test Name", "Year", "Session", "Subject", "Number", "Question", "Question_image",
+                "Option 1", "Option 2", "Option 3", "Option 4", "Answer")
+# Q-Net exports name the image column differently from file to file.
+QNET_IMAGE_ALIASES = ("Question_image", "image", "Image", "question_image")
+_ID_UNSAFE = re.compile(r"[^A-Za-z0-9가-힣._:\-]+")
+
+
+class ImportFormatError(BenchsmithError):
+    """The file as a whole cannot be read (not the format, undecodable, unparseable)."""
+
+
+@dataclass
+class RowError:
+    row: int
+    reason: str
+
+
+@dataclass
+class FileReport:
+    path: str
+    format: str
+    rows: int = 0
+    created: int = 0
+    updated: int = 0
+    unchanged: int = 0
+    errors: list[RowError] = field(default_factory=list)
+    fatal: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.fatal is None and not self.errors
+
+
+def make_item_id(*parts: object) -> str:
+    joined = "-".join(str(part).strip() for part in parts if part not in (None, ""))
+    return _ID_UNSAFE.sub("_", unicodedata.normalize("NFC", joined)).strip("_")[:200]
+
+
+def nfc(text: object) -> str:
+    return unicodedata.normalize("NFC", str(text)).strip() if text is not None else ""
+
+
+def read_text(path: Path) -> str:
+    """Decode UTF-8 (BOM or not) or CP949, refusing anything else."""
+    data = path.read_bytes()
+    for encoding in ("utf-8-sig", "cp949"):
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError:
+            continue
+    raise ImportFormatError(f"{path}: not UTF-8 or CP949 text")
+
+
+# -- row readers: each yields (row number, item dict or exception) ----------------------------
+Row = tuple[int, dict[str, Any] | Exception]
+
+
+def _jsonl_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row]:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield number, json.loads(line)
+        except json.JSONDecodeError as error:
+            yield number, ValueError(f"not JSON: {error.msg} at column {error.colno}")
+
+
+def _csv_records(text: str) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]]]:
+    reader = csv.DictReader(io.StringIO(text))
+    header = [name.strip() for name in reader.fieldnames or []]
+    reader.fieldnames = header
+
+    def rows() -> Iterator[tuple[int, dict[str, str]]]:
+        for number, row in enumerate(reader, start=1):
+            yield number, row
+
+    return header, rows()
+
+
+def _qnet_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row]:
+    header, rows = _csv_records(text)
+    columns = {name: context.column_map.get(name, name) for name in QNET_COLUMNS}
+    if columns["Question_image"] not in header:
+        columns["Question_image"] = next((a for a in QNET_IMAGE_ALIASES if a in header), "")
+    missing = [f"{ours} (as {theirs!r})" if ours != theirs else ours
+               for ours, theirs in columns.items() if theirs and theirs not in header and ours != "Question_image"]
+    if missing:
+        raise ImportFormatError(f"{path}: missing columns {', '.join(missing)}; map them with --map OURS=THEIRS")
+    for number, row in rows:
+        try:
+            yield number, _qnet_item(row, columns, context)
+        except ValueError as error:
+            yield number, error
+
+
+def _qnet_item(row: dict[str, str], columns: dict[str, str], context: ImportContext) -> dict[str, Any]:
+    def cell(name: str) -> str:
+        column = columns[name]
+        return nfc(row.get(column)) if column else ""
+
+    exam = context.exam or cell("Test Name")
+    year, session, subject = cell("Year"), cell("Session"), cell("Subject")
+    number_text = cell("Number")
+    if not number_text.isdigit():
+        raise ValueError(f"Number {number_text!r} is not a question number")
+    options = [{"text": cell(f"Option {n}")} for n in range(1, 5) if cell(f"Option {n}")]
+    image_note = cell("Question_image")
+    flags: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    if image_note and image_note not in ("text_only", "X", "x", "-"):
+        extra["question_image"] = image_note
+        flags["review_reasons"] = ["source marks a question image that was not imported"]
+    answer_text = cell("Answer")
+    return {
+        "id": make_item_id(exam, year, session, subject, f"{int(number_text):03d}"),
+        "source": {
+            "exam": exam or "unknown",
+            "session": "-".join(part for part in (year, session) if part) or None,
+            "subject": subject or None,
+            "number": int(number_text),
+            "origin": context.origin,
+        },
+        "stem": cell("Question"),
+        "options": options,
+        "answer": parse_answer_key(answer_text, len(options)) if answer_text else None,
+        "flags": flags,
+        "taxonomy": {"subject": subject or None},
+        "extra": extra,
+    }
+
+
+def _kmmlu_record(record: dict[str, Any], number: int, context: ImportContext) -> dict[str, Any]:
+    options = [{"text": nfc(record[letter])} for letter in "ABCDE" if nfc(record.get(letter))]
+    category = nfc(record.get("Category")) or None
+    extra = {key: value for key, value in record.items() if key not in {"question", "answer", "Category", *"ABCDE"}}
+    answer = record.get("answer")
+    return {
+        "id": make_item_id(context.exam or "kmmlu", category, context.stem, f"{number:04d}"),
+        "source": {"exam": context.exam or "KMMLU", "subject": category, "number": number, "origin": context.origin},
+        "stem": nfc(record.get("question")),
+        "options": options,
+        "answer": parse_answer_key(answer, len(options)) if answer not in (None, "") else None,
+        "taxonomy": {"subject": category},
+        "extra": extra,
+    }
+
+
+def _kmmlu_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row]:
+    if path.suffix.lower() == ".csv":
+        _, rows = _csv_records(text)
+        records: Iterator[tuple[int, dict[str, Any]]] = rows
+    else:
+        records = enumerate(_json_list(path, text), start=1)
+    for number, record in records:
+        try:
+            yield number, _kmmlu_record(record, number, context)
+        except (ValueError, TypeError, AttributeError) as error:
+            yield number, ValueError(str(error))
+
+
+def _json_list(path: Path, text: str) -> list[Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise ImportFormatError(f"{path}: not JSON: {error.msg} at line {error.lineno}") from None
+    if isinstance(data, dict):
+        for key in ("items", "data", "questions"):
+            if isinstance(data.get(key), list):
+                return data[key]
+    if not isinstance(data, list):
+        raise ImportFormatError(f"{path}: expected a JSON list of items")
+    return data
+
+
+def _image_ref(value: Any, base: Path, blobs: BlobStore | None, kind: str = "raster") -> dict[str, Any] | None:
+    """An image given as a path relative to the file: copied into the blob store."""
+    if not value:
+        return None
+    if blobs is None:
+        raise ValueError("the item has images but no workspace blob store was given")
+    image_path = (base / unicodedata.normalize("NFC", str(value))).resolve()
+    if not image_path.is_file():
+        # Some archives store Hangul file names decomposed (NFD).
+        alt = base / unicodedata.normalize("NFD", str(value))
+        if not alt.is_file():
+            raise ValueError(f"image {value!r} not found next to the file")
+        image_path = alt
+    ext = image_path.suffix.lstrip(".").lower() or "png"
+    return {"blob": blobs.put(image_path.read_bytes(), ext), "kind": kind}
+
+
+def _kmetbench_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row]:
+    for number, record in enumerate(_json_list(path, text), start=1):
+        try:
+            question = record["question"]
+            if isinstance(question, str):
+                question = {"text": question, "image": None}
+            options = []
+            for choice in record.get("choices") or record.get("options") or []:
+                if isinstance(choice, str):
+                    choice = {"text": choice, "image": None}
+                options.append({"text": nfc(choice.get("text") or ""),
+                                "image": _image_ref(choice.get("image"), path.parent, context.blobs)})
+            answer = record.get("answer")
+            if answer not in (None, "") and context.answer_base == 0:
+                answer = int(answer) + 1
+            image = _image_ref(question.get("image"), path.parent, context.blobs)
+            rationale = record.get("rationale")
+            part = record.get("part")
+            korean = record.get("korean")
+            yield number, {
+                "id": str(record.get("id") or make_item_id(context.exam or "kmetbench", context.stem, f"{number:04d}")),
+                "source": {"exam": context.exam or record.get("exam") or "K-MetBench",
+                           "part": None if part is None else str(part), "number": record.get("number") or number,
+                           "origin": context.origin},
+                "stem": nfc(question.get("text") or ""),
+                "options": options,
+                "answer": parse_answer_key(answer, len(options)) if answer not in (None, "") else None,
+                "images": [image] if image else [],
+                "flags": {"korea_specific": None if korean is None else bool(korean)},
+                "rationale": {"text": nfc(rationale), "status": "adopted"} if rationale else None,
+                "taxonomy": {"part": None if part is None else str(part)},
+            }
+        except (KeyError, TypeError, AttributeError, ValueError) as error:
+            reason = f"missing field {error}" if isinstance(error, KeyError) else str(error)
+            yield number, ValueError(reason)
+
+
+def _korhist_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row]:
+    answers: dict[int, str] = {}
+    for key_file in sorted(path.parent.glob("answers*.json")):
+        for entry in _json_list(key_file, read_text(key_file)):
+            answers[int(entry["question_no"])] = str(entry["correct_answer"])
+    for number, record in enumerate(_json_list(path, text), start=1):
+        try:
+            choices = record["choices"]
+            keys = sorted(choices, key=lambda k: CIRCLED.index(k) if k in CIRCLED else int(k))
+            options = [{"text": nfc(choices[key])} for key in keys]
+            material = nfc(record.get("source_material"))
+            stem = nfc(record["question_text"]) + (f"\n\n{material}" if material else "")
+            image = _image_ref(record.get("image_path"), path.parent, context.blobs) if record.get("has_image") else None
+            question_no = int(record["question_no"])
+            key = answers.get(question_no) or record.get("correct_answer")
+            exam = context.exam or f"한국사능력검정시험 {record.get('level', '')}".strip()
+            yield number, {
+                "id": make_item_id("korhist", record.get("exam_no"), record.get("level"), f"{question_no:02d}"),
+                "source": {"exam": exam, "session": str(record.get("exam_no") or "") or None, "number": question_no,
+                           "origin": context.origin},
+                "stem": stem,
+                "options": options,
+                "answer": parse_answer_key(key, len(options)) if key else None,
+                "images": [image] if image else [],
+                "extra": {key: record[key] for key in ("score", "keywords", "image_note") if record.get(key)},
+            }
+        except (KeyError, TypeError, ValueError) as error:
+            yield number, ValueError(f"missing field {error}" if isinstance(error, KeyError) else str(error))
+
+
+READERS: dict[str, Callable[[Path, str, ImportContext], Iterator[Row]]] = {
+    "jsonl": _jsonl_rows,
+    "qnet": _qnet_rows,
+    "kmetbench": _kmetbench_rows,
+    "kmmlu": _kmmlu_rows,
+    "korhist": _korhist_rows,
+}
+
+
+@dataclass
+class ImportContext:
+    origin: str
+    stem: str
+    exam: str | None = None
+    column_map: dict[str, str] = field(default_factory=dict)
+    answer_base: int = 1
+    blobs: BlobStore | None = None
+
+
+def detect_format(path: Path, text: str) -> str:
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        return "jsonl"
+    if suffix == ".csv":
+        header = next(csv.reader(io.StringIO(text)), [])
+        names = {name.strip() for name in header}
+        if {"Option 1", "Question"} <= names:
+            return "qnet"
+        if {"question", "A", "B"} <= names:
+            return "kmmlu"
+        return "qnet"  # a --map may still make it readable
+    if suffix == ".json":
+        stripped = text.lstrip()
+        if stripped.startswith("{") and '"questions"' in stripped[:2000] and '"choices"' in stripped:
+            return "korhist"
+        if '"choices"' in stripped[:20000]:
+            return "kmetbench"
+        return "kmmlu"
+    raise ImportFormatError(f"{path}: cannot tell the format from the name; pass --format ({', '.join(FORMATS[1:])})")
+
+
+def import_file(
+    path: Path,
+    store: Store,
+    *,
+    fmt: str = "auto",
+    exam: str | None = None,
+    column_map: dict[str, str] | None = None,
+    answer_base: int = 1,
+    blobs: BlobStore | None = None,
+    author: str = "import",
+) -> FileReport:
+    path = Path(path)
+    report = FileReport(str(path), fmt)
+    try:
+        if not path.is_file():
+            raise ImportFormatError(f"{path}: no such file")
+        text = read_text(path)
+        report.format = fmt if fmt != "auto" else detect_format(path, text)
+        context = ImportContext(path.name, path.stem, exam, column_map or {}, answer_base, blobs)
+        items: list[Item] = []
+        for number, result in READERS[report.format](path, text, context):
+            report.rows += 1
+            if isinstance(result, Exception):
+                report.errors.append(RowError(number, str(result)))
+                continue
+            try:
+                items.append(parse_item(result))
+            except ItemValidationError as error:
+                report.errors.append(RowError(number, str(error)))
+    except ImportFormatError as error:
+        report.fatal = str(error)
+        return report
+    seen: dict[str, int] = {}
+    unique: list[Item] = []
+    for item in items:
+        if item.id in seen:
+            report.errors.append(RowError(0, f"item id {item.id!r} appears more than once in the file"))
+            continue
+        seen[item.id] = 1
+        unique.append(item)
+    written = store.save_items(unique, author=author, stage="import", reason=f"import {path.name}")
+    report.created, report.updated, report.unchanged = len(written.created), len(written.updated), len(written.unchanged)
+    return report
+
+
+def export_jsonl(store: Store, out: io.TextIOBase, query=None) -> int:  # noqa: ANN001
+    count = 0
+    for stored in store.iter_items(query):
+        out.write(json.dumps(stored.item.to_record(), ensure_ascii=False) + "\n")
+        count += 1
+    return count

@@ -1,0 +1,200 @@
+"""The item: one exam question with its provenance, as every stage reads and writes it.
+
+Answers are 1-based option numbers everywhere inside benchsmith; a release format that
+wants 0-based indices or letters converts at its own boundary.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, field_validator, model_validator
+
+SCHEMA_VERSION = 1
+
+ITEM_ID_PATTERN = r"^[A-Za-z0-9가-힣][A-Za-z0-9가-힣._:\-]{0,199}$"
+BLOB_REF_PATTERN = r"^[0-9a-f]{64}\.[a-z0-9]{1,5}$"
+
+Status = Literal["extracted", "in_review", "accepted", "rejected", "excluded"]
+STATUSES: tuple[str, ...] = ("extracted", "in_review", "accepted", "rejected", "excluded")
+RationaleStatus = Literal["draft", "adopted", "minor_fix", "major_fix"]
+BBox = Annotated[list[float], Field(min_length=4, max_length=4, description="x0, y0, x1, y1 in PDF points")]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class PdfLocation(_Strict):
+    """Where something sits in a source PDF."""
+
+    pdf_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    page: int | None = Field(None, ge=1, description="1-based page number")
+    bbox: BBox | None = None
+
+    @field_validator("bbox")
+    @classmethod
+    def _ordered_box(cls, box: list[float] | None) -> list[float] | None:
+        if box is not None and (box[2] < box[0] or box[3] < box[1]):
+            raise ValueError("bbox must be [x0, y0, x1, y1] with x1 >= x0 and y1 >= y0")
+        return box
+
+
+class ImageRef(_Strict):
+    """A content-addressed image in the workspace blob store, with where it came from."""
+
+    blob: str = Field(pattern=BLOB_REF_PATTERN, description="sha256 of the bytes + extension")
+    kind: Literal["raster", "vector", "formula", "photo", "table", "other"] = "raster"
+    provenance: PdfLocation | None = None
+    latex: str | None = Field(None, description="transcription for formula images; empty = still to do")
+    alt: str | None = None
+
+
+class Source(_Strict):
+    exam: str = Field(min_length=1, description="exam name, e.g. 기상기사")
+    session: str | None = Field(None, description="session date or number, e.g. 2021-05-15 or 2021-2")
+    subject: str | None = None
+    part: str | None = None
+    number: int | None = Field(None, ge=1, description="question number on the paper")
+    pdf_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    page: int | None = Field(None, ge=1)
+    bbox: BBox | None = None
+    origin: str | None = Field(None, description="file or dataset the item was imported from")
+
+
+class Option(_Strict):
+    text: str = ""
+    image: ImageRef | None = None
+
+    @model_validator(mode="after")
+    def _not_empty(self) -> Option:
+        if not self.text.strip() and self.image is None:
+            raise ValueError("an option needs text or an image")
+        return self
+
+
+class Rationale(_Strict):
+    text: str = ""
+    status: RationaleStatus = "draft"
+    notes: str | None = None
+    author: str | None = None
+    edit_distance: int | None = Field(None, ge=0, description="characters changed from the draft by review")
+
+
+class Paraphrase(_Strict):
+    text: str = Field(min_length=1)
+    original: str = Field(description="the stem before paraphrasing")
+    model: str | None = None
+    status: Literal["proposed", "accepted", "rejected"] = "proposed"
+
+
+class Flags(_Strict):
+    korea_specific: bool | None = Field(None, description="None = not yet decided")
+    korea_reasons: list[str] = Field(default_factory=list)
+    review_reasons: list[str] = Field(default_factory=list, description="why a person must look at it")
+
+
+class Taxonomy(_Strict):
+    part: str | None = None
+    subject: str | None = None
+    visual_type: Literal["chart", "diagram", "photo", "table", "formula", "map", "none"] | None = None
+    question_format: Literal["single_answer", "multiple_answers", "numeric", "open"] | None = None
+
+
+class Item(_Strict):
+    schema_version: Literal[1] = SCHEMA_VERSION
+    id: str = Field(pattern=ITEM_ID_PATTERN)
+    source: Source
+    stem: str = Field(description="question text; LaTeX as \\( \\) inline and $$ $$ display")
+    options: list[Option] = Field(default_factory=list)
+    answer: int | list[int] | None = Field(None, description="1-based option number(s); None = key unknown")
+    images: list[ImageRef] = Field(default_factory=list, description="images of the question itself")
+    flags: Flags = Field(default_factory=Flags)
+    explicit_variant: str | None = Field(None, description="stem with implicit Korean context made explicit")
+    paraphrase: Paraphrase | None = None
+    rationale: Rationale | None = None
+    taxonomy: Taxonomy = Field(default_factory=Taxonomy)
+    original_option_order: list[int] | None = Field(
+        None, description="after a shuffle: original 1-based position of each current option"
+    )
+    status: Status = "extracted"
+    extra: dict[str, Any] = Field(default_factory=dict, description="anything a source carried that has no field")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def multimodal(self) -> bool:
+        return bool(self.images) or any(option.image is not None for option in self.options)
+
+    @field_validator("stem")
+    @classmethod
+    def _stem_has_text(cls, stem: str) -> str:
+        if not stem.strip():
+            raise ValueError("the stem is empty")
+        return stem
+
+    @model_validator(mode="after")
+    def _answer_points_at_an_option(self) -> Item:
+        answers = self.answer_list()
+        if answers and not self.options:
+            raise ValueError("answer is set but the item has no options")
+        for number in answers:
+            if not 1 <= number <= len(self.options):
+                raise ValueError(f"answer {number} is not an option number 1..{len(self.options)}")
+        if isinstance(self.answer, list) and len(set(self.answer)) != len(self.answer):
+            raise ValueError("answer lists an option twice")
+        if self.original_option_order is not None and sorted(self.original_option_order) != list(
+            range(1, len(self.options) + 1)
+        ):
+            raise ValueError("original_option_order must be a permutation of 1..number of options")
+        return self
+
+    def answer_list(self) -> list[int]:
+        if self.answer is None:
+            return []
+        return [self.answer] if isinstance(self.answer, int) else list(self.answer)
+
+    def blob_refs(self) -> list[str]:
+        refs = [image.blob for image in self.images]
+        refs += [option.image.blob for option in self.options if option.image is not None]
+        return refs
+
+    def to_record(self) -> dict[str, Any]:
+        """Plain JSON-ready dict (the stored and exported form)."""
+        return self.model_dump(mode="json", exclude={"multimodal"})
+
+
+class ItemValidationError(ValueError):
+    """Invalid item data, with each problem as 'field.path: reason'."""
+
+    def __init__(self, problems: list[str], item_id: str | None = None):
+        self.problems = problems
+        self.item_id = item_id
+        where = f"item {item_id!r}: " if item_id else ""
+        super().__init__(where + "; ".join(problems))
+
+
+def describe_validation_error(error: ValidationError) -> list[str]:
+    problems = []
+    for detail in error.errors():
+        # list positions are shown 1-based, like option numbers
+        path = ".".join(str(part + 1) if isinstance(part, int) else str(part) for part in detail["loc"]) or "(item)"
+        message = re.sub(r"^Value error, ", "", detail["msg"])
+        problems.append(f"{path}: {message}")
+    return problems
+
+
+def parse_item(data: dict[str, Any]) -> Item:
+    """Validate a dict into an Item; refuse with field paths and reasons."""
+    data = {key: value for key, value in data.items() if key != "multimodal"}
+    try:
+        return Item.model_validate(data)
+    except ValidationError as error:
+        item_id = data.get("id") if isinstance(data.get("id"), str) else None
+        raise ItemValidationError(describe_validation_error(error), item_id) from None
+
+
+def item_json_schema() -> dict[str, Any]:
+    schema = Item.model_json_schema(mode="serialization")
+    schema["$id"] = f"https://benchsmith.invalid/schema/item-v{SCHEMA_VERSION}.json"
+    return schema

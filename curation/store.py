@@ -1,0 +1,478 @@
+"""The revisioned item store (SQLAlchemy 2 Core): SQLite in WAL mode, or PostgreSQL by URL.
+
+Every change appends a revision row (author, stage, time, changed fields, reason, full
+snapshot); the `items` table holds the current snapshot for fast queries. Writes are
+compare-and-swap on the revision number: an update names the revision it was made
+against and is refused with a ConflictError when that is no longer current.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Engine,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    func,
+    select,
+    update,
+)
+from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from curation.diff import changed_paths
+from curation.errors import ConflictError, NotFoundError, WorkspaceError
+from curation.item import Item, parse_item
+from curation.migrations import STORE_VERSION, migrate_record, migrate_store
+
+metadata = MetaData()
+
+meta_table = Table(
+    "benchsmith_meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
+)
+
+items_table = Table(
+    "items",
+    metadata,
+    Column("id", String(200), primary_key=True),
+    Column("rev", Integer, nullable=False),
+    Column("status", String(16), nullable=False, index=True),
+    Column("exam", String(200), nullable=False, index=True),
+    Column("session", String(64)),
+    Column("subject", String(200), index=True),
+    Column("part", String(200)),
+    Column("number", Integer),
+    Column("korea_specific", Boolean),
+    Column("multimodal", Boolean, nullable=False),
+    Column("data", Text, nullable=False),
+    Column("updated_at", String(32), nullable=False),
+    Column("updated_by", String(200), nullable=False),
+)
+
+revisions_table = Table(
+    "revisions",
+    metadata,
+    Column("item_id", String(200), primary_key=True),
+    Column("rev", Integer, primary_key=True),
+    Column("author", String(200), nullable=False),
+    Column("stage", String(64), nullable=False),
+    Column("created_at", String(32), nullable=False),
+    Column("changed_fields", Text, nullable=False),
+    Column("reason", Text),
+    Column("snapshot", Text, nullable=False),
+)
+
+_BATCH = 2000
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _dumps(record: dict[str, Any]) -> str:
+    return json.dumps(record, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class StoredItem:
+    item: Item
+    rev: int
+    updated_at: str
+    updated_by: str
+
+
+@dataclass(frozen=True)
+class Revision:
+    item_id: str
+    rev: int
+    author: str
+    stage: str
+    created_at: str
+    changed_fields: list[str]
+    reason: str | None
+    snapshot: dict[str, Any]
+
+
+@dataclass
+class WriteReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class ItemQuery:
+    """A filter over the current items. Empty fields match everything."""
+
+    ids: Sequence[str] | None = None
+    status: Sequence[str] | None = None
+    exam: str | None = None
+    subject: str | None = None
+    korea_specific: bool | None = None
+    multimodal: bool | None = None
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record):  # noqa: ANN001
+        dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA busy_timeout=30000")
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(connection: Connection):
+        # Writers take the write lock up front so two writers queue instead of deadlocking
+        # on a lock upgrade; readers never block writers in WAL mode.
+        writing = connection.get_execution_options().get("benchsmith_write", False)
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if writing else "BEGIN")
+
+
+class Store:
+    def __init__(self, url: str, *, create: bool = False):
+        self.url = url
+        try:
+            self.engine = create_engine(url, future=True)
+        except Exception as error:  # bad URL, missing driver
+            raise WorkspaceError(f"cannot open store {url!r}: {error}") from None
+        if self.engine.dialect.name == "sqlite":
+            _configure_sqlite(self.engine)
+        try:
+            self._prepare(create)
+        except OperationalError as error:
+            raise WorkspaceError(f"cannot open store {url!r}: {error.orig}") from None
+
+    # -- connection helpers -------------------------------------------------------------
+    def _write(self):
+        return self.engine.connect().execution_options(benchsmith_write=True)
+
+    def _prepare(self, create: bool) -> None:
+        with self._write() as conn, conn.begin():
+            has_meta = self.engine.dialect.has_table(conn, meta_table.name)
+            if not has_meta:
+                if not create:
+                    raise WorkspaceError(f"{self.url} holds no benchsmith store (run `benchsmith init`)")
+                metadata.create_all(conn)
+                conn.execute(meta_table.insert().values(key="store_version", value=str(STORE_VERSION)))
+                return
+            version = int(conn.execute(select(meta_table.c.value).where(meta_table.c.key == "store_version")).scalar_one())
+            if version > STORE_VERSION:
+                raise WorkspaceError(
+                    f"store {self.url} has version {version}, newer than this benchsmith ({STORE_VERSION}): upgrade benchsmith"
+                )
+            if version < STORE_VERSION:
+                migrate_store(conn, version)
+                conn.execute(update(meta_table).where(meta_table.c.key == "store_version").values(value=str(STORE_VERSION)))
+
+    def close(self) -> None:
+        self.engine.dispose()
+
+    # -- writing ------------------------------------------------------------------------
+    @staticmethod
+    def _row(item: Item, rev: int, author: str, when: str, data: str) -> dict[str, Any]:
+        return {
+            "id": item.id,
+            "rev": rev,
+            "status": item.status,
+            "exam": item.source.exam,
+            "session": item.source.session,
+            "subject": item.source.subject or item.taxonomy.subject,
+            "part": item.source.part or item.taxonomy.part,
+            "number": item.source.number,
+            "korea_specific": item.flags.korea_specific,
+            "multimodal": item.multimodal,
+            "data": data,
+            "updated_at": when,
+            "updated_by": author,
+        }
+
+    def save_items(
+        self, items: Iterable[Item], *, author: str, stage: str, reason: str | None = None
+    ) -> WriteReport:
+        """Create new items and add a revision to existing ones whose content differs.
+
+        Meant for bulk stages (import, extract): it does not check a revision the caller
+        saw. Interactive edits go through `update`, which does.
+        """
+        report = WriteReport()
+        batch: list[Item] = []
+        with self._write() as conn, conn.begin():
+            for item in items:
+                batch.append(item)
+                if len(batch) >= _BATCH:
+                    self._save_batch(conn, batch, author, stage, reason, report)
+                    batch = []
+            if batch:
+                self._save_batch(conn, batch, author, stage, reason, report)
+        return report
+
+    def _save_batch(
+        self, conn: Connection, batch: list[Item], author: str, stage: str, reason: str | None, report: WriteReport
+    ) -> None:
+        ids = [item.id for item in batch]
+        if len(set(ids)) != len(ids):
+            seen: set[str] = set()
+            dupes = sorted({i for i in ids if i in seen or seen.add(i)})  # type: ignore[func-returns-value]
+            raise WorkspaceError(f"the same item id appears twice in one write: {', '.join(dupes[:5])}")
+        existing = {
+            row.id: (row.rev, row.data)
+            for row in conn.execute(select(items_table.c.id, items_table.c.rev, items_table.c.data).where(items_table.c.id.in_(ids)))
+        }
+        when = _now()
+        new_rows, revision_rows = [], []
+        for item in batch:
+            record = item.to_record()
+            data = _dumps(record)
+            if item.id not in existing:
+                new_rows.append(self._row(item, 1, author, when, data))
+                revision_rows.append(self._revision_row(item.id, 1, author, stage, when, sorted(record), reason, data))
+                report.created.append(item.id)
+                continue
+            old_rev, old_data = existing[item.id]
+            if old_data == data:
+                report.unchanged.append(item.id)
+                continue
+            changed = changed_paths(json.loads(old_data), record)
+            self._cas_update(conn, item, old_rev, author, when, data)
+            revision_rows.append(self._revision_row(item.id, old_rev + 1, author, stage, when, changed, reason, data))
+            report.updated.append(item.id)
+        if new_rows:
+            conn.execute(items_table.insert(), new_rows)
+        if revision_rows:
+            conn.execute(revisions_table.insert(), revision_rows)
+
+    @staticmethod
+    def _revision_row(
+        item_id: str, rev: int, author: str, stage: str, when: str, changed: list[str], reason: str | None, data: str
+    ) -> dict[str, Any]:
+        return {
+            "item_id": item_id,
+            "rev": rev,
+            "author": author,
+            "stage": stage,
+            "created_at": when,
+            "changed_fields": json.dumps(changed, ensure_ascii=False),
+            "reason": reason,
+            "snapshot": data,
+        }
+
+    def _cas_update(self, conn: Connection, item: Item, expected_rev: int, author: str, when: str, data: str) -> bool:
+        row = self._row(item, expected_rev + 1, author, when, data)
+        del row["id"]
+        result = conn.execute(
+            update(items_table)
+            .where(items_table.c.id == item.id, items_table.c.rev == expected_rev)
+            .values(**row)
+        )
+        return result.rowcount == 1
+
+    def update(
+        self, item: Item, *, expect_rev: int, author: str, stage: str, reason: str | None = None
+    ) -> int:
+        """Write a new revision of `item` made against revision `expect_rev`; return the new number.
+
+        Raises ConflictError (who changed what since) when `expect_rev` is stale, and
+        NotFoundError when the item does not exist. A write that changes nothing returns
+        the current revision and appends nothing.
+        """
+        record = item.to_record()
+        data = _dumps(record)
+        with self._write() as conn, conn.begin():
+            current = conn.execute(
+                select(items_table.c.rev, items_table.c.data).where(items_table.c.id == item.id)
+            ).one_or_none()
+            if current is None:
+                raise NotFoundError(f"no item {item.id!r} in the store")
+            if current.rev != expect_rev:
+                raise self._conflict(conn, item.id, expect_rev, current.rev)
+            if current.data == data:
+                return current.rev
+            changed = changed_paths(json.loads(current.data), record)
+            when = _now()
+            try:
+                if not self._cas_update(conn, item, expect_rev, author, when, data):
+                    raise self._conflict(conn, item.id, expect_rev, None)
+                conn.execute(
+                    revisions_table.insert(),
+                    [self._revision_row(item.id, expect_rev + 1, author, stage, when, changed, reason, data)],
+                )
+            except IntegrityError:  # another writer appended this revision number first
+                raise self._conflict(conn, item.id, expect_rev, None) from None
+            return expect_rev + 1
+
+    def update_fields(
+        self,
+        item_id: str,
+        changes: dict[str, Any],
+        *,
+        expect_rev: int,
+        author: str,
+        stage: str,
+        reason: str | None = None,
+    ) -> int:
+        """Set dotted field paths (e.g. `stem`, `options.2.text`, `flags.korea_specific`) and save."""
+        stored = self.get(item_id)
+        if stored.rev != expect_rev:
+            with self.engine.connect() as conn:
+                raise self._conflict(conn, item_id, expect_rev, stored.rev)
+        record = stored.item.to_record()
+        for path, value in changes.items():
+            set_path(record, path, value)
+        return self.update(parse_item(record), expect_rev=expect_rev, author=author, stage=stage, reason=reason)
+
+    def _conflict(self, conn: Connection, item_id: str, expected: int, current: int | None) -> ConflictError:
+        rows = conn.execute(
+            select(revisions_table.c.rev, revisions_table.c.author, revisions_table.c.stage,
+                   revisions_table.c.created_at, revisions_table.c.changed_fields)
+            .where(revisions_table.c.item_id == item_id, revisions_table.c.rev > expected)
+            .order_by(revisions_table.c.rev)
+        ).all()
+        since = [
+            f"rev {r.rev} by {r.author} ({r.stage}, {r.created_at}): {', '.join(json.loads(r.changed_fields)) or 'no fields'}"
+            for r in rows
+        ]
+        if current is None:
+            current = rows[-1].rev if rows else expected
+        return ConflictError(item_id, expected, current, since)
+
+    # -- reading ------------------------------------------------------------------------
+    def _stored(self, row: Any) -> StoredItem:
+        record = migrate_record(json.loads(row.data))
+        return StoredItem(parse_item(record), row.rev, row.updated_at, row.updated_by)
+
+    def get(self, item_id: str) -> StoredItem:
+        with self.engine.connect() as conn:
+            row = conn.execute(select(items_table).where(items_table.c.id == item_id)).one_or_none()
+        if row is None:
+            raise NotFoundError(f"no item {item_id!r} in the store")
+        return self._stored(row)
+
+    def get_many(self, item_ids: Sequence[str]) -> dict[str, StoredItem]:
+        found: dict[str, StoredItem] = {}
+        with self.engine.connect() as conn:
+            for start in range(0, len(item_ids), 500):
+                chunk = list(item_ids[start : start + 500])
+                for row in conn.execute(select(items_table).where(items_table.c.id.in_(chunk))):
+                    found[row.id] = self._stored(row)
+        return found
+
+    def _where(self, statement, query: ItemQuery | None):  # noqa: ANN001
+        if query is None:
+            return statement
+        c = items_table.c
+        if query.ids is not None:
+            statement = statement.where(c.id.in_(list(query.ids)))
+        if query.status:
+            statement = statement.where(c.status.in_(list(query.status)))
+        if query.exam is not None:
+            statement = statement.where(c.exam == query.exam)
+        if query.subject is not None:
+            statement = statement.where(c.subject == query.subject)
+        if query.korea_specific is not None:
+            statement = statement.where(c.korea_specific == query.korea_specific)
+        if query.multimodal is not None:
+            statement = statement.where(c.multimodal == query.multimodal)
+        return statement
+
+    def iter_items(self, query: ItemQuery | None = None) -> Iterator[StoredItem]:
+        """Current items ordered by id, streamed in pages so memory stays flat."""
+        last_id = ""
+        while True:
+            statement = self._where(select(items_table), query).where(items_table.c.id > last_id)
+            with self.engine.connect() as conn:
+                rows = conn.execute(statement.order_by(items_table.c.id).limit(_BATCH)).all()
+            if not rows:
+                return
+            for row in rows:
+                yield self._stored(row)
+            last_id = rows[-1].id
+
+    def ids(self, query: ItemQuery | None = None) -> list[str]:
+        with self.engine.connect() as conn:
+            statement = self._where(select(items_table.c.id), query).order_by(items_table.c.id)
+            return list(conn.execute(statement).scalars())
+
+    def count(self, query: ItemQuery | None = None) -> int:
+        with self.engine.connect() as conn:
+            return conn.execute(self._where(select(func.count()).select_from(items_table), query)).scalar_one()
+
+    def history(self, item_id: str) -> list[Revision]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(
+                select(revisions_table).where(revisions_table.c.item_id == item_id).order_by(revisions_table.c.rev)
+            ).all()
+        if not rows:
+            raise NotFoundError(f"no item {item_id!r} in the store")
+        return [
+            Revision(r.item_id, r.rev, r.author, r.stage, r.created_at, json.loads(r.changed_fields), r.reason,
+                     json.loads(r.snapshot))
+            for r in rows
+        ]
+
+    def revision_count(self) -> int:
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.count()).select_from(revisions_table)).scalar_one()
+
+    def stats(self) -> dict[str, Any]:
+        c = items_table.c
+
+        def grouped(conn: Connection, column) -> dict[str, int]:  # noqa: ANN001
+            rows = conn.execute(select(column, func.count()).group_by(column).order_by(column))
+            return {("(none)" if key is None else str(key)): n for key, n in rows}
+
+        with self.engine.connect() as conn:
+            total = conn.execute(select(func.count()).select_from(items_table)).scalar_one()
+            return {
+                "items": total,
+                "revisions": conn.execute(select(func.count()).select_from(revisions_table)).scalar_one(),
+                "by_status": grouped(conn, c.status),
+                "by_exam": grouped(conn, c.exam),
+                "by_subject": grouped(conn, c.subject),
+                "by_part": grouped(conn, c.part),
+                "flags": {
+                    "korea_specific": grouped(conn, c.korea_specific),
+                    "multimodal": grouped(conn, c.multimodal),
+                },
+            }
+
+
+def set_path(record: dict[str, Any], path: str, value: Any) -> None:
+    """Set a dotted path in a JSON record; list indices are 1-based like option numbers."""
+    parts = path.split(".")
+    target: Any = record
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        if isinstance(target, list):
+            if not part.isdigit() or not 1 <= int(part) <= len(target):
+                raise WorkspaceError(f"field {path!r}: {part!r} is not a position 1..{len(target)}")
+            index = int(part) - 1
+            if last:
+                target[index] = value
+            else:
+                target = target[index]
+        elif isinstance(target, dict):
+            if last:
+                target[part] = value
+            else:
+                if target.get(part) is None:
+                    target[part] = {}
+                target = target[part]
+        else:
+            raise WorkspaceError(f"field {path!r}: cannot descend into {'.'.join(parts[:depth])!r}")

@@ -1,0 +1,109 @@
+"""The workspace: a folder holding the config, the store, blobs, the response cache, run logs
+and releases. Every command finds it from `--workspace/-w` or `BENCHSMITH_WORKSPACE`."""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from curation.blobs import BlobStore
+from curation.errors import WorkspaceError
+from curation.store import Store
+
+CONFIG_NAME = "benchsmith.toml"
+ENV_VAR = "BENCHSMITH_WORKSPACE"
+DEFAULT_DB = "sqlite:///{root}/store.db"
+
+
+@dataclass
+class Workspace:
+    root: Path
+    db_url: str
+    name: str
+
+    @property
+    def blobs_dir(self) -> Path:
+        return self.root / "blobs"
+
+    @property
+    def cache_path(self) -> Path:
+        return self.root / "cache.db"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.root / "runs"
+
+    @property
+    def releases_dir(self) -> Path:
+        return self.root / "releases"
+
+    @cached_property
+    def store(self) -> Store:
+        return Store(self.db_url)
+
+    @cached_property
+    def blobs(self) -> BlobStore:
+        return BlobStore(self.blobs_dir)
+
+
+def _config_text(name: str, db_url: str | None) -> str:
+    url_line = f'url = "{db_url}"' if db_url else '# url = "postgresql+psycopg://user@127.0.0.1/benchsmith"  (default: store.db here)'
+    return (
+        "# benchsmith workspace\n"
+        "[workspace]\n"
+        f'name = "{name}"\n\n'
+        "[store]\n"
+        f"{url_line}\n"
+    )
+
+
+def init_workspace(root: Path, db_url: str | None = None) -> Workspace:
+    root = Path(root).resolve()
+    config = root / CONFIG_NAME
+    if config.exists():
+        raise WorkspaceError(f"{root} is already a workspace ({CONFIG_NAME} exists)")
+    root.mkdir(parents=True, exist_ok=True)
+    for folder in ("blobs", "runs", "releases"):
+        (root / folder).mkdir(exist_ok=True)
+    url = db_url or DEFAULT_DB.format(root=root.as_posix())
+    Store(url, create=True).close()
+    _touch_cache(root / "cache.db")
+    config.write_text(_config_text(root.name, db_url), encoding="utf-8")
+    return Workspace(root, url, root.name)
+
+
+def _touch_cache(path: Path) -> None:
+    import sqlite3
+
+    connection = sqlite3.connect(path)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.close()
+
+
+def resolve_root(path: str | os.PathLike | None) -> Path:
+    chosen = path or os.environ.get(ENV_VAR)
+    if not chosen:
+        raise WorkspaceError(f"no workspace given: pass --workspace DIR or set {ENV_VAR}")
+    return Path(chosen).resolve()
+
+
+def open_workspace(path: str | os.PathLike | None) -> Workspace:
+    root = resolve_root(path)
+    config = root / CONFIG_NAME
+    if not config.is_file():
+        raise WorkspaceError(f"{root} is not a benchsmith workspace (no {CONFIG_NAME}; run `benchsmith init {root}`)")
+    try:
+        data = tomllib.loads(config.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise WorkspaceError(f"{config}: malformed config: {error}") from None
+    store = data.get("store", {})
+    workspace = data.get("workspace", {})
+    if not isinstance(store, dict) or not isinstance(workspace, dict):
+        raise WorkspaceError(f"{config}: [store] and [workspace] must be tables")
+    url = store.get("url") or DEFAULT_DB.format(root=root.as_posix())
+    if not isinstance(url, str):
+        raise WorkspaceError(f"{config}: store.url must be a string")
+    return Workspace(root, url, str(workspace.get("name", root.name)))
