@@ -1,0 +1,246 @@
+"""CLI commands of the curation package: init, schema, sample-exam, items …"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from curation.diff import field_changes
+from curation.errors import BenchsmithError
+from curation.importers import FORMATS, export_jsonl, import_file
+from curation.item import item_json_schema
+from curation.store import ItemQuery
+from curation.workspace import Workspace, init_workspace, open_workspace
+
+console = Console(stderr=True)
+out = Console(soft_wrap=True)
+
+WorkspaceOption = Annotated[
+    Path | None,
+    typer.Option("--workspace", "-w", envvar="BENCHSMITH_WORKSPACE", help="workspace folder", show_default=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
+AuthorOption = Annotated[
+    str | None, typer.Option("--author", envvar="BENCHSMITH_USER", help="who makes the change (default: login name)")
+]
+
+
+def current_author(author: str | None) -> str:
+    return author or getpass.getuser() or "unknown"
+
+
+def workspace_from(path: Path | None) -> Workspace:
+    return open_workspace(path)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+
+
+items_app = typer.Typer(help="Import, export, inspect and edit items.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("init")(init_command)
+    app.command("schema")(schema_command)
+    app.command("sample-exam")(sample_exam_command)
+    app.add_typer(items_app, name="items")
+
+
+def init_command(
+    directory: Annotated[Path, typer.Argument(help="folder to create the workspace in")],
+    db: Annotated[str | None, typer.Option("--db", help="store URL, e.g. postgresql+psycopg://user@127.0.0.1/db")] = None,
+) -> None:
+    """Create a workspace: benchsmith.toml, the store, blobs/, cache.db, runs/, releases/."""
+    workspace = init_workspace(directory, db)
+    out.print(f"workspace ready: {workspace.root} (store: {workspace.db_url})")
+
+
+def schema_command() -> None:
+    """Print the item JSON Schema."""
+    print_json(item_json_schema())
+
+
+def sample_exam_command(
+    out_pdf: Annotated[Path, typer.Argument(help="where to write the sample exam PDF")],
+    seed: Annotated[int, typer.Option(help="variation seed; 0 is the canonical sample")] = 0,
+) -> None:
+    """Write the project's own sample exam PDF and its ground truth (OUT.truth.jsonl)."""
+    from curation.sample_exam import write_sample_exam
+
+    pdf_path, truth_path = write_sample_exam(out_pdf, seed=seed)
+    out.print(f"sample exam: {pdf_path}\nground truth: {truth_path}")
+
+
+def _parse_map(pairs: list[str]) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        for part in pair.split(","):
+            ours, sep, theirs = part.partition("=")
+            if not sep or not ours.strip() or not theirs.strip():
+                raise BenchsmithError(f"--map {part!r}: expected OURS=THEIRS, e.g. 'Question=문제'")
+            mapping[ours.strip()] = theirs.strip()
+    return mapping
+
+
+@items_app.command("import")
+def import_command(
+    files: Annotated[list[Path], typer.Argument(help="JSONL, Q-Net CSV, K-MetBench JSON, KMMLU JSON/CSV files")],
+    workspace: WorkspaceOption = None,
+    fmt: Annotated[str, typer.Option("--format", help=f"one of {', '.join(FORMATS)}")] = "auto",
+    exam: Annotated[str | None, typer.Option(help="exam name for every imported item")] = None,
+    column_map: Annotated[list[str], typer.Option("--map", help="CSV column names: OURS=THEIRS[,…]")] = [],  # noqa: B006
+    answer_base: Annotated[int, typer.Option(help="0 when the file's answers are 0-based")] = 1,
+    author: AuthorOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import items; bad rows are reported and skipped, and the exit code is 1 if any failed."""
+    if fmt not in FORMATS:
+        raise BenchsmithError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if answer_base not in (0, 1):
+        raise BenchsmithError("--answer-base must be 0 or 1")
+    ws = workspace_from(workspace)
+    mapping = _parse_map(column_map)
+    reports = [
+        import_file(path, ws.store, fmt=fmt, exam=exam, column_map=mapping, answer_base=answer_base,
+                    blobs=ws.blobs, author=current_author(author))
+        for path in files
+    ]
+    if as_json:
+        print_json([report.__dict__ | {"errors": [e.__dict__ for e in report.errors]} for report in reports])
+    else:
+        for report in reports:
+            if report.fatal:
+                console.print(f"[red]error[/]: {escape(report.fatal)}", highlight=False)
+                continue
+            out.print(f"{report.path} ({report.format}): {report.rows} rows, {report.created} new, "
+                      f"{report.updated} updated, {report.unchanged} unchanged, {len(report.errors)} failed",
+                      highlight=False)
+            for error in report.errors:
+                console.print(f"  {report.path}: row {error.row}: {error.reason}", highlight=False, markup=False)
+    if any(not report.ok for report in reports):
+        raise typer.Exit(1)
+
+
+@items_app.command("export")
+def export_command(
+    workspace: WorkspaceOption = None,
+    fmt: Annotated[str, typer.Option("--format", help="jsonl")] = "jsonl",
+    out_file: Annotated[Path | None, typer.Option("--out", help="file to write (default: stdout)")] = None,
+    status: Annotated[list[str], typer.Option(help="only items with this status (repeatable)")] = [],  # noqa: B006
+) -> None:
+    """Export items as JSONL (importing the export gives identical items)."""
+    if fmt != "jsonl":
+        raise BenchsmithError(f"--format {fmt!r}: items export writes jsonl (releases: `benchsmith release build`)")
+    ws = workspace_from(workspace)
+    query = ItemQuery(status=status or None)
+    if out_file is None:
+        export_jsonl(ws.store, sys.stdout, query)
+        return
+    tmp = out_file.with_suffix(out_file.suffix + ".tmp")
+    with tmp.open("w", encoding="utf-8") as handle:
+        count = export_jsonl(ws.store, handle, query)
+    os.replace(tmp, out_file)
+    console.print(f"{count} items written to {out_file}")
+
+
+@items_app.command("show")
+def show_command(
+    item_id: Annotated[str, typer.Argument(help="item id")],
+    workspace: WorkspaceOption = None,
+    history: Annotated[bool, typer.Option("--history", help="list every revision with its field diff")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Show an item (and its revisions)."""
+    ws = workspace_from(workspace)
+    stored = ws.store.get(item_id)
+    revisions = ws.store.history(item_id) if history else []
+    if as_json:
+        data: dict[str, Any] = {"rev": stored.rev, "item": stored.item.to_record()}
+        if history:
+            data["history"] = [revision.__dict__ for revision in revisions]
+        print_json(data)
+        return
+    out.print(f"[bold]{escape(item_id)}[/] rev {stored.rev} · {stored.item.status} · last by {stored.updated_by} at {stored.updated_at}")
+    out.print(json.dumps(stored.item.to_record(), ensure_ascii=False, indent=2), highlight=False, markup=False)
+    previous: dict[str, Any] = {}
+    for revision in revisions:
+        out.print(f"\n[bold]rev {revision.rev}[/] {revision.created_at} by {escape(revision.author)} ({revision.stage})"
+                  + (f" — {escape(revision.reason)}" if revision.reason else ""), highlight=False)
+        if revision.rev == 1:
+            out.print("  created", highlight=False)
+        for path, before, after in field_changes(previous, revision.snapshot) if revision.rev > 1 else []:
+            out.print(f"  {path}: {json.dumps(before, ensure_ascii=False)} → {json.dumps(after, ensure_ascii=False)}",
+                      highlight=False, markup=False)
+        previous = revision.snapshot
+
+
+@items_app.command("stats")
+def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False) -> None:
+    """Counts by status, exam, subject/part and flags."""
+    stats = workspace_from(workspace).store.stats()
+    if as_json:
+        print_json(stats)
+        return
+    out.print(f"{stats['items']} items, {stats['revisions']} revisions")
+    groups = [(name, stats[key]) for name, key in
+              (("status", "by_status"), ("exam", "by_exam"), ("subject", "by_subject"), ("part", "by_part"))]
+    groups += [(f"flag {name}", counts) for name, counts in stats["flags"].items()]
+    for title, counts in groups:
+        table = Table(title=title, show_header=False, title_justify="left")
+        for key, count in counts.items():
+            table.add_row(key, str(count))
+        out.print(table)
+
+
+def _coerce(raw: str, current: Any) -> Any:
+    """A --set value: kept as text where the field holds text, else read as JSON when it parses."""
+    if isinstance(current, str):
+        return raw
+    try:
+        return json.loads(raw)
+    except json.JSONDecodeError:
+        return raw
+
+
+def _get_path(record: Any, path: str) -> Any:
+    for part in path.split("."):
+        if isinstance(record, list) and part.isdigit() and 1 <= int(part) <= len(record):
+            record = record[int(part) - 1]
+        elif isinstance(record, dict):
+            record = record.get(part)
+        else:
+            return None
+    return record
+
+
+@items_app.command("edit")
+def edit_command(
+    item_id: Annotated[str, typer.Argument(help="item id")],
+    assignments: Annotated[list[str], typer.Option("--set", help="FIELD=VALUE; FIELD is a dotted path (options.2.text)")],
+    expect_rev: Annotated[int, typer.Option("--expect-rev", help="the revision your edit is based on")],
+    reason: Annotated[str | None, typer.Option(help="why (kept in the revision)")] = None,
+    workspace: WorkspaceOption = None,
+    author: AuthorOption = None,
+) -> None:
+    """Edit fields with a compare-and-swap: exit code 3 when --expect-rev is stale."""
+    ws = workspace_from(workspace)
+    record = ws.store.get(item_id).item.to_record()
+    changes = {}
+    for assignment in assignments:
+        path, sep, raw = assignment.partition("=")
+        if not sep or not path:
+            raise BenchsmithError(f"--set {assignment!r}: expected FIELD=VALUE")
+        changes[path] = _coerce(raw, _get_path(record, path))
+    new_rev = ws.store.update_fields(item_id, changes, expect_rev=expect_rev, author=current_author(author),
+                                     stage="edit", reason=reason)
+    out.print(f"{item_id}: revision {new_rev}")
