@@ -122,6 +122,7 @@ class FakeModelServer:
         self.stats = ServerStats()
         self._server: asyncio.base_events.Server | None = None
         self._seen: Counter = Counter()
+        self._connections: set[asyncio.Task] = set()
 
     async def start(self, host: str = "127.0.0.1", port: int = 0) -> str:
         self._server = await asyncio.start_server(self._connection, host, port, backlog=1024)
@@ -131,12 +132,16 @@ class FakeModelServer:
     async def stop(self) -> None:
         if self._server is not None:
             self._server.close()
-            if hasattr(self._server, "close_clients"):  # Python 3.13+
-                self._server.close_clients()
+            for task in list(self._connections):
+                task.cancel()
+            await asyncio.gather(*self._connections, return_exceptions=True)
             await self._server.wait_closed()
 
     # -- HTTP plumbing -------------------------------------------------------------------------
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._connections.add(task)
         try:
             while True:
                 try:
@@ -151,9 +156,10 @@ class FakeModelServer:
                 keep = await self._dispatch(method, target, body, writer)
                 if not keep or headers.get("connection", "").lower() == "close":
                     return
-        except (ConnectionError, asyncio.IncompleteReadError):
+        except (ConnectionError, asyncio.IncompleteReadError, asyncio.CancelledError):
             return
         finally:
+            self._connections.discard(task)  # type: ignore[arg-type]
             writer.close()
 
     @staticmethod
