@@ -184,6 +184,8 @@ def resolve_model(spec: str, models_file: Path | None = None) -> ModelSpec:
         return next(iter(specs.values()))
     if models_file is not None and models_file.is_file():
         return _pick(load_models_file(models_file), spec, str(models_file))
+    if ":" in spec:
+        return parse_inline_spec(spec)  # names the unknown backend
     raise ModelConfigError(
         f"unknown model {spec!r}: use BACKEND:MODEL ({', '.join(BACKENDS)}), a models YAML file, "
         "or a name declared in the workspace's models.yaml"

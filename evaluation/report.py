@@ -126,6 +126,19 @@ def _markdown(reports: list[RunReport], charts: list[Path], notes: list[str]) ->
     return "\n".join(lines) + "\n"
 
 
+def _use_hangul_font(plt: object, cache_dir: Path) -> None:
+    """Subject names are Korean: register the CJK font that PyMuPDF (a core dependency) ships."""
+    import pymupdf
+    from matplotlib import font_manager
+
+    path = cache_dir / "droid-sans-fallback.ttf"
+    if not path.is_file():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(pymupdf.Font("cjk").buffer)
+    font_manager.fontManager.addfont(str(path))
+    plt.rcParams["font.family"] = [font_manager.FontProperties(fname=str(path)).get_name(), "DejaVu Sans"]  # type: ignore[attr-defined]
+
+
 def _charts(reports: list[RunReport], out_dir: Path) -> list[Path]:
     try:
         import matplotlib
@@ -135,6 +148,8 @@ def _charts(reports: list[RunReport], out_dir: Path) -> list[Path]:
     except ImportError:
         raise MissingExtraError("report", "matplotlib") from None
     import numpy as np
+
+    _use_hangul_font(plt, Path.home() / ".cache" / "benchsmith")
 
     names = [n for n in subset_order({s.subset for r in reports for s in r.subsets})
              if any(s.subset == n and s.n for r in reports for s in r.subsets)][:16]
