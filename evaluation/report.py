@@ -120,7 +120,7 @@ def _markdown(reports: list[RunReport], charts: list[Path], notes: list[str]) ->
                 low, high = score.ci or (None, None)
                 mean = "—" if score.mean is None else f"{score.mean:.2f} [{low:.2f}, {high:.2f}]"
                 lines.append(f"| {r.run.model_name} | {score.judge} | {mean} | {score.n} | {score.missing} |")
-    if len(reports) > 1:
+    if any(s.subset == "common" for r in reports for s in r.subsets):
         lines.append("\n`common`: the items every run in this report answered (same denominator for all).")
     lines += [""] + [f"![{chart.stem}]({chart.name})" for chart in charts] + [f"> {note}" for note in notes]
     return "\n".join(lines) + "\n"
