@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import json
 import re
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -154,6 +155,7 @@ def run_model(ws: Workspace, request: RunRequest,
               on_start: Callable[[int, int], None] | None = None,
               on_record: Callable[[dict[str, Any]], None] | None = None) -> RunSummary:
     """Run one model over the selected items; resumable; returns the counts of this run."""
+    started = time.perf_counter()
     spec = request.spec
     prompt = get_prompt(request.prompt_name, spec)
     config = run_config(spec, prompt, request.variant, request.query, request.limit)
@@ -185,10 +187,12 @@ def run_model(ws: Workspace, request: RunRequest,
     counts = {outcome: 0 for outcome in OUTCOMES}
     for record in done.values():
         counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
-    stats = {}
+    stats: dict[str, Any] = {}
+    prepared = time.perf_counter()
     if jobs:
         cache_path = ws.cache_path if request.use_cache else None
         stats = asyncio.run(run_jobs(spec, request.settings, run_dir / RESPONSES, jobs, cache_path, on_record)).__dict__
+    stats.update(prepare_s=round(prepared - started, 3), execute_s=round(time.perf_counter() - prepared, 3))
     for outcome, count in stats.get("by_outcome", {}).items():
         counts[outcome] = counts.get(outcome, 0) + count
     return RunSummary(run_id, run_dir, len(items), len(items) - len(jobs), counts, skipped, stats)

@@ -139,25 +139,28 @@ def error_from_status(status: int, message: str, retry_after: float | None = Non
     return BackendError("client", message)
 
 
+_CONNECT = {"ConnectError", "ConnectTimeout", "ClientConnectorError", "ConnectionRefusedError"}
 _TIMEOUT = {"TimeoutException", "TimeoutError", "APITimeoutError", "ServerTimeoutError"}
-_CONNECT = {"ConnectError", "ClientConnectorError", "ConnectionRefusedError"}
 _CUT = {"RemoteProtocolError", "ReadError", "ServerDisconnectedError", "ClientPayloadError", "IncompleteReadError",
         "APIConnectionError"}
 
 
 def transport_error(error: BaseException) -> BackendError:
-    """A client library's transport failure (httpx, httpx2, aiohttp) as a BackendError, by class name."""
-    for candidate in (error, error.__cause__):
-        if candidate is None:
-            continue
-        names = {cls.__name__ for cls in type(candidate).__mro__}
-        if names & _TIMEOUT:
-            return BackendError("timeout", "request timed out")
-        if names & _CONNECT:
-            return BackendError("connection", f"cannot connect: {candidate}")
-    names = {cls.__name__ for cls in type(error).__mro__} | {cls.__name__ for cls in type(error.__cause__).__mro__}
+    """A client library's transport failure (httpx, httpx2, aiohttp) as a BackendError, judged
+    by the class names along the whole cause chain (wrappers relabel: a refused connection
+    can arrive as a timeout)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and len(chain) < 8:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    names = {cls.__name__ for link in chain for cls in type(link).__mro__}
+    if names & _CONNECT:
+        return BackendError("connection", f"cannot connect: {chain[-1]}")
+    if names & _TIMEOUT:
+        return BackendError("timeout", "request timed out")
     if names & _CUT:
-        return BackendError("truncated", f"connection closed mid-response: {type(error.__cause__ or error).__name__}")
+        return BackendError("truncated", f"connection closed mid-response: {type(chain[-1]).__name__}")
     return BackendError("malformed", f"malformed response: {type(error).__name__}: {error}")
 
 

@@ -7,11 +7,14 @@ Images go as base64 data URLs in `image_url` parts; reasoning comes back in
 
 from __future__ import annotations
 
+import json
 import os
 from typing import Any
 
 import httpx
 import openai
+from openai import AsyncStream
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from evaluation.backends.base import (
     BackendError,
@@ -35,18 +38,32 @@ def api_key_for(spec: ModelSpec, default: str = "EMPTY") -> str:
 
 
 def _usage(usage: Any) -> dict[str, int]:
-    if usage is None:
+    if not usage:
         return {}
-    data = {"prompt_tokens": usage.prompt_tokens, "completion_tokens": usage.completion_tokens}
-    details = getattr(usage, "completion_tokens_details", None)
-    if details is not None and getattr(details, "reasoning_tokens", None):
-        data["reasoning_tokens"] = details.reasoning_tokens
+    if not isinstance(usage, dict):
+        usage = usage.model_dump()
+    data = {key: int(usage[key]) for key in ("prompt_tokens", "completion_tokens") if usage.get(key) is not None}
+    reasoning = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens")
+    if reasoning:
+        data["reasoning_tokens"] = int(reasoning)
     return data
 
 
-def _reasoning(obj: Any) -> str | None:
-    extra = getattr(obj, "model_extra", None) or {}
-    return getattr(obj, "reasoning_content", None) or extra.get("reasoning_content") or extra.get("reasoning")
+def _reasoning(message: dict[str, Any]) -> str | None:
+    return message.get("reasoning_content") or message.get("reasoning") or None
+
+
+def completion_from_json(text: str) -> Completion:
+    """A chat.completion body as a Completion; anything unexpected is a malformed response."""
+    try:
+        body = json.loads(text)
+        choice = body["choices"][0]
+        message = choice.get("message") or {}
+        refusal = message.get("refusal")
+        return Completion(message.get("content") or refusal or "", _reasoning(message),
+                          "refusal" if refusal else choice.get("finish_reason"), _usage(body.get("usage")), body.get("model"))
+    except (ValueError, KeyError, IndexError, TypeError, AttributeError) as error:
+        raise BackendError("malformed", f"malformed response body: {type(error).__name__}: {str(error)[:120]}") from None
 
 
 def _translate(error: Exception) -> BackendError:
@@ -56,13 +73,23 @@ def _translate(error: Exception) -> BackendError:
     return transport_error(error)
 
 
+def _http_client(concurrency: int, timeout_s: float) -> httpx.AsyncClient:
+    """The SDK's aiohttp transport when installed (a plain httpx pool costs ~5 ms of CPU per
+    request at 64 connections, aiohttp ~1 ms); httpx otherwise."""
+    limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
+    try:
+        import httpx_aiohttp  # noqa: F401  (openai[aiohttp])
+    except ImportError:
+        return httpx.AsyncClient(limits=limits, timeout=timeout_s)
+    return openai.DefaultAioHttpClient(limits=limits, timeout=timeout_s)
+
+
 class OpenAICompatibleBackend:
     def __init__(self, spec: ModelSpec, concurrency: int = 16):
         if not spec.base_url and not spec.api_key_env:
             raise ModelConfigError(f"model {spec.name!r}: openai-compatible needs base_url (or api_key_env for OpenAI)")
         self.spec = spec
-        limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
-        self._http = httpx.AsyncClient(limits=limits, timeout=spec.timeout_s)
+        self._http = _http_client(concurrency, spec.timeout_s)
         self.client = openai.AsyncOpenAI(base_url=spec.base_url, api_key=api_key_for(spec), max_retries=0,
                                          timeout=spec.timeout_s, http_client=self._http)
 
@@ -85,25 +112,23 @@ class OpenAICompatibleBackend:
         return args
 
     async def complete(self, request: ChatRequest) -> Completion:
+        # The SDK's low-level post: its error mapping and transport without the per-call
+        # TypedDict transform of `create` (over 1 ms of CPU per request on this machine).
         args = self._arguments(request)
         try:
             if self.spec.decoding.stream:
                 return await self._streamed(args)
-            response = await self.client.chat.completions.create(**args)
+            text = await self.client.post("/chat/completions", body=args, cast_to=str)
         except BackendError:
             raise
         except Exception as error:  # every failure of the SDK or the wire becomes one BackendError
             raise _translate(error) from error
-        if not response.choices:
-            raise BackendError("malformed", "response has no choices")
-        choice = response.choices[0]
-        message = choice.message
-        finish = "refusal" if getattr(message, "refusal", None) else choice.finish_reason
-        return Completion(message.content or getattr(message, "refusal", None) or "", _reasoning(message), finish,
-                          _usage(response.usage), response.model)
+        return completion_from_json(text)
 
     async def _streamed(self, args: dict[str, Any]) -> Completion:
-        stream = await self.client.chat.completions.create(**args, stream=True, stream_options={"include_usage": True})
+        stream = await self.client.post("/chat/completions", body={**args, "stream": True,
+                                                                   "stream_options": {"include_usage": True}},
+                                        cast_to=ChatCompletion, stream=True, stream_cls=AsyncStream[ChatCompletionChunk])
         text: list[str] = []
         thinking: list[str] = []
         finish: str | None = None
@@ -115,7 +140,7 @@ class OpenAICompatibleBackend:
                 usage = _usage(chunk.usage)
             for choice in chunk.choices:
                 text.append(choice.delta.content or "")
-                thinking.append(_reasoning(choice.delta) or "")
+                thinking.append(_reasoning(choice.delta.model_extra or {}) or "")
                 finish = choice.finish_reason or finish
         if finish is None:
             raise BackendError("truncated", "the stream ended before the model finished")
