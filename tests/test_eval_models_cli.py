@@ -112,3 +112,16 @@ def test_cli_run_then_report(workspace, tmp_path) -> None:
     report = run_cli("report", *(r["run_id"] for r in runs), "-w", str(workspace.root), "--out", str(tmp_path / "rep"))
     assert report.returncode == 0, report.stderr
     assert "report.md" in report.stdout and (tmp_path / "rep" / "accuracy.csv").is_file()
+
+
+@pytest.mark.parametrize(("spec", "module", "extra"), [("vllm:org/model", "vllm", "vllm"), ("hf:org/model", "transformers", "hf")])
+def test_missing_extra_is_one_line(workspace, spec, module, extra) -> None:
+    import importlib.util
+
+    if importlib.util.find_spec(module) is not None:
+        pytest.skip(f"{module} is installed here")
+    seed_items(workspace, n_text=1, n_image=0)
+    result = run_cli("run", "-w", str(workspace.root), "--no-progress", "--model", spec)
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [f"error: {module if extra != 'hf' else 'torch'} is not installed: "
+                                                  f"pip install 'benchsmith[{extra}]'"]

@@ -193,3 +193,19 @@ def test_kill_nine_then_resume_sends_no_finished_request_again(workspace, tmp_pa
     assert len(read_records(log)) == 40
     assert len(resent) == 40 - len(finished_before)
     assert not {f"eval-text-{int(n):03d}" for n in resent} & set(finished_before)
+
+
+def test_explicit_variant_and_prompt_versions_reach_the_request(workspace) -> None:
+    from tests.eval_support import text_record
+
+    record = text_record(1) | {"explicit_variant": "문항 1: 한국(대한민국)의 겨울철 북서 계절풍이 강해지는 원인으로 옳은 것은?"}
+    workspace.store.save_items([parse_item(record)], author="test", stage="test")
+    with ServerThread() as server:
+        implicit = run_model(workspace, RunRequest(_spec(server.url), settings=FAST))
+        explicit = run_model(workspace, RunRequest(_spec(server.url), variant="explicit", prompt_name="advanced",
+                                                   settings=FAST))
+        users = [b["body"]["messages"][1]["content"] for b in server.stats.bodies]
+        systems = [b["body"]["messages"][0]["content"] for b in server.stats.bodies]
+    assert implicit.run_id != explicit.run_id
+    assert "우리나라" in users[0] and "한국(대한민국)" in users[1]
+    assert "대한민국을 뜻합니다" in systems[1] and "대한민국을 뜻합니다" not in systems[0]
