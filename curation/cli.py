@@ -21,7 +21,7 @@ from curation.item import item_json_schema
 from curation.store import ItemQuery
 from curation.workspace import Workspace, init_workspace, open_workspace
 
-console = Console(stderr=True)
+console = Console(stderr=True, soft_wrap=True)
 out = Console(soft_wrap=True)
 
 WorkspaceOption = Annotated[

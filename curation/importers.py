@@ -98,12 +98,7 @@ def _csv_records(text: str) -> tuple[list[str], Iterator[tuple[int, dict[str, st
     reader = csv.DictReader(io.StringIO(text))
     header = [name.strip() for name in reader.fieldnames or []]
     reader.fieldnames = header
-
-    def rows() -> Iterator[tuple[int, dict[str, str]]]:
-        for number, row in enumerate(reader, start=1):
-            yield number, row
-
-    return header, rows()
+    return header, enumerate(reader, start=1)
 
 
 def _qnet_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row]:
@@ -263,7 +258,10 @@ def _korhist_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row
     for number, record in enumerate(_json_list(path, text), start=1):
         try:
             choices = record["choices"]
-            keys = sorted(choices, key=lambda k: CIRCLED.index(k) if k in CIRCLED else int(k))
+            keys = list(choices)
+            if keys != list(CIRCLED[: len(keys)]):
+                # A missing or merged marker would shift every later option under the key.
+                raise ValueError(f"choices are marked {' '.join(keys)}: expected ① to {CIRCLED[len(keys) - 1]} in order")
             options = [{"text": nfc(choices[key])} for key in keys]
             material = nfc(record.get("source_material"))
             stem = nfc(record["question_text"]) + (f"\n\n{material}" if material else "")
@@ -345,26 +343,26 @@ def import_file(
         text = read_text(path)
         report.format = fmt if fmt != "auto" else detect_format(path, text)
         context = ImportContext(path.name, path.stem, exam, column_map or {}, answer_base, blobs)
-        items: list[Item] = []
+        items: list[tuple[int, Item]] = []
         for number, result in READERS[report.format](path, text, context):
             report.rows += 1
             if isinstance(result, Exception):
                 report.errors.append(RowError(number, str(result)))
                 continue
             try:
-                items.append(parse_item(result))
+                items.append((number, parse_item(result)))
             except ItemValidationError as error:
                 report.errors.append(RowError(number, str(error)))
     except ImportFormatError as error:
         report.fatal = str(error)
         return report
-    seen: dict[str, int] = {}
+    first_row: dict[str, int] = {}
     unique: list[Item] = []
-    for item in items:
-        if item.id in seen:
-            report.errors.append(RowError(0, f"item id {item.id!r} appears more than once in the file"))
+    for number, item in items:
+        if item.id in first_row:
+            report.errors.append(RowError(number, f"item id {item.id!r} already used by row {first_row[item.id]}"))
             continue
-        seen[item.id] = 1
+        first_row[item.id] = number
         unique.append(item)
     written = store.save_items(unique, author=author, stage="import", reason=f"import {path.name}")
     report.created, report.updated, report.unchanged = len(written.created), len(written.updated), len(written.unchanged)
