@@ -36,9 +36,18 @@ def stage_sample_exam(ctx: DemoContext) -> str:
     return f"sample exam written: {ctx.sample_pdf} (truth: {ctx.truth_path.name})"
 
 
+def copy_truth_blobs(ctx: DemoContext) -> int:
+    """Put the sample's truth images into the workspace blob store (same names: content hashes)."""
+    from curation.sample_exam import blobs_dir_for
+
+    folder = blobs_dir_for(ctx.sample_pdf)
+    return sum(1 for path in sorted(folder.glob("*.png")) if ctx.workspace.blobs.put(path.read_bytes(), "png"))
+
+
 def stage_import_truth(ctx: DemoContext) -> str:
     from curation.importers import import_file
 
+    copy_truth_blobs(ctx)
     report = import_file(ctx.truth_path, ctx.workspace.store, fmt="jsonl", blobs=ctx.workspace.blobs, author="demo")
     if not report.ok:
         raise BenchsmithError(f"demo: importing the sample's ground truth failed: {report.fatal or report.errors[:3]}")
