@@ -18,7 +18,7 @@ from rich.console import Console
 from curation.errors import BenchsmithError
 from curation.workspace import CONFIG_NAME, Workspace, init_workspace, open_workspace
 
-console = Console()
+console = Console(soft_wrap=True)
 
 
 @dataclass
@@ -54,6 +54,46 @@ def stage_import_truth(ctx: DemoContext) -> str:
     return f"items imported from ground truth: {report.created} new, {report.unchanged} unchanged"
 
 
+def stage_dedup(ctx: DemoContext) -> str:
+    from curation.dedup import DedupConfig
+    from curation.dedup_stage import run_dedup
+
+    result, report, path = run_dedup(ctx.workspace.store, DedupConfig(), author="demo",
+                                     report_dir=ctx.workspace.runs_dir)
+    verdicts = result.verdict_counts()
+    return (f"{result.pool} items compared, {len(result.pairs)} pairs ≥ 0.6 ({verdicts['merged']} merged, "
+            f"{verdicts['inverted']} inverted-logic queued, {verdicts['stem_gate']} kept by the stem gate), "
+            f"{len(result.excluded)} excluded; report {path.name if path else '-'}")
+
+
+def _revise_all(ctx: DemoContext, stage: str, change) -> str:  # noqa: ANN001
+    from curation.revise import active_items, revise
+
+    return revise(ctx.workspace.store, active_items(ctx.workspace.store), change, stage=stage, author="demo").line()
+
+
+def stage_shuffle(ctx: DemoContext) -> str:
+    from curation.shuffle import shuffle_item
+
+    return _revise_all(ctx, "shuffle", lambda item: (shuffle_item(item, 2026), "shuffle seed 2026"))
+
+
+def stage_korea(ctx: DemoContext) -> str:
+    from curation.korea import KoreaLexicon, tag_korea, with_explicit_variant
+
+    lexicon = KoreaLexicon()
+    tagged = _revise_all(ctx, "tag-korea", lambda item: (tag_korea(item, lexicon), "korea lexicon"))
+    explicit = _revise_all(ctx, "explicit", lambda item: (
+        (with_explicit_variant(item, lexicon), "explicit rules") if item.flags.korea_reasons else None))
+    return f"{tagged} (Korea-specific candidates); {explicit} (explicit variants)"
+
+
+def stage_taxonomy(ctx: DemoContext) -> str:
+    from curation.taxonomy import tag_taxonomy
+
+    return _revise_all(ctx, "tag-taxonomy", lambda item: (tag_taxonomy(item), "taxonomy rules"))
+
+
 def stage_stats(ctx: DemoContext) -> str:
     stats = ctx.workspace.store.stats()
     statuses = ", ".join(f"{k} {v}" for k, v in stats["by_status"].items())
@@ -73,6 +113,10 @@ def stage_export(ctx: DemoContext) -> str:
 STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("sample exam", stage_sample_exam),
     ("import", stage_import_truth),
+    ("dedup", stage_dedup),
+    ("shuffle", stage_shuffle),
+    ("korea", stage_korea),
+    ("taxonomy", stage_taxonomy),
     ("stats", stage_stats),
     ("export", stage_export),
 ]

@@ -101,6 +101,7 @@ def import_command(
     exam: Annotated[str | None, typer.Option(help="exam name for every imported item")] = None,
     column_map: Annotated[list[str], typer.Option("--map", help="CSV column names: OURS=THEIRS[,…]")] = [],  # noqa: B006
     answer_base: Annotated[int, typer.Option(help="0 when the file's answers are 0-based")] = 1,
+    force: Annotated[bool, typer.Option("--force", help="overwrite items already in the store with the file's version (new revisions)")] = False,
     author: AuthorOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -113,7 +114,7 @@ def import_command(
     mapping = _parse_map(column_map)
     reports = [
         import_file(path, ws.store, fmt=fmt, exam=exam, column_map=mapping, answer_base=answer_base,
-                    blobs=ws.blobs, author=current_author(author))
+                    blobs=ws.blobs, author=current_author(author), force=force)
         for path in files
     ]
     if as_json:
@@ -124,7 +125,9 @@ def import_command(
                 console.print(f"[red]error[/]: {escape(report.fatal)}", highlight=False)
                 continue
             out.print(f"{report.path} ({report.format}): {report.rows} rows, {report.created} new, "
-                      f"{report.updated} updated, {report.unchanged} unchanged, {len(report.errors)} failed",
+                      f"{report.updated} updated, {report.unchanged} unchanged, "
+                      f"{report.skipped} already in the store with other content (kept; --force overwrites), "
+                      f"{len(report.errors)} failed",
                       highlight=False)
             for error in report.errors:
                 console.print(f"  {report.path}: row {error.row}: {error.reason}", highlight=False, markup=False)
