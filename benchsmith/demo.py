@@ -110,6 +110,27 @@ def stage_export(ctx: DemoContext) -> str:
     return f"exported {count} items: {out}"
 
 
+def stage_release(ctx: DemoContext) -> str:
+    """Build a release of the sample (the demo has no human review, so unreviewed items are in)
+    and load every config back with `datasets`."""
+    import datasets
+
+    from export.build import build_release
+    from export.release_config import ReleaseConfig, version_key
+
+    existing = [p.name.removeprefix("v") for p in ctx.workspace.releases_dir.glob("v*.*.*")]
+    major, minor, patch = max((version_key(v) for v in existing), default=(0, 1, -1))
+    config = ReleaseConfig(name="benchsmith-sample", pretty_name="benchsmith sample exam (기상기사 표본)",
+                           statuses=["extracted", "in_review", "accepted"],
+                           source_license="Questions written by the benchsmith project for its sample exam.")
+    result = build_release(ctx.workspace, f"{major}.{minor}.{patch + 1}", config)
+    reloaded = {name: len(datasets.load_dataset(str(result.path), name, cache_dir=str(ctx.workspace.root / ".hf-cache"))["test"])
+                for name in result.counts}
+    if reloaded != result.counts:
+        raise BenchsmithError(f"demo: the release reloaded with other counts: {reloaded} != {result.counts}")
+    return f"release v{result.version}: {result.path} ({', '.join(f'{k} {v}' for k, v in reloaded.items())}, reloaded)"
+
+
 STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("sample exam", stage_sample_exam),
     ("import", stage_import_truth),
@@ -119,6 +140,7 @@ STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("taxonomy", stage_taxonomy),
     ("stats", stage_stats),
     ("export", stage_export),
+    ("release", stage_release),
 ]
 
 

@@ -444,6 +444,16 @@ class Store:
             for r in rows
         ]
 
+    def stage_counts(self) -> dict[str, int]:
+        """Revisions per stage (import, extract, dedup, annotate …): how the items were built."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(revisions_table.c.stage, func.count()).group_by(revisions_table.c.stage))
+            return {stage: n for stage, n in sorted(rows)}
+
+    def last_revision_at(self) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.max(revisions_table.c.created_at))).scalar_one()
+
     def revision_count(self) -> int:
         with self.engine.connect() as conn:
             return conn.execute(select(func.count()).select_from(revisions_table)).scalar_one()
