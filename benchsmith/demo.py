@@ -118,6 +118,7 @@ def stage_release(ctx: DemoContext) -> str:
     from export.build import build_release
     from export.release_config import ReleaseConfig, version_key
 
+    datasets.disable_progress_bars()
     existing = [p.name.removeprefix("v") for p in ctx.workspace.releases_dir.glob("v*.*.*")]
     major, minor, patch = max((version_key(v) for v in existing), default=(0, 1, -1))
     config = ReleaseConfig(name="benchsmith-sample", pretty_name="benchsmith sample exam (기상기사 표본)",
