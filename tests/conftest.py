@@ -1,10 +1,11 @@
-"""Shared fixtures: temporary workspaces, the real-data folder, the CLI in a subprocess."""
+"""Shared fixtures: temporary workspaces, the real-data folder, store URLs (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -35,8 +36,38 @@ def workspace(tmp_path):
     return init_workspace(tmp_path / "ws")
 
 
-def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None,
-            timeout: float = 300) -> subprocess.CompletedProcess:
+def _postgres_database() -> str:
+    """A fresh database on the server named by BENCHSMITH_TEST_PG_URL; dropped afterwards."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    admin_url = os.environ.get("BENCHSMITH_TEST_PG_URL")
+    if not admin_url:
+        pytest.skip("BENCHSMITH_TEST_PG_URL is not set (PostgreSQL tests run in CI)")
+    name = f"bs_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return make_url(admin_url).set(database=name).render_as_string(hide_password=False), admin_url, name
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store_url(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+        return
+    url, admin_url, name = _postgres_database()
+    yield url
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
     """Run the real `benchsmith` entry point in a subprocess (exit codes and stderr as a user sees them)."""
     return subprocess.run(
         [sys.executable, "-m", "benchsmith.cli", *args],
@@ -44,5 +75,16 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
         text=True,
         env={**os.environ, "COLUMNS": "200", **(env or {})},
         cwd=cwd,
-        timeout=timeout,
+        timeout=300,
     )
+
+
+@pytest.fixture(scope="session")
+def sample_exam_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The canonical sample exam, its interleaved-stream twin and its scanned twin, written once."""
+    from curation.sample_exam import write_sample_exam
+
+    folder = tmp_path_factory.mktemp("sample-exam")
+    write_sample_exam(folder / "sample.pdf")
+    write_sample_exam(folder / "interleaved.pdf", interleave_columns=True)
+    return folder

@@ -20,6 +20,7 @@ from tests.eval_support import seed_items
 FAST = ExecutorSettings(concurrency=4, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=6, timeout_s=10)
 
 
+@pytest.mark.gemini
 def test_gemini_client_sends_inline_images_thinking_and_seed(workspace) -> None:
     pytest.importorskip("google.genai", reason="the gemini extra is not installed")
     seed_items(workspace, n_text=2, n_image=2)
