@@ -140,6 +140,18 @@ def stage_evaluate(ctx: DemoContext) -> str:
     return f"{len(lines)} runs{local}; report: {report}"
 
 
+def stage_filter(ctx: DemoContext) -> str:
+    from filtering.demo_stage import filter_sample
+
+    return filter_sample(ctx.workspace)
+
+
+def stage_shift(ctx: DemoContext) -> str:
+    from filtering.demo_stage import shift_report
+
+    return shift_report(ctx.workspace)
+
+
 STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("sample exam", stage_sample_exam),
     ("import", stage_import_truth),
@@ -149,8 +161,10 @@ STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("taxonomy", stage_taxonomy),
     ("stats", stage_stats),
     ("export", stage_export),
-    ("release", stage_release),
     ("evaluate", stage_evaluate),
+    ("filter", stage_filter),
+    ("shift", stage_shift),
+    ("release", stage_release),
 ]
 
 
