@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 FULL, LEFT, RIGHT = 0, 1, 2
 CIRCLED_MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
+OPTION_PLACEHOLDER = "\ue000"  # OCR: "a circled option marker was here" (Tesseract cannot read ①–⑩)
 
 Box = tuple[float, float, float, float]
 

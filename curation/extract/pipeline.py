@@ -12,17 +12,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pymupdf
+
 from curation.extract.answer_keys import AnswerKey, find_key_start, parse_key_lines, read_key_file
 from curation.extract.document import read_document
+from curation.extract.figures import render_crop
 from curation.extract.formulas import FORMULA_IMAGE_REASON
 from curation.extract.lines import Figure, Line
-from curation.extract.pdf_open import open_pdf
+from curation.extract.pdf_open import OpenedPdf, load_page, open_pdf
 from curation.extract.report import PdfReport
 from curation.extract.segment import ExtractedQuestion, segment
 from curation.item import Item, parse_item
 from curation.workspace import Workspace
 
 STAGE = "extract"
+EMPTY_OPTION_REASON = "an option had no readable text: kept as a picture of its area"
 
 
 @dataclass
@@ -79,8 +83,23 @@ def extract_items(path: Path, options: ExtractOptions, key: AnswerKey | None = N
     answer_key = dict(own_key)
     if key is not None:
         answer_key.update(key)
+    crop_empty_options(opened, questions)
     return _build_items(opened.sha256, Path(path), questions, answer_key, options, report, stats.gaps,
                         document.ocr_pages, document.page_problems)
+
+
+def crop_empty_options(opened: OpenedPdf, questions: list[ExtractedQuestion]) -> None:
+    """An option with neither text nor a figure keeps a picture of its area, for a person to read."""
+    for question in questions:
+        for option in question.options:
+            if option.text.strip() or option.figure is not None or option.area is None:
+                continue
+            page_number, box = option.area
+            page = load_page(opened, page_number - 1)
+            rect = pymupdf.Rect(box) & page.rect
+            option.figure = Figure(page_number, 0, tuple(rect), render_crop(page, rect), "other")
+            if EMPTY_OPTION_REASON not in question.review:
+                question.review.append(EMPTY_OPTION_REASON)
 
 
 def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: AnswerKey, options: ExtractOptions,

@@ -18,7 +18,15 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from curation.extract.lines import CIRCLED_MARKERS, Box, Figure, Line, union, vertical_overlap
+from curation.extract.lines import (
+    CIRCLED_MARKERS,
+    OPTION_PLACEHOLDER,
+    Box,
+    Figure,
+    Line,
+    union,
+    vertical_overlap,
+)
 
 QUESTION_START = re.compile(r"^\s*(\d{1,3})\s*[.．](?!\d)\s*")
 SUBJECT_HEADER = re.compile(r"^\s*(?:제\s*)?(\d{1,2})\s*과목\s*[:：.]?\s*(.*?)\s*$")
@@ -41,6 +49,7 @@ Entry = Line | Figure
 class ExtractedOption:
     text: str
     figure: Figure | None = None
+    area: tuple[int, Box] | None = None  # (page, box) right of the marker: cropped when there is no text
 
 
 @dataclass
@@ -193,7 +202,7 @@ def _digit_options(chunk: Chunk) -> int:
 def _has_options(chunk: Chunk) -> bool:
     lines = [entry for entry in chunk.entries if isinstance(entry, Line)]
     markers = "".join(marker for line in lines for marker, _, _ in line.markers)
-    if "①" in markers and "②" in markers:
+    if "①" in markers and "②" in markers or markers.count(OPTION_PLACEHOLDER) >= 2:
         return True
     return _digit_options(chunk) >= 2 or any(
         pattern.match(cell.text) for line in lines[1:] for cell in line.cells for pattern, _ in OPTION_STYLES.values()
@@ -249,7 +258,8 @@ def _parse(chunk: Chunk, stats: SegmentStats) -> ExtractedQuestion:
             _split_circled(text, line, builder)
         else:
             _split_cells(line, text if index == 0 else None, builder, style)
-    options = [ExtractedOption(join_fragments(fragments)) for fragments in builder.options]
+    options = [ExtractedOption(join_fragments(fragments), area=_option_area(builder.option_lines, index))
+               for index, fragments in enumerate(builder.options)]
     question_figures = _attach_option_figures(figures, options, builder.option_lines)
     stem = join_fragments(builder.stem)
     if chunk.passage is not None:
@@ -269,7 +279,8 @@ def _parse(chunk: Chunk, stats: SegmentStats) -> ExtractedQuestion:
 
 def _after_options(line: Line, previous: Line, style: str, opened: int) -> bool:
     """True when `line` no longer belongs to the last option (another column/page, or a gap)."""
-    if style == "circled" and opened < len(CIRCLED_MARKERS) and CIRCLED_MARKERS[opened] in line.text:
+    if style == "circled" and opened < len(CIRCLED_MARKERS) and (
+            CIRCLED_MARKERS[opened] in line.text or OPTION_PLACEHOLDER in line.text):
         return False
     if style not in ("circled", "none"):
         pattern, values = OPTION_STYLES[style]
@@ -287,9 +298,11 @@ def _figure_before(figure: Figure, line: Line) -> bool:
 def _split_circled(text: str, line: Line, builder: _Builder) -> None:
     position, new_line = 0, True
     while len(builder.options) < len(CIRCLED_MARKERS):
-        found = text.find(CIRCLED_MARKERS[len(builder.options)], position)
-        if found < 0:
+        candidates = [at for at in (text.find(CIRCLED_MARKERS[len(builder.options)], position),
+                                    text.find(OPTION_PLACEHOLDER, position)) if at >= 0]
+        if not candidates:
             break
+        found = min(candidates)
         builder.add(text[position:found], new_line)
         builder.open_option(line)
         position, new_line = found + 1, False
@@ -336,7 +349,8 @@ def _attach_option_figures(figures: list[Figure], options: list[ExtractedOption]
         for index, line in enumerate(option_lines):
             if line.page != figure.page or vertical_overlap(line.bbox, figure.bbox) < 0.5 * line.height:
                 continue
-            marker = next((m for m in line.markers if m[0] == CIRCLED_MARKERS[index]), None)
+            marker = next((m for m in line.markers if m[0] == CIRCLED_MARKERS[index]), None) or _nth_placeholder(
+                line, options_on_line=[i for i, other in enumerate(option_lines) if other is line], index=index)
             if marker is None or marker[2] > figure.bbox[0] + 1:
                 continue
             if target is None or marker[2] > target[1]:
@@ -346,3 +360,24 @@ def _attach_option_figures(figures: list[Figure], options: list[ExtractedOption]
         else:
             rest.append(figure)
     return rest
+
+
+def _option_area(option_lines: list[Line], index: int) -> tuple[int, Box]:
+    """Where option `index` sits: from its marker to the next marker on the line (or the line's end)."""
+    line = option_lines[index]
+    position = [i for i, other in enumerate(option_lines) if other is line].index(index)
+    markers = sorted(line.markers, key=lambda marker: marker[1])
+    offset = len(markers) - sum(1 for other in option_lines if other is line)
+    start = markers[position + offset][2] if 0 <= position + offset < len(markers) else line.bbox[0]
+    following = markers[position + offset + 1][1] if 0 <= position + offset + 1 < len(markers) else line.bbox[2]
+    pad = line.height
+    return line.page, (start, line.bbox[1] - pad, max(following, start + pad), line.bbox[3] + pad)
+
+
+def _nth_placeholder(line: Line, options_on_line: list[int], index: int) -> tuple[str, float, float] | None:
+    placeholders = [m for m in line.markers if m[0] == OPTION_PLACEHOLDER]
+    position = options_on_line.index(index) if index in options_on_line else -1
+    offset = len(placeholders) - len(options_on_line)
+    if position < 0 or not 0 <= position + offset < len(placeholders):
+        return None
+    return placeholders[position + offset]
