@@ -39,12 +39,28 @@ def find_key_start(lines: list[Line]) -> int | None:
 
 
 def parse_key_lines(lines: list[Line]) -> AnswerKey:
-    key = _row_pairs(lines)
+    key = _row_pairs(_table_rows(lines))
     if len(key) < 3:
         for line in lines:
             for number, answer in _INLINE_PAIR.findall(line.text):
                 key.setdefault(int(number), _answer(answer))
     return key
+
+
+def _table_rows(lines: list[Line]) -> list[Line]:
+    """Lines at the same height on a page joined into one row (cells in x order): a table whose
+    cells came out as separate lines reads like a table again."""
+    rows: list[Line] = []
+    for line in sorted(lines, key=lambda entry: (entry.page, (entry.bbox[1] + entry.bbox[3]) / 2)):
+        last = rows[-1] if rows else None
+        centre = (line.bbox[1] + line.bbox[3]) / 2
+        if last is not None and last.page == line.page and abs((last.bbox[1] + last.bbox[3]) / 2 - centre) < 0.4 * last.height:
+            cells = sorted(last.cells + line.cells, key=lambda cell: cell.x0)
+            bbox = (min(last.bbox[0], line.bbox[0]), last.bbox[1], max(last.bbox[2], line.bbox[2]), last.bbox[3])
+            rows[-1] = Line(last.page, last.region, bbox, " ".join(c.text for c in cells), last.size, cells, [])
+        else:
+            rows.append(Line(line.page, line.region, line.bbox, line.text, line.size, list(line.cells), []))
+    return rows
 
 
 def _answer(token: str) -> int | list[int]:

@@ -9,7 +9,6 @@ import typer
 
 from curation.errors import BenchsmithError
 from curation.extract.document import ENGINES
-from curation.extract.pdf_open import PdfError
 from curation.extract.pipeline import ExtractOptions, extract_pdf, load_answer_key
 from curation.extract.report import PdfReport
 
@@ -46,7 +45,7 @@ def extract_command(
                     report = extract_with_mineru(pdf, ws, options, key, mineru_output)
                 else:
                     report = extract_pdf(pdf, ws, options, key)
-            except PdfError as error:
+            except BenchsmithError as error:  # PdfError, MineruError, OcrError: this file only
                 report = PdfReport(str(pdf), error=str(error))
         reports.append(report)
         if not as_json:

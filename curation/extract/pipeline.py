@@ -15,7 +15,7 @@ from typing import Any
 import pymupdf
 
 from curation.extract.answer_keys import AnswerKey, find_key_start, parse_key_lines, read_key_file
-from curation.extract.document import read_document
+from curation.extract.document import ReadDocument, read_document
 from curation.extract.figures import render_crop
 from curation.extract.formulas import FORMULA_IMAGE_REASON
 from curation.extract.lines import Figure, Line
@@ -56,17 +56,23 @@ def item_id(sha256: str, question: ExtractedQuestion, runs: int) -> str:
 def extract_items(path: Path, options: ExtractOptions, key: AnswerKey | None = None) -> Extraction:
     """Read and segment a PDF into validated items (nothing written). Raises PdfError."""
     opened = open_pdf(path)
-    report = PdfReport(str(path), opened.sha256, opened.doc.page_count, options.engine)
     document = read_document(opened, options.engine)
-    report.pages_without_text = document.pages_without_text
-    report.ocr_pages = document.ocr_pages
-    report.warnings += document.warnings
-    entries = document.entries
-    key_start = find_key_start([e for e in entries if isinstance(e, Line)])
+    return extract_items_from_entries(opened, document.entries, options, key, engine=options.engine, document=document)
+
+
+def extract_items_from_entries(opened: OpenedPdf, entries: list[Line | Figure], options: ExtractOptions,
+                               key: AnswerKey | None, *, engine: str, document: ReadDocument | None = None) -> Extraction:
+    """Segment a stream of lines and figures (from any engine) into items for one PDF."""
+    report = PdfReport(str(opened.path), opened.sha256, opened.doc.page_count, engine)
+    if document is not None:
+        report.pages_without_text = document.pages_without_text
+        report.ocr_pages = document.ocr_pages
+        report.warnings += document.warnings
+    lines = [e for e in entries if isinstance(e, Line)]
+    key_start = find_key_start(lines)
     own_key: AnswerKey = {}
     if key_start is not None:
-        heading = [e for e in entries if isinstance(e, Line)][key_start]
-        cut = entries.index(heading)
+        cut = entries.index(lines[key_start])
         own_key = parse_key_lines([e for e in entries[cut:] if isinstance(e, Line)])
         entries = entries[:cut]
     questions, stats = segment(entries)
@@ -84,8 +90,10 @@ def extract_items(path: Path, options: ExtractOptions, key: AnswerKey | None = N
     if key is not None:
         answer_key.update(key)
     crop_empty_options(opened, questions)
-    return _build_items(opened.sha256, Path(path), questions, answer_key, options, report, stats.gaps,
-                        document.ocr_pages, document.page_problems)
+    ocr_pages = document.ocr_pages if document is not None else []
+    problems = document.page_problems if document is not None else {}
+    return _build_items(opened.sha256, opened.path, questions, answer_key, options, report, stats.gaps,
+                        ocr_pages, problems, machine_read=engine == "mineru")
 
 
 def crop_empty_options(opened: OpenedPdf, questions: list[ExtractedQuestion]) -> None:
@@ -103,7 +111,8 @@ def crop_empty_options(opened: OpenedPdf, questions: list[ExtractedQuestion]) ->
 
 
 def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: AnswerKey, options: ExtractOptions,
-                 report: PdfReport, gaps: list[int], ocr_pages: list[int], problems: dict[int, str]) -> Extraction:
+                 report: PdfReport, gaps: list[int], ocr_pages: list[int], problems: dict[int, str],
+                 machine_read: bool = False) -> Extraction:
     blobs: dict[str, bytes] = {}
     runs = len({q.run for q in questions})
     items: list[Item] = []
@@ -112,6 +121,8 @@ def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: 
         review = list(question.review)
         if question.page in ocr_pages:
             review.append(f"read by OCR ({problems.get(question.page, 'no text layer')}): check text and options")
+        if machine_read:
+            review.append("read from MinerU output: check text, options and crops")
         images = [_image_ref(figure, sha, blobs) for figure in question.figures]
         if any(figure.kind == "formula" for figure in question.figures):
             review.append(FORMULA_IMAGE_REASON)
