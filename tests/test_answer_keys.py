@@ -66,6 +66,7 @@ def test_bad_key_files_fail_with_one_line(tmp_path):
 
 
 @pytest.mark.realdata
+@pytest.mark.ocr
 @pytest.mark.skipif(not ocr.available(), reason="tesseract with Korean data is not installed")
 def test_csat_key_drawn_as_outlines_is_read_by_ocr(realdata):
     gold = json.loads((realdata / "ksat2025_english" / "english_answers_gold.json").read_text(encoding="utf-8"))

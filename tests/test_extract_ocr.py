@@ -9,8 +9,6 @@ from curation.extract import ocr
 from curation.extract.pipeline import ExtractOptions, extract_items
 from curation.sample_exam import write_sample_exam
 
-needs_tesseract = pytest.mark.skipif(not ocr.available(), reason="tesseract with Korean data is not installed")
-
 
 @pytest.fixture(scope="module")
 def scanned_exam(tmp_path_factory):
@@ -25,7 +23,8 @@ def test_without_ocr_the_pages_are_reported_not_guessed(scanned_exam):
     assert extraction.report.pages_without_text == [1, 2, 3, 4]
 
 
-@needs_tesseract
+@pytest.mark.ocr
+@pytest.mark.skipif(not ocr.available(), reason="tesseract with Korean data is not installed")
 def test_scanned_sample_exam_questions_and_options_recovered(scanned_exam):
     pdf, truth = scanned_exam
     extraction = extract_items(pdf, ExtractOptions(exam="기상기사"))

@@ -14,6 +14,7 @@ from curation.extract.lines import FULL, LEFT, RIGHT, Box, Figure, Line
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 
 MIN_FIGURE = 12.0  # points
+MAX_PIXELS_PER_POINT = 4.0  # 288 dpi: larger embedded images are halved until below it
 DECORATION_TOP, DECORATION_BOTTOM = 0.17, 0.93  # share of the page height
 
 
@@ -36,15 +37,23 @@ def _decoration(box: Box, page: pymupdf.Page) -> bool:
 
 
 def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None) -> list[Figure]:
-    figures = []
     page_area = page.rect.width * page.rect.height
-    for info in page.get_image_info(xrefs=True):
+
+    def wanted(info: dict) -> pymupdf.Rect | None:
         rect = pymupdf.Rect(info["bbox"]) & page.rect
-        box = tuple(rect)
-        if rect.is_empty or rect.width < MIN_FIGURE or rect.height < MIN_FIGURE or _decoration(box, page):
+        if rect.is_empty or rect.width < MIN_FIGURE or rect.height < MIN_FIGURE or _decoration(tuple(rect), page):
+            return None
+        return None if rect.width * rect.height > 0.6 * page_area else rect  # a scanned page is not a figure
+
+    infos = page.get_image_info()
+    if not any(wanted(info) for info in infos):
+        return []
+    figures = []
+    for info in _with_xrefs(page, infos):
+        rect = wanted(info)
+        if rect is None:
             continue
-        if rect.width * rect.height > 0.6 * page_area:
-            continue  # a scanned page, not a figure
+        box = tuple(rect)
         png = _raster_png(page, info, rect)
         column_width = (page.rect.width / 2) if gutter_x is not None else page.rect.width
         kind = "formula" if rect.height <= 40 and rect.width <= 0.6 * column_width and rect.width >= 2 * rect.height else "raster"
@@ -52,13 +61,30 @@ def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None)
     return figures
 
 
+def _with_xrefs(page: pymupdf.Page, infos: list[dict]) -> list[dict]:
+    """Image placements with their xref, matched by pixel size; when two different images share a
+    size, PyMuPDF's hash-based matching (slower: it decodes and hashes every image) decides."""
+    by_size: dict[tuple[int, int], set[int]] = {}
+    for entry in page.get_images(full=True):
+        by_size.setdefault((entry[2], entry[3]), set()).add(entry[0])
+    if any(len(by_size.get((info["width"], info["height"]), ())) != 1 for info in infos):
+        return page.get_image_info(xrefs=True)
+    return [info | {"xref": next(iter(by_size[(info["width"], info["height"])]))} for info in infos]
+
+
 def _raster_png(page: pymupdf.Page, info: dict, rect: pymupdf.Rect) -> bytes:
+    """The image's own pixels, halved while above MAX_PIXELS_PER_POINT of its printed size."""
     xref = info.get("xref", 0)
     if xref > 0:
         try:
             pixmap = pymupdf.Pixmap(page.parent, xref)
             if pixmap.colorspace is not None and pixmap.colorspace.n not in (1, 3):
                 pixmap = pymupdf.Pixmap(pymupdf.csRGB, pixmap)
+            steps = 0
+            while pixmap.width / 2 ** (steps + 1) >= MAX_PIXELS_PER_POINT * rect.width:
+                steps += 1
+            if steps:
+                pixmap.shrink(steps)
             return png_bytes(pixmap_image(pixmap))
         except Exception:  # unusual colour spaces, JBIG2, inline images: fall back to a render
             pass

@@ -22,7 +22,7 @@ WATERMARK_LUMINANCE = 0.8
 _SPACES = {"\u00a0": " ", "\u3000": " ", "\t": " "}
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Glyph:
     c: str
     x0: float
@@ -31,11 +31,11 @@ class Glyph:
     y1: float
     size: float
     baseline: float
+    line_id: int = 0  # the PDF engine's own line (used only to decide what crosses the gutter)
+    core_top: float = 0.0  # the x-height band, stable across fonts whose ascender boxes differ
 
-    @property
-    def core(self) -> tuple[float, float]:
-        """The x-height band: stable across fonts whose ascender boxes differ."""
-        return self.baseline - 0.72 * self.size, self.baseline
+    def __post_init__(self) -> None:
+        self.core_top = self.baseline - 0.72 * self.size
 
 
 @dataclass
@@ -49,10 +49,12 @@ def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
     raw = page.get_text("rawdict", flags=TEXT_FLAGS)
     glyphs: list[Glyph] = []
     dropped = 0
+    line_id = 0
     for block in raw["blocks"]:
         if block.get("type") != 0:
             continue
         for line in block["lines"]:
+            line_id += 1
             dx, dy = line["dir"]
             horizontal = dx > 0.99 and abs(dy) < 0.02
             for span in line["spans"]:
@@ -63,7 +65,7 @@ def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
                 for char in span["chars"]:
                     c = _SPACES.get(char["c"], char["c"])
                     x0, y0, x1, y1 = char["bbox"]
-                    glyphs.append(Glyph(c, x0, y0, x1, y1, size, char["origin"][1]))
+                    glyphs.append(Glyph(c, x0, y0, x1, y1, size, char["origin"][1], line_id))
     return PageGlyphs(glyphs, dropped)
 
 
@@ -148,28 +150,27 @@ def _quiet_runs(bins: list[int], low: int, high: int, floor: int, step: float) -
 
 # -- lines ----------------------------------------------------------------------------------------
 def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
-    """Glyphs grouped into lines by overlapping x-height bands."""
-    ordered = sorted((g for g in glyphs), key=lambda g: (g.core[0] + g.core[1]) / 2)
+    """Glyphs grouped into lines by overlapping x-height bands (scripts join their base line)."""
+    ordered = sorted(glyphs, key=lambda g: g.core_top + g.baseline)
     lines: list[list[Glyph]] = []
     band: tuple[float, float] | None = None
+    largest = 0.0
     for glyph in ordered:
-        top, bottom = glyph.core
+        top, bottom = glyph.core_top, glyph.baseline
         if band is not None:
             overlap = min(band[1], bottom) - max(band[0], top)
             if overlap >= 0.5 * min(bottom - top, band[1] - band[0]):
                 lines[-1].append(glyph)
-                if not glyph.c.isspace():
-                    band = (min(band[0], top), max(band[1], bottom)) if _same_size(glyph, lines[-1]) else band
+                if not glyph.c.isspace() and glyph.size >= 0.85 * largest:
+                    band = (min(band[0], top), max(band[1], bottom))
+                    largest = max(largest, glyph.size)
                 continue
         if glyph.c.isspace() and band is None:
             continue
         lines.append([glyph])
         band = (top, bottom)
+        largest = glyph.size
     return [line for line in lines if any(not g.c.isspace() for g in line)]
-
-
-def _same_size(glyph: Glyph, line: list[Glyph]) -> bool:
-    return glyph.size >= 0.85 * max(g.size for g in line)
 
 
 def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
@@ -219,11 +220,14 @@ def _dedupe(glyphs: list[Glyph]) -> list[Glyph]:
     """Drop glyphs printed twice at (almost) the same place: fake bold by overprinting."""
     kept: list[Glyph] = []
     for glyph in glyphs:
-        if kept and any(k.c == glyph.c and abs(k.x0 - glyph.x0) < 0.6 and abs(k.baseline - glyph.baseline) < 0.6
-                        for k in kept[-3:]):
+        if kept and _same_place(kept[-1], glyph) or len(kept) > 1 and _same_place(kept[-2], glyph):
             continue
         kept.append(glyph)
     return kept
+
+
+def _same_place(a: Glyph, b: Glyph) -> bool:
+    return a.c == b.c and abs(a.x0 - b.x0) < 0.6 and abs(a.baseline - b.baseline) < 0.6
 
 
 def _script_kind(glyph: Glyph, size: float, baseline: float) -> str:
@@ -243,8 +247,13 @@ def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[
     if gutter is None:
         regions[FULL] = glyphs
         return regions
-    for line in cluster_lines(glyphs):
+    engine_lines: dict[int, list[Glyph]] = {}
+    for glyph in glyphs:
+        engine_lines.setdefault(glyph.line_id, []).append(glyph)
+    for line in engine_lines.values():
         visible = [g for g in line if not g.c.isspace()]
+        if not visible:
+            continue
         if _crosses(visible, gutter):
             regions[FULL] += line
             continue

@@ -50,13 +50,15 @@ def open_pdf(path: Path) -> OpenedPdf:
 
 
 def load_page(opened: OpenedPdf, index: int) -> pymupdf.Page:
-    """A page, checked to render; a failure names the file and the 1-based page."""
+    """A page; a failure names the file and the 1-based page."""
     try:
-        page = opened.doc.load_page(index)
-        page.get_text("text")  # parses the content stream: fails on a broken page
-        return page
+        return opened.doc.load_page(index)
     except Exception as error:
-        raise PdfError(f"{opened.path}: page {index + 1}: cannot be read ({_reason(error)})") from None
+        raise page_error(opened, index, error) from None
+
+
+def page_error(opened: OpenedPdf, index: int, error: Exception) -> PdfError:
+    return PdfError(f"{opened.path}: page {index + 1}: cannot be read ({_reason(error)})")
 
 
 def _reason(error: Exception) -> str:
