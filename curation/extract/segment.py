@@ -189,13 +189,14 @@ def _starts_question(number: int, line: Line, current: Chunk | None, runs: list[
 
 
 def _digit_options(chunk: Chunk) -> int:
-    """How many `1.`, `2.` … option lines the chunk holds so far (0 if it uses another style)."""
+    """How many `1.`, `2.` … options (at cell starts) the chunk holds so far (0 for other styles)."""
+    pattern = OPTION_STYLES["digit_dot"][0]
     count = 0
     for entry in chunk.entries[1:]:
         if isinstance(entry, Line):
-            match = QUESTION_START.match(entry.text)
-            if match and int(match.group(1)) == count + 1:
-                count += 1
+            for cell in entry.cells:
+                if _marker_value(pattern, cell.text) == str(count + 1):
+                    count += 1
     return count
 
 
