@@ -43,13 +43,13 @@ def main() -> None:
     try:
         app()
     except ItemValidationError as error:
-        Console(stderr=True).print(f"[red]error[/]: invalid item: {escape(str(error))}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(f"[red]error[/]: invalid item: {escape(str(error))}", highlight=False)
         sys.exit(2)
     except BenchsmithError as error:
-        Console(stderr=True).print(f"[red]error[/]: {escape(str(error))}", highlight=False)
+        Console(stderr=True, soft_wrap=True).print(f"[red]error[/]: {escape(str(error))}", highlight=False)
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
-        Console(stderr=True).print("interrupted: work saved so far is kept")
+        Console(stderr=True, soft_wrap=True).print("interrupted: work saved so far is kept")
         sys.exit(130)
 
 

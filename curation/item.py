@@ -9,7 +9,16 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    computed_field,
+    field_validator,
+    model_validator,
+)
 
 SCHEMA_VERSION = 1
 
@@ -19,7 +28,19 @@ BLOB_REF_PATTERN = r"^[0-9a-f]{64}\.[a-z0-9]{1,5}$"
 Status = Literal["extracted", "in_review", "accepted", "rejected", "excluded"]
 STATUSES: tuple[str, ...] = ("extracted", "in_review", "accepted", "rejected", "excluded")
 RationaleStatus = Literal["draft", "adopted", "minor_fix", "major_fix"]
-BBox = Annotated[list[float], Field(min_length=4, max_length=4, description="x0, y0, x1, y1 in PDF points")]
+
+
+def _ordered_box(box: list[float]) -> list[float]:
+    if box[2] < box[0] or box[3] < box[1]:
+        raise ValueError("bbox must be [x0, y0, x1, y1] with x1 >= x0 and y1 >= y0")
+    return box
+
+
+BBox = Annotated[
+    list[float],
+    Field(min_length=4, max_length=4, description="x0, y0, x1, y1 in PDF points"),
+    AfterValidator(_ordered_box),
+]
 
 
 class _Strict(BaseModel):
@@ -32,13 +53,6 @@ class PdfLocation(_Strict):
     pdf_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
     page: int | None = Field(None, ge=1, description="1-based page number")
     bbox: BBox | None = None
-
-    @field_validator("bbox")
-    @classmethod
-    def _ordered_box(cls, box: list[float] | None) -> list[float] | None:
-        if box is not None and (box[2] < box[0] or box[3] < box[1]):
-            raise ValueError("bbox must be [x0, y0, x1, y1] with x1 >= x0 and y1 >= y0")
-        return box
 
 
 class ImageRef(_Strict):

@@ -1,21 +1,23 @@
-"""Shared test helpers: where the real exam material lives (skip cleanly when it is absent)."""
+"""Shared fixtures: temporary workspaces, the real-data folder, store URLs (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import uuid
 from pathlib import Path
 
 import pytest
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
-_REALDATA_CANDIDATES = (REPO_ROOT / ".." / "shared" / "realdata", REPO_ROOT.parent / "shared" / "realdata",
-                        Path("/work/shared/realdata"))
+REPO = Path(__file__).resolve().parents[1]
 
 
 def realdata_dir() -> Path | None:
-    """`../shared/realdata` next to the repository root (CI clone), else the shared checkout's copy."""
-    for candidate in _REALDATA_CANDIDATES:
+    """`../shared/realdata` beside the repository (absent in an outside user's checkout)."""
+    for candidate in (REPO.parent / "shared" / "realdata", Path("/work/shared/realdata")):
         if candidate.is_dir():
-            return candidate.resolve()
+            return candidate
     return None
 
 
@@ -23,8 +25,58 @@ def realdata_dir() -> Path | None:
 def realdata() -> Path:
     found = realdata_dir()
     if found is None:
-        pytest.skip("../shared/realdata is not here")
+        pytest.skip("../shared/realdata is not present")
     return found
+
+
+@pytest.fixture
+def workspace(tmp_path):
+    from curation.workspace import init_workspace
+
+    return init_workspace(tmp_path / "ws")
+
+
+def _postgres_database() -> str:
+    """A fresh database on the server named by BENCHSMITH_TEST_PG_URL; dropped afterwards."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    admin_url = os.environ.get("BENCHSMITH_TEST_PG_URL")
+    if not admin_url:
+        pytest.skip("BENCHSMITH_TEST_PG_URL is not set (PostgreSQL tests run in CI)")
+    name = f"bs_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return make_url(admin_url).set(database=name).render_as_string(hide_password=False), admin_url, name
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def store_url(request, tmp_path):
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+        return
+    url, admin_url, name = _postgres_database()
+    yield url
+    from sqlalchemy import create_engine, text
+
+    admin = create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    admin.dispose()
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run the real `benchsmith` entry point in a subprocess (exit codes and stderr as a user sees them)."""
+    return subprocess.run(
+        [sys.executable, "-m", "benchsmith.cli", *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+        cwd=cwd,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="session")

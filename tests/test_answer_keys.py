@@ -6,12 +6,13 @@ import json
 
 import pymupdf
 import pytest
-from extract_truth import load_truth
 
 from curation.answers import CIRCLED
 from curation.extract import ocr
 from curation.extract.answer_keys import AnswerKeyError, read_key_file
 from curation.extract.pipeline import ExtractOptions, extract_items
+
+from .extract_truth import load_truth
 
 
 @pytest.fixture

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from extract_truth import load_truth
 
 from curation.extract import ocr
 from curation.extract.pipeline import ExtractOptions, extract_items
 from curation.sample_exam import write_sample_exam
+
+from .extract_truth import load_truth
 
 
 @pytest.fixture(scope="module")

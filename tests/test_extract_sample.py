@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from extract_truth import differences, load_truth
 
 from curation.extract.pipeline import ExtractOptions, extract_pdf
 from curation.workspace import init_workspace
+
+from .extract_truth import differences, load_truth
 
 
 @pytest.fixture
