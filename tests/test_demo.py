@@ -9,7 +9,8 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
     ws = tmp_path / "demo"
     first = run_cli("demo", "-w", str(ws))
     assert first.returncode == 0, first.stderr
-    for stage in ("sample exam", "import", "dedup", "shuffle", "korea", "taxonomy", "stats", "export", "evaluate", "filter", "shift", "release"):
+    for stage in ("sample exam", "extract", "dedup", "shuffle", "korea", "taxonomy", "stats", "export", "evaluate",
+                  "filter", "shift", "release"):
         assert f"✓ {stage}" in first.stdout, stage
     stats = json.loads(run_cli("items", "stats", "--json", "-w", str(ws)).stdout)
     assert stats["items"] >= 24
