@@ -34,6 +34,18 @@ def _assemble() -> None:
                 raise
             continue
         package_cli.register(app)
+    _wire_model_client()
+
+
+def _wire_model_client() -> None:
+    """Model-using curation steps get their model client from the evaluation runners."""
+    from curation.llm import set_client_factory
+
+    try:
+        from evaluation.generation import client_factory
+    except ModuleNotFoundError:
+        return
+    set_client_factory(client_factory)
 
 
 _assemble()

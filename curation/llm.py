@@ -1,0 +1,63 @@
+"""The seam between curation steps that use a model and the evaluation runners.
+
+`curation` never imports the runners: a model-using step receives a client object that
+satisfies `TextModel` (duck-typed). The CLI wiring installs the factory that builds one
+from a model spec (`benchsmith.cli` does, with the evaluation runners, so every call is
+cached, logged append-only and resumable).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from curation.errors import BenchsmithError
+from curation.item import Item
+
+
+@dataclass(frozen=True)
+class TextRequest:
+    key: str  # unique within a step, e.g. "ITEM_ID"
+    system: str
+    user: str
+    attempt: int = 0  # a retry of the same request gets a fresh response (not the cached one)
+    json_schema: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class TextResult:
+    key: str
+    text: str | None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class SolvedItem:
+    item_id: str
+    answer: int | list[int] | None
+    rationale: str | None
+    outcome: str  # correct | wrong | unparseable | error
+
+
+class TextModel(Protocol):
+    name: str
+
+    def generate(self, requests: list[TextRequest], purpose: str) -> dict[str, TextResult]: ...
+
+    def solve_with_rationale(self, items: list[Item], attempt: int) -> dict[str, SolvedItem]: ...
+
+
+ClientFactory = Callable[[str, Any], TextModel]  # (model spec, workspace) -> client
+_factory: ClientFactory | None = None
+
+
+def set_client_factory(factory: ClientFactory) -> None:
+    global _factory
+    _factory = factory
+
+
+def model_client(spec: str, workspace: Any) -> TextModel:
+    if _factory is None:
+        raise BenchsmithError("model-using curation steps need the evaluation runners (benchsmith's evaluation package)")
+    return _factory(spec, workspace)

@@ -1,0 +1,81 @@
+"""A model client for curation steps (paraphrase, Korea detection, rationale drafts), on the
+same runners as evaluation: every request is cached, logged append-only and resumable."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+from typing import Any
+
+from curation.item import Item
+from curation.llm import SolvedItem, TextRequest, TextResult
+from curation.store import ItemQuery
+from curation.workspace import Workspace
+from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
+from evaluation.cache import cache_key
+from evaluation.executor import ExecutorSettings, Job, run_jobs
+from evaluation.models import ModelSpec, resolve_model
+from evaluation.runlog import RESPONSES, now_iso, read_records, write_manifest
+from evaluation.runner import RunRequest, run_model
+
+
+class RunnerTextModel:
+    def __init__(self, ws: Workspace, spec: ModelSpec, concurrency: int = 8):
+        self.ws = ws
+        self.spec = spec
+        self.name = spec.name
+        self.settings = ExecutorSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
+
+    def _run_dir(self, purpose: str):  # noqa: ANN202
+        digest = hashlib.sha256(json.dumps([self.spec.identity(), self.spec.decoding.model_dump()],
+                                           sort_keys=True).encode()).hexdigest()[:10]
+        slug = "".join(c if c.isalnum() or c in "._-" else "-" for c in self.spec.name)[:40]
+        run_dir = self.ws.runs_dir / f"gen-{purpose}-{slug}-{digest}"
+        if not (run_dir / "manifest.json").exists():
+            write_manifest(run_dir, {"run_id": run_dir.name, "kind": "generation", "purpose": purpose,
+                                     "created_at": now_iso(), "model": self.spec.model_dump(mode="json")})
+        return run_dir
+
+    def generate(self, requests: list[TextRequest], purpose: str) -> dict[str, TextResult]:
+        run_dir = self._run_dir(purpose)
+        log_key = lambda request: f"{request.key}#{request.attempt}"  # noqa: E731
+        done = read_records(run_dir / RESPONSES, key="job")
+        jobs = []
+        for request in requests:
+            if log_key(request) in done and done[log_key(request)].get("text") is not None:
+                continue
+            chat = ChatRequest((Message("system", (request.system,)), Message("user", (request.user,))),
+                               response_schema=request.json_schema, salt=request.attempt)
+            jobs.append(Job(log_key(request), chat, cache_key(self.spec, chat, purpose), _finish))
+        if jobs:
+            asyncio.run(run_jobs(self.spec, self.settings, run_dir / RESPONSES, jobs, self.ws.cache_path))
+            done = read_records(run_dir / RESPONSES, key="job")
+        results = {}
+        for request in requests:
+            record = done.get(log_key(request), {})
+            results[request.key] = TextResult(request.key, record.get("text"), record.get("error"))
+        return results
+
+    def solve_with_rationale(self, items: list[Item], attempt: int) -> dict[str, SolvedItem]:
+        """The reasoning prompt (free scratchpad, then JSON with rationale and answer); attempt k
+        uses seed + k so a retry is a new sample, not the cached one."""
+        spec = self.spec
+        if attempt and spec.decoding.seed is not None:
+            spec = spec.model_copy(update={"decoding": spec.decoding.model_copy(update={"seed": spec.decoding.seed + attempt})})
+        summary = run_model(self.ws, RunRequest(spec, "reasoning", "implicit", ItemQuery(ids=[i.id for i in items]),
+                                                settings=self.settings))
+        records = read_records(summary.run_dir / RESPONSES)
+        return {item_id: SolvedItem(item_id, record.get("answer"), record.get("rationale"), record["outcome"])
+                for item_id, record in records.items()}
+
+
+def _finish(job: Job, completion: Completion | None, error: BackendError | None, meta: dict[str, Any]) -> dict[str, Any]:
+    if completion is None:
+        return {"job": job.id, "text": None, "error": str(error) if error else "error", **meta, "ts": now_iso()}
+    return {"job": job.id, "text": completion.text, "error": None, "finish_reason": completion.finish_reason,
+            "usage": completion.usage, **meta, "ts": now_iso()}
+
+
+def client_factory(spec_text: str, ws: Workspace) -> RunnerTextModel:
+    return RunnerTextModel(ws, resolve_model(spec_text, ws.root / "models.yaml"))
