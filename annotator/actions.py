@@ -19,7 +19,7 @@ from annotator.queues import Filters
 from annotator.render import PdfRenderer
 from curation.diff import field_changes
 from curation.errors import BenchsmithError, ConflictError, NotFoundError, WorkspaceError
-from curation.item import Item, ItemValidationError
+from curation.item import ItemValidationError
 from curation.store import Revision, Store, StoredItem, set_path
 
 STAGE = "annotate"
@@ -180,14 +180,25 @@ class Reviewer:
     # -- editing ------------------------------------------------------------------------
     def edit(self, user: str, session: Session, path: str, value: Any) -> Session:
         """Record one field edit in the session and the user's server-side draft."""
+        return self.sync(user, session, {path: value})
+
+    def sync(self, user: str, session: Session, values: dict[str, Any]) -> Session:
+        """Take the form's values: a value is an edit when it differs both from the revision the
+        user started from and from the current one. Kept in the user's draft."""
         if session.item_id is None or session.rev is None:
             raise EditError("open an item first")
-        check_editable(session.queue, path)
-        stored = self.store.get(session.item_id)
-        if value == get_path(stored.item.to_record(), path) or (path == "answer" and _same_answer(value, stored.item)):
-            session.edits.pop(path, None)
-        else:
-            session.edits[path] = value
+        current = self.store.get(session.item_id)
+        now = current.item.to_record()
+        base = now if current.rev == session.rev else self.snapshot(session.item_id, session.rev)
+        kept = drafts.load_draft(self.engine, user, session.queue, session.item_id)
+        if kept is not None and kept.base_rev == session.rev:  # edits from other fields' events
+            session.edits = {**kept.edits, **session.edits}
+        for path, value in values.items():
+            check_editable(session.queue, path)
+            if _same(path, value, get_path(now, path)) or _same(path, value, get_path(base, path)):
+                session.edits.pop(path, None)
+            else:
+                session.edits[path] = value
         drafts.save_draft(self.engine, user, session.queue, drafts.Draft(session.item_id, session.rev, session.edits))
         return session
 
@@ -328,8 +339,13 @@ class Reviewer:
         return rows
 
 
-def _same_answer(value: Any, item: Item) -> bool:
-    try:
-        return parse_answer(value) == item.answer
-    except EditError:
-        return False
+def _same(path: str, value: Any, stored: Any) -> bool:
+    """Does a form value mean the stored value? (An empty box for a missing field does.)"""
+    if path == "answer":
+        try:
+            return parse_answer(value) == stored
+        except EditError:
+            return False
+    if value in ("", None) and stored in ("", None):
+        return True
+    return value == stored

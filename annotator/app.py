@@ -7,6 +7,7 @@ keyed by the logged-in user from the request.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -104,6 +105,8 @@ class ItemQueueTab:
             self.b_mine = gr.Button("내 다음 미검토 · Next unreviewed for me", size="sm", variant="primary",
                                     elem_id=f"{q}-mine")
         self.status = gr.HTML(elem_id=f"{q}-status")
+        self.draft_note = gr.HTML(elem_id=f"{q}-draft")
+        self.no_reason = gr.State("")
         self.conflict = gr.HTML(elem_id=f"{q}-conflict")
         with gr.Row(visible=False) as self.conflict_row:
             self.b_reload = gr.Button("최신으로 다시 불러오기 (내 수정 버림) · Reload latest, drop mine", elem_id=f"{q}-reload")
@@ -124,7 +127,7 @@ class ItemQueueTab:
     # -- rendering ----------------------------------------------------------------------
     @property
     def outputs(self) -> list[Any]:
-        base = [self.state, self.status, self.conflict, self.conflict_row, self.history]
+        base = [self.state, self.status, self.draft_note, self.conflict, self.conflict_row, self.history]
         return base + [c for _, box, shown, row in self.fields for c in (box, shown, row)] + self.extra_outputs
 
     def render(self, view: View) -> list[Any]:
@@ -136,7 +139,7 @@ class ItemQueueTab:
             present = _slot_exists(shown, path) if view.stored else not path.startswith("options.")
             text = "" if value is None else (value if isinstance(value, str) else _answer_text(value))
             values += [text, to_markdown(text), gr.Row(visible=present)]
-        return [view.session, views.status_html(view), views.conflict_html(view.conflict),
+        return [view.session, views.status_html(view), views.draft_html(view.session), views.conflict_html(view.conflict),
                 gr.Row(visible=view.conflict is not None), history, *values, *self.extra_render(view)]
 
     # -- wiring -------------------------------------------------------------------------
@@ -148,9 +151,11 @@ class ItemQueueTab:
         filter_inputs = [self.f_status, self.f_exam, self.f_subject, self.f_flag, self.f_assignee, self.f_search]
 
         def navigate(how: str) -> Callable[..., list[Any]]:
-            def handler(session: Session, *args: Any, request: gr.Request) -> list[Any]:
+            def handler(session: Session, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str,
+                        search: str, request: gr.Request) -> list[Any]:
                 user = ctx.require(request, q)
-                return self.render(ctx.reviewer.navigate(user, q, self.filters(*args), session.item_id, how))  # type: ignore[arg-type]
+                filters = self.filters(status, exam, subject, flag, assignee, search)
+                return self.render(ctx.reviewer.navigate(user, q, filters, session.item_id, how))  # type: ignore[arg-type]
             return handler
 
         for button, how in ((self.b_first, "first"), (self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unreviewed")):
@@ -168,30 +173,41 @@ class ItemQueueTab:
         for button, decision, reason in self.decisions:
             self.wire_decision(button, decision, reason)
         for path, box, shown, _ in self.fields:
-            box.input(self._edit_handler(path), [self.state, box], [self.state, shown, self.status],
+            # input fires while typing; blur also catches a paste or an IME commit without key events
+            for event in (box.input, box.blur):
+                event(self._edit_handler(path), [self.state, box], [shown, self.draft_note],
                       trigger_mode="always_last", api_visibility="private")
 
     def _edit_handler(self, path: str) -> Callable[..., tuple[Any, ...]]:
         ctx, q = self.ctx, self.queue
 
         def handler(session: Session, value: str, request: gr.Request) -> tuple[Any, ...]:
+            """Keeps the edit in the user's server-side draft. It does not write the session state:
+            an edit event finishing after a save must not bring back the revision before it."""
             user = ctx.require(request, q)
             try:
-                session = ctx.reviewer.edit(user, session, path, value)
-                view = ctx.reviewer.view(session)
+                edited = ctx.reviewer.edit(user, copy.deepcopy(session), path, value)
+                note = views.draft_html(edited)
             except (EditError, BenchsmithError) as error:
-                view = ctx.reviewer.view(session, error=str(error))
-            return session, to_markdown(value), views.status_html(view)
+                note = f'<span class="bs-error">{views.esc(str(error))}</span>'
+            return to_markdown(value), note
         return handler
 
     def wire_decision(self, button: Any, decision: str | None, reason: Any | None) -> None:
         ctx, q = self.ctx, self.queue
 
-        def handler(session: Session, why: str = "", request: gr.Request | None = None) -> list[Any]:
-            user = ctx.require(request, q)
-            return self.render(ctx.reviewer.save(user, session, decision, why or ""))
+        reason = reason if reason is not None else self.no_reason
 
-        inputs = [self.state] + ([reason] if reason is not None else [])
+        def handler(data: dict[Any, Any], request: gr.Request) -> list[Any]:
+            user = ctx.require(request, q)
+            session = data[self.state]
+            # the form's values, not only the state: a save must not overtake the last keystroke
+            if session.item_id is not None:
+                values = {path: data[box] for path, box, _, _ in self.fields}
+                session = ctx.reviewer.sync(user, session, values)
+            return self.render(ctx.reviewer.save(user, session, decision, data[reason] or ""))
+
+        inputs = {self.state, reason, *(box for _, box, _, _ in self.fields)}  # a set: one dict argument
         button.click(handler, inputs, self.outputs, api_visibility="private")
 
     def load(self, user: auth.User) -> list[Any]:
@@ -415,19 +431,24 @@ class ScoreTab:
         for button, how in ((self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unscored")):
             button.click(navigate(how), [self.state], self.outputs, api_visibility="private")
         for axis, radio in zip(scoring.AXES, self.axes, strict=True):
-            radio.input(self._edit(axis), [self.state, radio], [self.state], api_visibility="private")
-        self.comment.input(self._edit("comment"), [self.state, self.comment], [self.state],
+            radio.input(self._edit(axis), [self.state, radio], None, api_visibility="private")
+        self.comment.input(self._edit("comment"), [self.state, self.comment], None,
                            trigger_mode="always_last", api_visibility="private")
 
-        def save(session: ScoreSession, request: gr.Request) -> list[Any]:
+        def save(session: ScoreSession, factuality: str | None, logic: str | None, depth: str | None,
+                 clarity: str | None, comment: str, request: gr.Request) -> list[Any]:
             user = ctx.require(request, "score")
+            values = {"factuality": factuality, "logic": logic, "depth": depth, "clarity": clarity}
+            session.values.update({axis: value for axis, value in values.items() if value is not None})
+            session.comment = comment or ""
             return self.render(ctx.desk.save(user, session))
 
-        self.b_save.click(save, [self.state], self.outputs, api_visibility="private")
+        self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private")
 
     def _edit(self, axis: str) -> Callable[..., ScoreSession]:
-        def handler(session: ScoreSession, value: Any, request: gr.Request) -> ScoreSession:
-            return self.ctx.desk.edit(self.ctx.require(request, "score"), session, axis, value)
+        def handler(session: ScoreSession, value: Any, request: gr.Request) -> None:
+            """Keeps the score in the expert's draft (not in the state; see ItemQueueTab._edit_handler)."""
+            self.ctx.desk.edit(self.ctx.require(request, "score"), copy.deepcopy(session), axis, value)
         return handler
 
     def load(self, user: auth.User) -> list[Any]:
@@ -490,7 +511,9 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         def on_load(request: gr.Request) -> list[Any]:
             user = ctx.user(request)
             header = f"**{user.name}** · {user.role}" + (" · 로컬 모드 · local mode (no users configured)" if ctx.local_mode else "")
-            visible = [gr.Tab(visible=user.role in QUEUES[q].roles) for q in ("item", "korea", "rationale", "score")]
+            # visible=False does not hide a tab button in this Gradio; "hidden" does
+            visible = [gr.Tab(visible=True if user.role in QUEUES[q].roles else "hidden")
+                       for q in ("item", "korea", "rationale", "score")]
             rendered = [part for tab in item_tabs for part in tab.load(user)]
             return [header, *visible, *rendered, *score_tab.load(user), stats_html(ctx)]
 

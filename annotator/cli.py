@@ -117,4 +117,4 @@ def users_add_command(
 def users_list_command(workspace: WorkspaceOption = None) -> None:
     """List users and roles."""
     for user in auth.list_users(_workspace(workspace).store.engine):
-        out.print(f"{user.name}\t{user.role}", highlight=False)
+        typer.echo(f"{user.name}\t{user.role}")

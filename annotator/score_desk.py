@@ -97,6 +97,10 @@ class ScoreDesk:
     def edit(self, expert: str, session: ScoreSession, axis: str, value: Any) -> ScoreSession:
         if session.task_id is None:
             return session
+        kept = drafts.load_draft(self.engine, expert, QUEUE, _draft_key(session.task_id))
+        if kept is not None and kept.base_rev == session.rev:  # other axes' events
+            session.values = {**kept.edits.get("values", {}), **session.values}
+            session.comment = kept.edits.get("comment", session.comment) if axis != "comment" else session.comment
         if axis == "comment":
             session.comment = value or ""
         else:

@@ -4,6 +4,7 @@ so OCR text such as `<script>` or `<img onerror=…>` shows as text, never as ma
 from __future__ import annotations
 
 import json
+import time
 from html import escape
 from typing import Any
 
@@ -72,16 +73,23 @@ def status_html(view: View) -> str:
     parts = []
     if view.stored is not None:
         session = view.session
-        edited = len(session.edits)
         parts.append(
-            f'<span class="bs-rev" data-rev="{session.rev}">{esc(view.stored.item.id)} · rev {session.rev}'
+            f'<span class="bs-rev" data-rev="{session.rev}" data-shown="{time.time_ns()}">'
+            f"{esc(view.stored.item.id)} · rev {session.rev}"
             f" · {esc(view.stored.item.status)} · last by {esc(view.stored.updated_by)} ({esc(view.stored.updated_at)})"
-            + (f" · <b>{edited} unsaved edit{'s' if edited != 1 else ''}</b>" if edited else "") + "</span>")
+            "</span>")
     if view.message:
         parts.append(f'<div class="bs-message">{esc(view.message)}</div>')
     if view.error:
         parts.append(f'<div class="bs-error" role="alert">{esc(view.error)}</div>')
     return "".join(parts)
+
+
+def draft_html(session: Any) -> str:
+    edited = len(session.edits)
+    if not edited:
+        return ""
+    return f'<span class="bs-draft">임시 저장됨 · <b>{edited} unsaved edit{"s" if edited != 1 else ""}</b> kept on the server</span>'
 
 
 def conflict_html(conflict: Conflict | None) -> str:
