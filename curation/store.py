@@ -12,7 +12,7 @@ import json
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import (
     Boolean,
@@ -113,6 +113,7 @@ class WriteReport:
     created: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # existing items left as they are (on_existing="skip")
 
 
 @dataclass(frozen=True)
@@ -204,9 +205,16 @@ class Store:
         }
 
     def save_items(
-        self, items: Iterable[Item], *, author: str, stage: str, reason: str | None = None
+        self,
+        items: Iterable[Item],
+        *,
+        author: str,
+        stage: str,
+        reason: str | None = None,
+        on_existing: Literal["revise", "skip"] = "revise",
     ) -> WriteReport:
-        """Create new items and add a revision to existing ones whose content differs.
+        """Create new items; existing ones that differ get a new revision ("revise") or are
+        left alone and reported ("skip", so re-importing a source never undoes later edits).
 
         Meant for bulk stages (import, extract): it does not check a revision the caller
         saw. Interactive edits go through `update`, which does.
@@ -217,14 +225,21 @@ class Store:
             for item in items:
                 batch.append(item)
                 if len(batch) >= _BATCH:
-                    self._save_batch(conn, batch, author, stage, reason, report)
+                    self._save_batch(conn, batch, author, stage, reason, on_existing, report)
                     batch = []
             if batch:
-                self._save_batch(conn, batch, author, stage, reason, report)
+                self._save_batch(conn, batch, author, stage, reason, on_existing, report)
         return report
 
     def _save_batch(
-        self, conn: Connection, batch: list[Item], author: str, stage: str, reason: str | None, report: WriteReport
+        self,
+        conn: Connection,
+        batch: list[Item],
+        author: str,
+        stage: str,
+        reason: str | None,
+        on_existing: str,
+        report: WriteReport,
     ) -> None:
         ids = [item.id for item in batch]
         if len(set(ids)) != len(ids):
@@ -248,6 +263,9 @@ class Store:
             old_rev, old_data = existing[item.id]
             if old_data == data:
                 report.unchanged.append(item.id)
+                continue
+            if on_existing == "skip":
+                report.skipped.append(item.id)
                 continue
             changed = changed_paths(json.loads(old_data), record)
             self._cas_update(conn, item, old_rev, author, when, data)
@@ -425,6 +443,16 @@ class Store:
                      json.loads(r.snapshot))
             for r in rows
         ]
+
+    def stage_counts(self) -> dict[str, int]:
+        """Revisions per stage (import, extract, dedup, annotate …): how the items were built."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(revisions_table.c.stage, func.count()).group_by(revisions_table.c.stage))
+            return {stage: n for stage, n in sorted(rows)}
+
+    def last_revision_at(self) -> str | None:
+        with self.engine.connect() as conn:
+            return conn.execute(select(func.max(revisions_table.c.created_at))).scalar_one()
 
     def revision_count(self) -> int:
         with self.engine.connect() as conn:

@@ -77,3 +77,14 @@ def run_cli(*args: str, env: dict[str, str] | None = None, cwd: Path | None = No
         cwd=cwd,
         timeout=300,
     )
+
+
+@pytest.fixture(scope="session")
+def sample_exam_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The canonical sample exam, its interleaved-stream twin and its scanned twin, written once."""
+    from curation.sample_exam import write_sample_exam
+
+    folder = tmp_path_factory.mktemp("sample-exam")
+    write_sample_exam(folder / "sample.pdf")
+    write_sample_exam(folder / "interleaved.pdf", interleave_columns=True)
+    return folder

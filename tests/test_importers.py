@@ -120,3 +120,16 @@ def test_answer_forms_in_csv(workspace, tmp_path, answer):
     report = import_file(path, workspace.store)
     assert report.ok, report.errors
     assert next(workspace.store.iter_items()).item.answer == 3
+
+
+def test_reimport_never_undoes_later_edits_unless_forced(workspace, tmp_path):
+    path = tmp_path / "items.jsonl"
+    path.write_text(json.dumps(make_record("q-1")) + "\n", encoding="utf-8")
+    import_file(path, workspace.store)
+    workspace.store.update_fields("q-1", {"answer": 3}, expect_rev=1, author="alice", stage="edit")
+    again = import_file(path, workspace.store)
+    assert (again.skipped, again.updated) == (1, 0)
+    assert workspace.store.get("q-1").item.answer == 3
+    forced = import_file(path, workspace.store, force=True)
+    assert forced.updated == 1 and workspace.store.get("q-1").item.answer == 1
+    assert [r.stage for r in workspace.store.history("q-1")] == ["import", "edit", "import"]

@@ -1,0 +1,38 @@
+"""Canonical text of an item for near-duplicate detection.
+
+NFKC, option markers and whitespace stripped, options sorted: two copies of a question with
+permuted options get the same canonical text, and "A 다 ." equals "A다.".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from curation.item import Item
+
+# ①–⑩ (NFKC turns them into digits, so strip them first), (1) 1) 1. 가. A. ㄱ. markers
+_CIRCLED = re.compile(r"[\u2460-\u2473\u2776-\u277f]")
+_LEADING_MARKER = re.compile(r"^\s*(?:\(?\d{1,2}[.)]|\(?[가-하][.)]|\(?[A-Ea-e][.)])\s*")
+_SPACE = re.compile(r"\s+")
+
+
+def canonical_text(text: str) -> str:
+    text = _CIRCLED.sub(" ", text)
+    text = unicodedata.normalize("NFKC", text)
+    return _SPACE.sub("", text)
+
+
+def canonical_option(text: str) -> str:
+    text = unicodedata.normalize("NFKC", _CIRCLED.sub(" ", text))
+    return canonical_text(_LEADING_MARKER.sub("", text))
+
+
+def canonical_stem(item: Item) -> str:
+    return canonical_text(item.stem)
+
+
+def canonical_item(item: Item) -> str:
+    """Stem, then the options in sorted order (image options by their blob hash)."""
+    options = sorted(canonical_option(o.text) or (o.image.blob[:16] if o.image else "") for o in item.options)
+    return canonical_stem(item) + "|" + "|".join(options)

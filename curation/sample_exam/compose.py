@@ -1,0 +1,325 @@
+"""Laying the sample exam out: cover, two columns of questions, answer-key page; and its truth."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+import pymupdf
+
+from curation.answers import CIRCLED
+from curation.sample_exam import drawing
+from curation.sample_exam.content import SUBJECTS, QuestionSpec, SubjectSpec
+from curation.sample_exam.pages import FULL, LEFT, PAGE_WIDTH, RIGHT, PageContent
+from curation.sample_exam.typeset import Run, Typesetter, truth_text
+
+MARGIN_X = 42.0
+GUTTER = 24.0
+COLUMN_WIDTH = (PAGE_WIDTH - 2 * MARGIN_X - GUTTER) / 2
+COLUMN_X = {LEFT: MARGIN_X, RIGHT: MARGIN_X + COLUMN_WIDTH + GUTTER}
+CONTENT_TOP, CONTENT_BOTTOM = 72.0, 790.0
+SIZE, LINE = 9.5, 14.5
+OPTION_INDENT = 12.0
+EXAM, TITLE = "기상기사", "2024년 표본 기상기사 필기시험 문제지"
+INSTRUCTIONS = (
+    "1. 시험 문제지의 총 면수와 문제 번호 순서를 확인하십시오.",
+    "2. 답안카드에는 검은색 사인펜만 사용하십시오.",
+    "3. 문제지에 표시한 답은 채점하지 않습니다.",
+    "4. 시험이 끝나면 문제지와 답안카드를 함께 제출하십시오.",
+)
+
+
+@dataclass
+class Placed:
+    """One question as laid out: where its pieces went and what the truth must say."""
+
+    number: int
+    subject: SubjectSpec
+    spec: QuestionSpec
+    page: int = 0
+    boxes: list[tuple[float, float, float, float]] = field(default_factory=list)
+    figure: tuple[str, pymupdf.Rect, bytes | None] | None = None  # (kind, rect, png or None for vector)
+    option_images: list[tuple[pymupdf.Rect, bytes]] = field(default_factory=list)
+    order: list[int] = field(default_factory=list)  # printed position -> index in spec.options
+
+
+@dataclass
+class Layout:
+    pages: list[PageContent]
+    placed: list[Placed]
+
+
+class Composer:
+    def __init__(self, font: pymupdf.Font, seed: int):
+        self.set = Typesetter(font)
+        self.font = font
+        self.seed = seed
+        self.pages: list[PageContent] = []
+        self.placed: list[Placed] = []
+        self.region = LEFT
+        self.y = CONTENT_TOP
+
+    # -- pages and flow ------------------------------------------------------------------------
+    @property
+    def page(self) -> PageContent:
+        return self.pages[-1]
+
+    def new_page(self) -> None:
+        self.pages.append(PageContent())
+        number = len(self.pages)
+        header = self.set.run(MARGIN_X, 40, TITLE, 8.5)
+        right_text = "기상기사 표본"
+        right = self.set.run(PAGE_WIDTH - MARGIN_X - self.set.width(right_text, 8.5), 40, right_text, 8.5)
+        footer_text = f"- {number} -"
+        footer = self.set.run((PAGE_WIDTH - self.set.width(footer_text, 9)) / 2, 818, footer_text, 9)
+        self.page.add(FULL, [header, right, footer])
+        self.page.drawings.append(lambda page: page.draw_line((MARGIN_X, 47), (PAGE_WIDTH - MARGIN_X, 47), width=0.8))
+        self.region, self.y = LEFT, CONTENT_TOP
+
+    def next_column(self) -> None:
+        self.page.gutter_rule = (self._column_top(), CONTENT_BOTTOM)
+        if self.region == LEFT:
+            self.region, self.y = RIGHT, self._column_top()
+        else:
+            self.new_page()
+
+    def _column_top(self) -> float:
+        return self.columns_top if len(self.pages) == 1 else CONTENT_TOP
+
+    def baseline(self, size: float = SIZE) -> float:
+        return self.y + self.font.ascender * size
+
+    # -- cover ---------------------------------------------------------------------------------
+    def cover(self) -> None:
+        self.new_page()
+        title = "국가기술자격 필기시험 표본 문제지"
+        runs = [self.set.run((PAGE_WIDTH - self.set.width(title, 16)) / 2, 88, title, 16)]
+        info = f"자격종목: {EXAM}    시험시간: 150분    문항 수: {sum(len(s.questions) for s in SUBJECTS)}문항"
+        runs.append(self.set.run((PAGE_WIDTH - self.set.width(info, 10)) / 2, 112, info, 10))
+        runs.append(self.set.run(MARGIN_X + 10, 140, "수험자 유의사항", 10))
+        baseline = 160.0
+        for line in INSTRUCTIONS:
+            runs.append(self.set.run(MARGIN_X + 14, baseline, line, 9.5))
+            baseline += LINE
+        self.page.add(FULL, runs)
+        box = pymupdf.Rect(MARGIN_X, 126, PAGE_WIDTH - MARGIN_X, baseline - 4)
+        self.page.drawings.append(lambda page: page.draw_rect(box, color=(0, 0, 0), width=0.8))
+        self.columns_top = box.y1 + 16
+        self.y = self.columns_top
+
+    # -- questions -----------------------------------------------------------------------------
+    def place_all(self) -> None:
+        number = 0
+        for subject in SUBJECTS:
+            for index, spec in enumerate(subject.questions):
+                number += 1
+                self.place(number, subject, spec, with_header=index == 0)
+        self.page.gutter_rule = (self._column_top(), CONTENT_BOTTOM)
+
+    def place(self, number: int, subject: SubjectSpec, spec: QuestionSpec, with_header: bool) -> None:
+        order = list(range(len(spec.options)))
+        random.Random(self.seed * 1000 + number).shuffle(order)
+        for _attempt in range(3):
+            saved_y = self.y
+            trial = PageContent()
+            placed = Placed(number, subject, spec, order=order)
+            self.lay_out(trial, placed, with_header)
+            if self.y <= CONTENT_BOTTOM:
+                self.commit(trial, placed)
+                return
+            self.y = saved_y
+            self.next_column()
+        raise RuntimeError(f"question {number} does not fit in a column")
+
+    def commit(self, trial: PageContent, placed: Placed) -> None:
+        placed.page = len(self.pages)
+        for _, _, run in trial.runs:
+            self.page.add(self.region, [run])
+        self.page.images += trial.images
+        self.page.drawings += trial.drawings
+        self.placed.append(placed)
+        self.y += 10
+
+    def lay_out(self, out: PageContent, placed: Placed, with_header: bool) -> None:
+        x, width = COLUMN_X[self.region], COLUMN_WIDTH
+        if with_header:
+            header = f"{placed.subject.number}과목 {placed.subject.name}"
+            band = pymupdf.Rect(x, self.y, x + width, self.y + 18)
+            out.drawings.append(lambda page: page.draw_rect(band, color=None, fill=(0.9, 0.9, 0.9)))
+            out.add(self.region, [self.set.run(x + 6, self.y + 13, header, 10.5)])
+            self.y += 26
+        prefix = f"{placed.number}. "
+        indent = self.set.width(prefix, SIZE)
+        self.text_block(out, placed, [self.set.run(x, self.baseline(), prefix, SIZE)], placed.spec.stem,
+                        x + indent, width - indent, x + indent)
+        if placed.spec.bogi:
+            self.bogi_box(out, placed, x, width)
+        if placed.spec.figure:
+            self.figure(out, placed, x, width)
+        self.options(out, placed, x, width)
+
+    def text_block(self, out: PageContent, placed: Placed, lead: list[Run], rich, first_x: float,  # noqa: ANN001
+                   width: float, rest_x: float, first_width: float | None = None) -> None:
+        lines = self.set.wrap(rich, SIZE, first_width if first_width is not None else width, width)
+        for index, words in enumerate(lines):
+            runs = (lead if index == 0 else []) + self.set.set_line(words, first_x if index == 0 else rest_x,
+                                                                     self.baseline(), SIZE)
+            self.emit(out, placed, runs)
+            self.y += LINE
+
+    def emit(self, out: PageContent, placed: Placed, runs: list[Run]) -> None:
+        out.add(self.region, runs)
+        placed.boxes += [self.set.glyph_box(run) for run in runs if run.text.strip()]
+
+    def bogi_box(self, out: PageContent, placed: Placed, x: float, width: float) -> None:
+        left, right = x + 8, x + width - 2
+        top = self.y + 2
+        self.y = top + 5
+        title = "〈보기〉"
+        self.emit(out, placed, [self.set.run((left + right - self.set.width(title, SIZE)) / 2, self.baseline(), title, SIZE)])
+        self.y += LINE
+        for entry in placed.spec.bogi:
+            marker = entry[:3]  # "ㄱ. "
+            indent = self.set.width(marker, SIZE)
+            self.text_block(out, placed, [], (entry,), left + 6, right - left - 12 - indent, left + 6 + indent,
+                            first_width=right - left - 12)
+        bottom = self.y
+        box = pymupdf.Rect(left, top, right, bottom)
+        out.drawings.append(lambda page: page.draw_rect(box, color=(0, 0, 0), width=0.7))
+        self.y = bottom + 6
+
+    def figure(self, out: PageContent, placed: Placed, x: float, width: float) -> None:
+        kind = placed.spec.figure
+        size = {"chart": (200, 120), "diagram": (200, 90), "formula_image": (120, 26)}[kind]
+        rect = pymupdf.Rect(x + (width - size[0]) / 2, self.y + 2, x + (width + size[0]) / 2, self.y + 2 + size[1])
+        if kind == "chart":
+            png = drawing.temperature_profile_chart(self.seed)
+        elif kind == "formula_image":
+            png = drawing.formula_image(self.font)
+        else:
+            png = None
+            out.drawings.append(lambda page: drawing.draw_front_section(page, rect))
+        if png is not None:
+            out.images.append((rect, png))
+            placed.boxes.append(tuple(rect))
+        placed.figure = (kind, rect, png)
+        self.y = rect.y1 + 6
+
+    def options(self, out: PageContent, placed: Placed, x: float, width: float) -> None:
+        spec = placed.spec
+        printed = [spec.options[index] for index in placed.order]
+        start = x + OPTION_INDENT
+        span = width - OPTION_INDENT
+        if spec.image_options:
+            self.image_options(out, placed, start, span)
+            return
+        per_line = {"row": 4, "grid": 2, "lines": 1}[spec.layout]
+        slot = span / per_line
+        for row_start in range(0, len(printed), per_line):
+            row_runs: list[Run] = []
+            for column, option in enumerate(printed[row_start:row_start + per_line]):
+                marker = CIRCLED[row_start + column] + " "
+                left = start + column * slot
+                lead = self.set.run(left, self.baseline(), marker, SIZE)
+                if per_line == 1:
+                    indent = self.set.width(marker, SIZE)
+                    self.text_block(out, placed, [lead], option, left + indent, span - indent, left + indent)
+                    continue
+                room = slot - self.set.width(marker, SIZE) - 4
+                words = self.set.wrap(option, SIZE, room, room)
+                if len(words) != 1:
+                    raise RuntimeError(f"question {placed.number}: option does not fit a {spec.layout} slot")
+                row_runs += [lead] + self.set.set_line(words[0], left + self.set.width(marker, SIZE), self.baseline(), SIZE)
+            if row_runs:
+                self.emit(out, placed, row_runs)
+                self.y += LINE
+
+    def image_options(self, out: PageContent, placed: Placed, start: float, span: float) -> None:
+        slot = span / 4
+        top = self.y + 2
+        for position, index in enumerate(placed.order):
+            marker = CIRCLED[position]
+            left = start + position * slot
+            self.emit(out, placed, [self.set.run(left, top + 22, marker, SIZE)])
+            image_left = left + self.set.width(marker, SIZE) + 3
+            rect = pymupdf.Rect(image_left, top, image_left + 36, top + 36)
+            png = drawing.weather_symbol(placed.spec.options[index][0])
+            out.images.append((rect, png))
+            placed.boxes.append(tuple(rect))
+            placed.option_images.append((rect, png))
+        self.y = top + 36 + 6
+
+    # -- answer key ----------------------------------------------------------------------------
+    def answer_key_page(self) -> None:
+        self.new_page()
+        title = "정답표"
+        runs = [self.set.run((PAGE_WIDTH - self.set.width(title, 14)) / 2, 90, title, 14)]
+        answers = [CIRCLED[placed.order.index(0)] for placed in self.placed]
+        label_width, cell = 43.0, (PAGE_WIDTH - 2 * MARGIN_X - 43.0) / 13
+        top = 110.0
+        rows: list[float] = []
+        for start in range(0, len(answers), 13):
+            for label, values in (("번호", [str(n) for n in range(start + 1, min(start + 13, len(answers)) + 1)]),
+                                  ("정답", answers[start:start + 13])):
+                baseline = top + 15
+                runs.append(self.set.run(MARGIN_X + (label_width - self.set.width(label, 9.5)) / 2, baseline, label, 9.5))
+                for column, value in enumerate(values):
+                    cell_x = MARGIN_X + label_width + column * cell
+                    runs.append(self.set.run(cell_x + (cell - self.set.width(value, 9.5)) / 2, baseline, value, 9.5))
+                rows.append(top)
+                top += 20
+            top += 10
+        self.page.add(FULL, runs)
+
+        def grid(page: pymupdf.Page, rows: list[float] = rows) -> None:
+            for row_top in rows:
+                page.draw_rect(pymupdf.Rect(MARGIN_X, row_top, PAGE_WIDTH - MARGIN_X, row_top + 20), width=0.6)
+                for column in range(14):
+                    x = MARGIN_X + label_width + column * cell if column else MARGIN_X + label_width
+                    page.draw_line((x, row_top), (x, row_top + 20), width=0.6)
+
+        self.page.drawings.append(grid)
+
+
+def compose(font: pymupdf.Font, seed: int) -> Layout:
+    composer = Composer(font, seed)
+    composer.cover()
+    composer.place_all()
+    composer.answer_key_page()
+    return Layout(composer.pages, composer.placed)
+
+
+def union(boxes: list[tuple[float, float, float, float]]) -> list[float]:
+    return [round(min(b[0] for b in boxes), 2), round(min(b[1] for b in boxes), 2),
+            round(max(b[2] for b in boxes), 2), round(max(b[3] for b in boxes), 2)]
+
+
+def item_id(seed: int, number: int) -> str:
+    return f"sample-gisanggisa-s{seed}-{number:03d}"
+
+
+def truth_record(placed: Placed, seed: int, pdf_sha256: str, image_refs: dict[str, Any], origin: str) -> dict[str, Any]:
+    """The ground-truth item; `image_refs` maps 'figure' / 'option:N' to ImageRef dicts."""
+    spec = placed.spec
+    options: list[dict[str, Any]] = []
+    for position, index in enumerate(placed.order):
+        if spec.image_options:
+            options.append({"text": "", "image": image_refs[f"option:{position + 1}"]})
+        else:
+            options.append({"text": truth_text(spec.options[index]), "image": None})
+    stem = truth_text(spec.stem)
+    if spec.bogi:
+        stem += "\n〈보기〉\n" + "\n".join(spec.bogi)
+    return {
+        "id": item_id(seed, placed.number),
+        "source": {"exam": EXAM, "session": f"sample-{seed}", "subject": placed.subject.name,
+                   "part": f"{placed.subject.number}과목", "number": placed.number, "pdf_sha256": pdf_sha256,
+                   "page": placed.page, "bbox": union(placed.boxes), "origin": origin},
+        "stem": stem,
+        "options": options,
+        "answer": placed.order.index(0) + 1,
+        "images": [image_refs["figure"]] if "figure" in image_refs else [],
+        "flags": {"review_reasons": list(spec.review)},
+        "status": "extracted",
+    }

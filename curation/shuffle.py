@@ -1,0 +1,52 @@
+"""Seeded option shuffling: a permutation per item derived from (seed, item id).
+
+Shuffling always starts from the original order (kept in `original_option_order`), so the
+same seed gives the same order however often it runs, and the answer and option images
+move with their options.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+from curation.item import Item
+
+
+def permutation(seed: int, item_id: str, n: int) -> list[int]:
+    """0-based: new position k holds original option permutation[k]."""
+    digest = hashlib.sha256(f"{seed}:{item_id}".encode()).digest()
+    order = list(range(n))
+    random.Random(int.from_bytes(digest[:8], "big")).shuffle(order)
+    return order
+
+
+def original_order(item: Item) -> Item:
+    """The item with its options back in the order of the source paper."""
+    if item.original_option_order is None:
+        return item
+    options = [None] * len(item.options)
+    for current, original in enumerate(item.original_option_order):
+        options[original - 1] = item.options[current]
+    answer = _remap(item.answer, lambda n: item.original_option_order[n - 1])
+    return item.model_copy(update={"options": options, "answer": answer, "original_option_order": None})
+
+
+def shuffle_item(item: Item, seed: int) -> Item:
+    base = original_order(item)
+    if len(base.options) < 2:
+        return base
+    order = permutation(seed, item.id, len(base.options))
+    options = [base.options[k] for k in order]
+    new_position = {original + 1: position + 1 for position, original in enumerate(order)}
+    answer = _remap(base.answer, new_position.__getitem__)
+    return item.model_copy(update={"options": options, "answer": answer,
+                                   "original_option_order": [k + 1 for k in order]})
+
+
+def _remap(answer, mapping):  # noqa: ANN001, ANN202
+    if answer is None:
+        return None
+    if isinstance(answer, int):
+        return mapping(answer)
+    return sorted(mapping(n) for n in answer)

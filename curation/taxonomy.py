@@ -1,0 +1,49 @@
+"""Rule-based taxonomy: part/subject from exam sections, visual type, question format."""
+
+from __future__ import annotations
+
+import re
+
+from curation.item import Item
+
+_KIND_TO_VISUAL = {"formula": "formula", "vector": "diagram", "photo": "photo", "table": "table"}
+_CHART_WORDS = re.compile(r"그래프|도표|차트|일기도|단열선도|분포도|변화를 나타낸|추이")
+_MAP_WORDS = re.compile(r"지도|일기도|위성 ?영상")
+_TABLE_WORDS = re.compile(r"표는|다음 표|<표>|〈표〉")
+_MULTI_WORDS = re.compile(r"모두 고르|모두 고른|있는 대로")
+_NUMERIC_WORDS = re.compile(r"몇 ?(개|%|도|hPa|m)|얼마|값은|계산")
+
+
+def visual_type(item: Item) -> str:
+    kinds = [image.kind for image in item.images] + [o.image.kind for o in item.options if o.image]
+    if not kinds:
+        return "formula" if "\\(" in item.stem or "$$" in item.stem else "none"
+    for kind in kinds:
+        if kind in _KIND_TO_VISUAL:
+            return _KIND_TO_VISUAL[kind]
+    if _MAP_WORDS.search(item.stem):
+        return "map"
+    if _TABLE_WORDS.search(item.stem):
+        return "table"
+    if _CHART_WORDS.search(item.stem):
+        return "chart"
+    return "diagram" if "vector" in kinds else "photo"
+
+
+def question_format(item: Item) -> str:
+    if not item.options:
+        return "numeric" if _NUMERIC_WORDS.search(item.stem) else "open"
+    if isinstance(item.answer, list) and len(item.answer) > 1:
+        return "multiple_answers"
+    # "…을 모두 고른 것은?" with ㄱ/ㄴ/ㄷ options is still one correct option
+    return "single_answer"
+
+
+def tag_taxonomy(item: Item) -> Item:
+    taxonomy = item.taxonomy.model_copy(update={
+        "part": item.taxonomy.part or item.source.part,
+        "subject": item.taxonomy.subject or item.source.subject,
+        "visual_type": item.taxonomy.visual_type or visual_type(item),
+        "question_format": item.taxonomy.question_format or question_format(item),
+    })
+    return item if taxonomy == item.taxonomy else item.model_copy(update={"taxonomy": taxonomy})

@@ -1,0 +1,1 @@
+"""Data card templates (package data, so an installed benchsmith finds them)."""

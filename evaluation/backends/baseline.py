@@ -1,0 +1,67 @@
+"""Heuristic answerers that look only at the options, never the question: they expose answer
+artifacts (the key is often the longest option, or the one most like the others).
+
+    baseline:longest   baseline:shortest   baseline:similar   baseline:position-N   baseline:last
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+
+from rapidfuzz import fuzz
+
+from evaluation.backends.base import ChatRequest, Completion
+from evaluation.models import ModelConfigError, ModelSpec
+
+Chooser = Callable[[tuple[str, ...]], int]  # option texts → 1-based option number
+
+
+def _longest(options: tuple[str, ...]) -> int:
+    return max(range(len(options)), key=lambda i: (len(options[i].strip()), -i)) + 1
+
+
+def _shortest(options: tuple[str, ...]) -> int:
+    return min(range(len(options)), key=lambda i: (len(options[i].strip()), i)) + 1
+
+
+def _most_similar(options: tuple[str, ...]) -> int:
+    """The option with the highest mean similarity to the other options."""
+    def score(i: int) -> float:
+        others = [fuzz.ratio(options[i], options[j]) for j in range(len(options)) if j != i]
+        return sum(others) / len(others) if others else 0.0
+
+    return max(range(len(options)), key=lambda i: (score(i), -i)) + 1
+
+
+def _position(number: int) -> Chooser:
+    return lambda options: min(number, len(options))
+
+
+def chooser_for(name: str) -> Chooser:
+    fixed = re.fullmatch(r"position-([1-9]\d?)", name)
+    if fixed:
+        return _position(int(fixed.group(1)))
+    named: dict[str, Chooser] = {"longest": _longest, "shortest": _shortest, "similar": _most_similar,
+                                 "last": lambda options: len(options)}
+    if name not in named:
+        raise ModelConfigError(f"unknown baseline {name!r} (choose longest, shortest, similar, last or position-N)")
+    return named[name]
+
+
+BASELINE_NAMES = ("longest", "shortest", "similar", "position-1", "last")
+
+
+class BaselineBackend:
+    def __init__(self, spec: ModelSpec):
+        self.spec = spec
+        self.choose = chooser_for(spec.model)
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        if not request.choices:
+            return Completion("선택지가 없습니다.", finish_reason="stop")
+        return Completion(json.dumps({"정답": self.choose(request.choices)}), finish_reason="stop")
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,217 @@
+"""Sending requests: bounded concurrency that adapts to 429/503, retries with exponential
+backoff and jitter, a per-request timeout, the response cache, and one log line per job.
+
+The executor knows nothing about exams: a job is a request plus a `finish` function that
+turns the completion (or the final error) into the record logged for it. Answer runs and
+judge runs both use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from curation.errors import BenchsmithError
+from evaluation.backends import make_backend
+from evaluation.backends.base import Backend, BackendError, ChatRequest, Completion
+from evaluation.cache import ResponseCache
+from evaluation.models import ModelSpec
+from evaluation.runlog import RunLog
+
+
+class BackendUnreachable(BenchsmithError):
+    exit_code = 5
+
+
+class InvalidResponse(Exception):
+    """Raised by a job's `finish` when the completion must be requested again (a judge's bad JSON)."""
+
+
+@dataclass
+class Job:
+    id: str
+    request: ChatRequest
+    key: str
+    finish: Callable[[Job, Completion | None, BackendError | None, dict[str, Any]], dict[str, Any]]
+    rekey: Callable[[ChatRequest], str] | None = None  # for resends with a new salt
+    max_invalid: int = 0
+
+
+@dataclass
+class ExecutorSettings:
+    concurrency: int = 16
+    max_retries: int = 4
+    timeout_s: float = 120.0
+    backoff_base_s: float = 0.5
+    backoff_cap_s: float = 30.0
+    seed: int | None = None  # jitter seed (tests)
+
+
+class AdaptiveLimiter:
+    """At most `limit` requests in flight; halved on throttling, grown by one after `limit`
+    successes in a row, never above the configured maximum."""
+
+    def __init__(self, maximum: int):
+        self.maximum = maximum
+        self.limit = maximum
+        self.active = 0
+        self._streak = 0
+        self._last_cut = 0.0
+        self._cond = asyncio.Condition()
+
+    async def acquire(self) -> None:
+        async with self._cond:
+            await self._cond.wait_for(lambda: self.active < self.limit)
+            self.active += 1
+
+    async def release(self, throttled: bool) -> None:
+        async with self._cond:
+            self.active -= 1
+            if throttled:
+                now = time.monotonic()
+                if now - self._last_cut > 0.5:  # one cut per burst of 429s, not one per request
+                    self.limit = max(1, self.limit // 2)
+                    self._last_cut = now
+                self._streak = 0
+            else:
+                self._streak += 1
+                if self._streak >= self.limit and self.limit < self.maximum:
+                    self.limit += 1
+                    self._streak = 0
+            self._cond.notify_all()
+
+
+@dataclass
+class ExecutionStats:
+    sent: int = 0
+    cached: int = 0
+    retries: int = 0
+    throttled: int = 0
+    min_limit: int = 0
+    by_outcome: dict[str, int] = field(default_factory=dict)
+
+
+class Executor:
+    def __init__(self, backend: Backend, settings: ExecutorSettings, log: RunLog, cache: ResponseCache | None,
+                 on_record: Callable[[dict[str, Any]], None] | None = None):
+        self.backend = backend
+        self.settings = settings
+        self.log = log
+        self.cache = cache
+        self.on_record = on_record
+        self.stats = ExecutionStats(min_limit=settings.concurrency)
+        self._random = random.Random(settings.seed)
+        self._cached: dict[str, Completion] = {}
+        self._limiter: AdaptiveLimiter | None = None
+
+    def _delay(self, attempt: int, error: BackendError) -> float:
+        base = min(self.settings.backoff_cap_s, self.settings.backoff_base_s * 2**attempt)
+        delay = base * (0.5 + self._random.random())  # jitter: spread the retries of a burst
+        if error.retry_after is not None:
+            delay = max(delay, error.retry_after)
+        return delay
+
+    async def _send(self, request: ChatRequest) -> tuple[Completion | None, BackendError | None, dict[str, Any]]:
+        assert self._limiter is not None
+        attempts = 0
+        started = time.perf_counter()
+        while True:
+            attempts += 1
+            await self._limiter.acquire()
+            error: BackendError | None = None
+            try:
+                async with asyncio.timeout(self.settings.timeout_s):
+                    completion = await self.backend.complete(request)
+            except TimeoutError:
+                error = BackendError("timeout", f"no response within {self.settings.timeout_s:g} s")
+            except BackendError as raised:
+                error = raised
+            finally:
+                await self._limiter.release(throttled=error is not None and error.throttled)
+            self.stats.sent += 1
+            if error is None:
+                return completion, None, {"attempts": attempts, "latency_s": round(time.perf_counter() - started, 4)}
+            if error.throttled:
+                self.stats.throttled += 1
+                self.stats.min_limit = min(self.stats.min_limit, self._limiter.limit)
+            if not error.retryable or attempts > self.settings.max_retries:
+                if error.kind == "connection":
+                    raise BackendUnreachable(f"cannot reach {getattr(self.backend.spec, 'base_url', None) or self.backend.spec.name}: "
+                                             f"{error} (finished responses are kept; rerun to resume)")
+                return None, error, {"attempts": attempts, "latency_s": round(time.perf_counter() - started, 4)}
+            self.stats.retries += 1
+            await asyncio.sleep(self._delay(attempts - 1, error))
+
+    async def _run_job(self, job: Job) -> None:
+        request, key = job.request, job.key
+        for resend in range(job.max_invalid + 1):
+            completion = self._cached.get(key)
+            if completion is not None:
+                self.stats.cached += 1
+                completion_meta: dict[str, Any] = {"attempts": 0, "latency_s": 0.0, "cached": True}
+                error = None
+            else:
+                completion, error, completion_meta = await self._send(request)
+                completion_meta["cached"] = False
+            completion_meta.update(key=key, resends=resend)
+            try:
+                record = job.finish(job, completion, error, completion_meta)
+            except InvalidResponse as invalid:
+                if resend == job.max_invalid or job.rekey is None:
+                    record = job.finish(job, None, BackendError("malformed", f"invalid after {resend + 1} tries: {invalid}"),
+                                        completion_meta)
+                else:
+                    request = ChatRequest(request.messages, request.response_schema, request.salt + 1, request.choices)
+                    key = job.rekey(request)
+                    continue
+            break
+        self.log.append(record)  # the log line first: it is what a resumed run trusts
+        if completion is not None and error is None and self.cache is not None and not completion_meta["cached"]:
+            self.cache.put(key, completion, self.backend.spec)
+        outcome = record.get("outcome", "?")
+        self.stats.by_outcome[outcome] = self.stats.by_outcome.get(outcome, 0) + 1
+        if self.on_record is not None:
+            self.on_record(record)
+
+    async def run(self, jobs: list[Job]) -> ExecutionStats:
+        if self.cache is not None:
+            self._cached = self.cache.get_many(job.key for job in jobs)
+        self._limiter = AdaptiveLimiter(self.settings.concurrency)
+        queue: asyncio.Queue[Job] = asyncio.Queue()
+        for job in jobs:
+            queue.put_nowait(job)
+
+        async def worker() -> None:
+            while not queue.empty():
+                await self._run_job(queue.get_nowait())
+
+        workers = [asyncio.create_task(worker()) for _ in range(min(self.settings.concurrency, max(1, len(jobs))))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for task in workers:
+                task.cancel()
+            await asyncio.gather(*workers, return_exceptions=True)
+            if self.cache is not None:
+                self.cache.flush()
+        return self.stats
+
+
+async def run_jobs(spec: ModelSpec, settings: ExecutorSettings, log_path: Path, jobs: list[Job],
+                   cache_path: Path | None, on_record: Callable[[dict[str, Any]], None] | None = None) -> ExecutionStats:
+    """Open the backend, the log and the cache, run the jobs, close everything (also on failure)."""
+    backend = make_backend(spec, settings.concurrency)
+    log = RunLog(log_path)
+    cache = ResponseCache(cache_path) if cache_path is not None else None
+    try:
+        return await Executor(backend, settings, log, cache, on_record).run(jobs)
+    finally:
+        log.close()
+        if cache is not None:
+            cache.close()
+        await backend.aclose()

@@ -1,0 +1,135 @@
+"""The judge: scores a run's rationales on four axes (1–5) against the reference rationale.
+
+The judge never sees which model wrote the rationale. Its reply must be JSON following
+VERDICT_SCHEMA (sent as native structured output where the model declares it); an invalid
+reply is asked for again, and a verdict still invalid is recorded as `missing` — never
+averaged in as 0 or −1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from curation.item import Item
+from curation.workspace import Workspace
+from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
+from evaluation.cache import cache_key
+from evaluation.executor import ExecutorSettings, InvalidResponse, Job, run_jobs
+from evaluation.metrics import JUDGE_AXES
+from evaluation.models import ModelSpec
+from evaluation.parsing import json_objects, load_object, split_thinking
+from evaluation.runlog import RESPONSES, now_iso, read_manifest, read_records
+
+JUDGE_PROMPT_VERSION = "judge-v1"
+
+_Score = Field(ge=1, le=5)
+
+
+class Verdict(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    factuality: int = _Score
+    logical_soundness: int = _Score
+    depth: int = _Score
+    clarity: int = _Score
+    factual_errors: list[str] = Field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return sum(getattr(self, axis) for axis in JUDGE_AXES)
+
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **{axis: {"type": "integer", "minimum": 1, "maximum": 5} for axis in JUDGE_AXES},
+        "factual_errors": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": [*JUDGE_AXES, "factual_errors"],
+}
+
+_SYSTEM = ("당신은 시험 문제 풀이를 채점하는 전문가입니다. 전문가가 작성한 참고 해설을 기준으로 "
+           "평가 대상 풀이를 네 가지 기준에서 1점(매우 나쁨)부터 5점(매우 좋음)까지 채점하세요.\n"
+           "- factuality(사실성): 사실과 개념이 정확한가\n"
+           "- logical_soundness(논리성): 근거에서 결론까지 논리가 타당한가\n"
+           "- depth(깊이): 핵심 원리를 충분히 설명하는가\n"
+           "- clarity(명확성): 간결하고 명확하게 쓰였는가\n"
+           "풀이에 있는 사실 오류는 factual_errors 목록에 적으세요. 다음 JSON 하나로만 답하세요: "
+           '{"factuality": 1-5, "logical_soundness": 1-5, "depth": 1-5, "clarity": 1-5, "factual_errors": ["…"]}')
+
+
+def judge_request(item: Item, rationale: str) -> ChatRequest:
+    options = "\n".join(f"{n}. {option.text or '(그림)'}" for n, option in enumerate(item.options, start=1))
+    gold = ", ".join(map(str, item.answer_list()))
+    reference = item.rationale.text if item.rationale else ""
+    user = (f"[문제]\n{item.stem}\n[선택지]\n{options}\n[정답]\n{gold}\n[참고 해설]\n{reference}\n"
+            f"[평가 대상 풀이]\n{rationale}")
+    return ChatRequest((Message("system", (_SYSTEM,)), Message("user", (user,))), response_schema=VERDICT_SCHEMA)
+
+
+def parse_verdict(text: str) -> Verdict:
+    visible, _, _ = split_thinking(text or "")
+    problems = []
+    for candidate in reversed(json_objects(visible)):
+        data = load_object(candidate)
+        if data is None:
+            continue
+        try:
+            return Verdict.model_validate(data)
+        except ValidationError as error:
+            problems.append("; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()))
+    reason = problems[0] if problems else "no JSON object"
+    raise InvalidResponse(f"{reason} in {visible[:160]!r}")
+
+
+def judge_log_path(run_dir: Path, judge: ModelSpec) -> Path:
+    return run_dir / f"judge-{re.sub(r'[^A-Za-z0-9._-]+', '-', judge.name).strip('-')}.jsonl"
+
+
+def _finish(job: Job, completion: Completion | None, error: BackendError | None, meta: dict[str, Any]) -> dict[str, Any]:
+    base = {"item_id": job.id, **meta, "ts": now_iso()}
+    if completion is None:
+        return base | {"status": "missing", "error": {"kind": error.kind if error else "error", "message": str(error)}}
+    verdict = parse_verdict(completion.text)
+    return base | {"status": "ok", "scores": verdict.model_dump(include=set(JUDGE_AXES)), "total": verdict.total,
+                   "factual_errors": verdict.factual_errors, "text": completion.text, "thinking": completion.thinking,
+                   "usage": completion.usage}
+
+
+def judge_run(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: ExecutorSettings, *, max_invalid: int = 2,
+              on_start: Callable[[int, int], None] | None = None,
+              on_record: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    read_manifest(run_dir)
+    records = read_records(run_dir / RESPONSES)
+    items = {k: v.item for k, v in ws.store.get_many(list(records)).items()}
+    log_path = judge_log_path(run_dir, judge)
+    done = read_records(log_path)
+    jobs: list[Job] = []
+    candidates = 0
+    for item_id, record in records.items():
+        item = items.get(item_id)
+        rationale = (record.get("rationale") or "").strip()
+        if item is None or not rationale or not (item.rationale and item.rationale.text.strip()):
+            continue
+        candidates += 1
+        if item_id in done:
+            continue
+        request = judge_request(item, rationale)
+
+        def rekey(req: ChatRequest) -> str:
+            return cache_key(judge, req, JUDGE_PROMPT_VERSION)
+
+        jobs.append(Job(item_id, request, rekey(request), _finish, rekey, max_invalid))
+    if on_start is not None:
+        on_start(candidates, candidates - len(jobs))
+    if jobs:
+        asyncio.run(run_jobs(judge, settings, log_path, jobs, ws.cache_path, on_record))
+    verdicts = read_records(log_path)
+    ok = sum(1 for v in verdicts.values() if v.get("status") == "ok")
+    return {"judged": len(verdicts), "ok": ok, "missing": len(verdicts) - ok,
+            "not_judged": len(records) - candidates, "log": str(log_path)}

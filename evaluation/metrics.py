@@ -1,0 +1,160 @@
+"""Accuracy per subset with item-bootstrap confidence intervals, and judge scores.
+
+Every figure carries its n. Items a model was never sent (a text-only model and an image
+item) are counted as `not_sent`, outside the denominator, and said so; unparseable and
+error outcomes stay inside the denominator (they are not correct) and are reported as
+their own rates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from curation.item import Item
+from curation.store import Store
+from evaluation.runlog import RESPONSES, read_manifest, read_records
+
+JUDGE_AXES = ("factuality", "logical_soundness", "depth", "clarity")
+
+
+@dataclass
+class RunData:
+    run_id: str
+    run_dir: Path
+    manifest: dict[str, Any]
+    records: dict[str, dict[str, Any]]  # item id → last record
+    items: dict[str, Item]
+    skipped: dict[str, str]
+
+    @property
+    def model_name(self) -> str:
+        return self.manifest["model"]["name"]
+
+    @property
+    def label(self) -> str:
+        return f"{self.model_name} · {self.manifest['prompt']['name']}"
+
+    def pending(self) -> int:
+        return sum(1 for item_id in self.manifest.get("item_ids", []) if item_id not in self.records)
+
+
+def load_run(run_dir: Path, store: Store) -> RunData:
+    manifest = read_manifest(run_dir)
+    records = read_records(run_dir / RESPONSES)
+    skipped = manifest.get("skipped", {})
+    wanted = [*manifest.get("item_ids", []), *skipped]
+    items = {item_id: stored.item for item_id, stored in store.get_many(wanted).items()}
+    return RunData(manifest["run_id"], run_dir, manifest, records, items, skipped)
+
+
+def subsets_of(item: Item) -> list[str]:
+    names = ["overall", "multimodal" if item.multimodal else "text_only"]
+    if item.flags.korea_specific:
+        names.append("korea_specific")
+    if item.extra.get("hard") or "hard" in (item.extra.get("subsets") or []):
+        names.append("hard")
+    part = item.taxonomy.part or item.source.part
+    subject = item.taxonomy.subject or item.source.subject
+    if part:
+        names.append(f"part:{part}")
+    if subject:
+        names.append(f"subject:{subject}")
+    return names
+
+
+def bootstrap_ci(values: np.ndarray, seed: int, resamples: int = 2000, level: float = 0.95) -> tuple[float, float] | None:
+    """Percentile interval of the mean over items resampled with replacement."""
+    if values.size == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    means = values[rng.integers(0, values.size, size=(resamples, values.size))].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def _subset_seed(seed: int, subset: str) -> int:
+    return seed + int.from_bytes(hashlib.sha256(subset.encode()).digest()[:4], "big")
+
+
+@dataclass
+class SubsetScore:
+    subset: str
+    n: int
+    correct: int
+    unparseable: int
+    error: int
+    not_sent: int
+    accuracy: float | None
+    ci: tuple[float, float] | None
+
+    @property
+    def unparseable_rate(self) -> float | None:
+        return self.unparseable / self.n if self.n else None
+
+    @property
+    def error_rate(self) -> float | None:
+        return self.error / self.n if self.n else None
+
+
+def subset_order(names: Iterable[str]) -> list[str]:
+    fixed = ["overall", "common", "korea_specific", "text_only", "multimodal", "hard"]
+    names = set(names)
+    return [n for n in fixed if n in names] + sorted(n for n in names if n not in fixed)
+
+
+def accuracy_by_subset(run: RunData, *, seed: int = 0, resamples: int = 2000,
+                       common: set[str] | None = None) -> list[SubsetScore]:
+    outcomes: dict[str, list[str]] = {}
+    not_sent: dict[str, int] = {}
+    for item_id, record in run.records.items():
+        item = run.items.get(item_id)
+        names = subsets_of(item) if item is not None else ["overall"]
+        if common is not None and item_id in common:
+            names.append("common")
+        for name in names:
+            outcomes.setdefault(name, []).append(record["outcome"])
+    for item_id in run.skipped:
+        item = run.items.get(item_id)
+        for name in subsets_of(item) if item is not None else ["overall"]:
+            not_sent[name] = not_sent.get(name, 0) + 1
+            outcomes.setdefault(name, [])
+    scores = []
+    for name in subset_order(outcomes):
+        values = np.array([o == "correct" for o in outcomes[name]], dtype=float)
+        n = int(values.size)
+        scores.append(SubsetScore(
+            name, n, int(values.sum()), outcomes[name].count("unparseable"), outcomes[name].count("error"),
+            not_sent.get(name, 0), float(values.mean()) if n else None,
+            bootstrap_ci(values, _subset_seed(seed, name), resamples)))
+    return scores
+
+
+@dataclass
+class ReasoningScore:
+    judge: str
+    n: int
+    missing: int
+    mean: float | None
+    ci: tuple[float, float] | None
+    axes: dict[str, float]
+
+
+def reasoning_scores(run: RunData, *, seed: int = 0, resamples: int = 2000) -> list[ReasoningScore]:
+    """One entry per judge file; a missing verdict is counted, never averaged in."""
+    results = []
+    for path in sorted(run.run_dir.glob("judge-*.jsonl")):
+        verdicts = read_records(path)
+        valid = [v for v in verdicts.values() if v.get("status") == "ok"]
+        totals = np.array([v["total"] for v in valid], dtype=float)
+        axes = {axis: float(np.mean([v["scores"][axis] for v in valid])) for axis in JUDGE_AXES} if valid else {}
+        results.append(ReasoningScore(path.stem.removeprefix("judge-"), len(valid), len(verdicts) - len(valid),
+                                      float(totals.mean()) if valid else None,
+                                      bootstrap_ci(totals, _subset_seed(seed, "reasoning"), resamples), axes))
+    return results

@@ -1,0 +1,227 @@
+"""From a model's raw text to the option number(s) it chose, or None.
+
+Order: thinking blocks are split off (kept, not discarded); then JSON (fenced or bare,
+single quotes tolerated); then Korean and English answer statements ("정답: ③",
+"정답은 3번입니다", "답: 3", "Answer: C", "3번이 정답"), the last one stated winning; then a
+reply that is nothing but an option ("(3)", "③"). A candidate the text rejects ("3번이
+아니라", "3번은 정답이 아니다") is never returned, and nothing outside 1..n is.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+ANSWER_KEYS = ("정답", "최종_정답", "최종정답", "답", "answer", "final_answer", "Answer", "정답_번호", "choice")
+RATIONALE_KEYS = ("생성된_추론_근거", "추론_근거", "근거", "해설", "풀이", "rationale", "reasoning", "explanation")
+
+_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>(.*?)</\1>", re.S | re.I)
+_THINK_OPEN = re.compile(r"<(think|thinking|reasoning)>", re.I)
+_THINK_CLOSE_ONLY = re.compile(r"^(.*?)</(think|thinking|reasoning)>", re.S | re.I)
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+
+# After NFKC (① → 1, （ → (, ： → :, Ａ → A) and with markdown emphasis removed.
+_UNIT = r"(?:개|명|년|월|일|시|분|초|회|점|배|권|원|%|kg|cm|mm|km|m\b)"
+
+
+def _num(group: str) -> str:
+    """One option token, captured as digits (group) or a letter A-E (group + "L")."""
+    digits = rf"(?P<{group}>\d{{1,2}})(?![\d]|[.,]\d|\s*{_UNIT})"
+    letter = rf"(?P<{group}L>[A-E])(?![A-Za-z])"
+    return rf"[(\[]?\s*(?:{digits}|{letter})\s*[)\]]?(?:\s*번)?"
+
+
+_NUMS = rf"{_num('n1')}(?:\s*(?:,|및|와|과|and)\s*{_num('n2')})?(?:\s*(?:,|및|와|과|and)\s*{_num('n3')})?"
+_KEY = r"(?:최종\s*)?(?:정\s*답|(?<![가-힣])답(?![변장])|final\s+answer|(?:correct\s+)?answer|the\s+answer\s+is)"
+_SEP = r"\s*(?:은|는|이|:|=|is|-|→|->)?\s*:?\s*"
+_GOOD = r"(?:올바른|옳은|맞는|적절한|알맞은|correct|right)\s*(?:선택지|보기|것|항목|번호|option|choice)\s*(?:은|는|이|is|:)?\s*:?\s*"
+_REJECT_AFTER = re.compile(
+    r"^\s*(?:번)?\s*(?:은|는|이|가)?\s*(?:정답이?\s*|답이?\s*)?"
+    r"(?:아니|아닙|아님|아닌|틀리|틀렸|틀린|옳지\s*않|맞지\s*않|오답|is\s+not|isn't|is\s+wrong|is\s+incorrect|is\s+false)",
+    re.I,
+)
+
+# (tier, regex): a higher tier wins; within a tier the last statement in the text wins.
+_PATTERNS: list[tuple[int, re.Pattern[str]]] = [
+    (3, re.compile(rf"{_KEY}{_SEP}{_NUMS}", re.I)),
+    (3, re.compile(rf"아니(?:라|고)\s*,?\s*{_NUMS}", re.I)),
+    (2, re.compile(rf"{_NUMS}\s*(?:이|가)?\s*(?:정답|답)(?:이다|입니다|이에요|임|\b)", re.I)),
+    (2, re.compile(rf"{_GOOD}{_NUMS}", re.I)),
+    (1, re.compile(rf"(?:option|choice|선택지|보기)\s*{_NUMS}\s*(?:이|가)?\s*(?:맞|옳|correct)", re.I)),
+]
+_BARE = re.compile(rf"^\s*(?:{_KEY}{_SEP})?{_NUMS}\s*[.。!]?\s*$", re.I)
+_REFUSAL = re.compile(
+    r"(죄송하지만|답변(?:을|해)?\s*드릴\s*수\s*없|도와\s*드릴\s*수\s*없|답할\s*수\s*없|응답할\s*수\s*없|"
+    r"I\s+can(?:'|no)t\s+(?:help|assist|answer)|I'm\s+sorry,?\s+but|I\s+cannot\s+provide)",
+    re.I,
+)
+
+
+@dataclass(frozen=True)
+class Parsed:
+    answer: int | list[int] | None
+    method: str | None  # json | text | bare | None
+    visible: str  # the text without thinking blocks
+    thinking: str | None
+    rationale: str | None = None
+    truncated: bool = False  # a thinking block was opened and never closed
+    refusal: bool = False
+
+
+def split_thinking(raw: str) -> tuple[str, str | None, bool]:
+    """(visible text, thinking text or None, truncated)."""
+    thoughts = [match.group(2).strip() for match in _THINK_BLOCK.finditer(raw)]
+    visible = _THINK_BLOCK.sub("", raw)
+    truncated = False
+    orphan_close = _THINK_CLOSE_ONLY.match(visible)
+    if orphan_close and not _THINK_OPEN.search(orphan_close.group(1)):
+        # templates that open the block themselves: everything before </think> is thinking
+        thoughts.insert(0, orphan_close.group(1).strip())
+        visible = visible[orphan_close.end():]
+    opened = _THINK_OPEN.search(visible)
+    if opened:
+        thoughts.append(visible[opened.end():].strip())
+        visible = visible[: opened.start()]
+        truncated = True
+    thinking = "\n\n".join(t for t in thoughts if t) or None
+    return visible.strip(), thinking, truncated
+
+
+def _normalise(text: str) -> str:
+    text = unicodedata.normalize("NFKC", text)
+    return text.replace("**", "").replace("__", "")
+
+
+def to_option(value: Any, n_options: int) -> int | None:
+    """One option number from a JSON value or token: 3, "3", "③", "3번", "(3)", "C"."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str):
+        token = _normalise(value).strip().strip("()[]. ").removesuffix("번").strip()
+        if re.fullmatch(r"\d{1,2}", token):
+            number = int(token)
+        elif re.fullmatch(r"[A-E]", token):
+            number = ord(token) - ord("A") + 1
+        else:
+            return None
+    else:
+        return None
+    return number if 1 <= number <= n_options else None
+
+
+def _answer_value(value: Any, n_options: int) -> int | list[int] | None:
+    if isinstance(value, list):
+        numbers = [to_option(v, n_options) for v in value]
+        if not numbers or None in numbers:
+            return None
+        unique = sorted(set(numbers))  # type: ignore[arg-type]
+        return unique[0] if len(unique) == 1 else unique
+    if isinstance(value, str) and re.search(r"[,、]", value):
+        return _answer_value(re.split(r"\s*[,、]\s*", value.strip()), n_options)
+    return to_option(value, n_options)
+
+
+def json_objects(text: str) -> list[str]:
+    """Fenced blocks first, then every balanced {...} in the text, in order."""
+    found = [block.strip() for block in _FENCE.findall(text)]
+    depth, start, quote, escaped = 0, -1, "", False
+    for index, char in enumerate(text):
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+            continue
+        if char in "\"'" and depth > 0:
+            quote = char
+        elif char == "{":
+            if depth == 0:
+                start = index
+            depth += 1
+        elif char == "}" and depth > 0:
+            depth -= 1
+            if depth == 0:
+                found.append(text[start : index + 1])
+    return found
+
+
+def load_object(candidate: str) -> dict[str, Any] | None:
+    for loader in (json.loads, ast.literal_eval):
+        try:
+            value = loader(candidate)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            return value
+    return None
+
+
+def _from_json(text: str, n_options: int) -> tuple[int | list[int] | None, str | None, bool]:
+    """(answer, rationale, saw an answer key) from the last JSON object that has an answer key."""
+    for candidate in reversed(json_objects(text)):
+        data = load_object(candidate)
+        if data is None:
+            continue
+        keys = {str(k).strip(): v for k, v in data.items()}
+        key = next((k for k in ANSWER_KEYS if k in keys), None)
+        if key is None:
+            continue
+        rationale_key = next((k for k in RATIONALE_KEYS if k in keys), None)
+        rationale = str(keys[rationale_key]) if rationale_key and keys[rationale_key] is not None else None
+        return _answer_value(keys[key], n_options), rationale, True
+    return None, None, False
+
+
+def _numbers(match: re.Match[str], n_options: int) -> int | list[int] | None:
+    numbers = []
+    for group in ("n1", "n2", "n3"):
+        digit, letter = match.group(group), match.group(f"{group}L")
+        if digit is None and letter is None:
+            continue
+        number = to_option(digit if digit is not None else letter, n_options)
+        if number is None:
+            return None
+        numbers.append(number)
+    if not numbers:
+        return None
+    unique = sorted(set(numbers))
+    return unique[0] if len(unique) == 1 else unique
+
+
+def _from_text(text: str, n_options: int) -> int | list[int] | None:
+    best: tuple[int, int, int | list[int]] | None = None  # (tier, position, answer)
+    for tier, pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            if _REJECT_AFTER.match(text[match.end() : match.end() + 24]):
+                continue
+            answer = _numbers(match, n_options)
+            if answer is None:
+                continue
+            if best is None or (tier, match.start()) > (best[0], best[1]):
+                best = (tier, match.start(), answer)
+    return best[2] if best else None
+
+
+def parse_response(raw: str, n_options: int) -> Parsed:
+    visible, thinking, truncated = split_thinking(raw or "")
+    answer, rationale, had_key = _from_json(visible, n_options)
+    if answer is not None:
+        return Parsed(answer, "json", visible, thinking, rationale, truncated)
+    text = _normalise(visible)
+    answer = _from_text(text, n_options)
+    method = "text"
+    if answer is None:
+        bare = _BARE.match(text)
+        answer, method = (_numbers(bare, n_options), "bare") if bare else (None, None)
+    refusal = answer is None and not had_key and bool(_REFUSAL.search(text))
+    return Parsed(answer, method if answer is not None else None, visible, thinking, rationale, truncated, refusal)

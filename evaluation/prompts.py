@@ -1,0 +1,100 @@
+"""Korean prompts, versioned: the version is part of every cache key, so editing a prompt
+means bumping its version (and a per-model override changes the version by itself)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from typing import Literal
+
+from curation.blobs import BlobStore
+from curation.item import ImageRef, Item
+from evaluation.backends.base import MIME_BY_EXT, ChatRequest, ImagePart, Message, Part
+from evaluation.models import ModelConfigError, ModelSpec
+
+Variant = Literal["implicit", "explicit"]
+
+_ROLE = "당신은 한국의 국가 시험 문제를 푸는 전문가입니다. 객관식 문제를 읽고 정답 번호를 고르세요."
+_KOREA = ("문제에서 '우리나라'는 대한민국을 뜻합니다. 지명, 기후, 법령, 제도, 역사는 "
+          "대한민국을 기준으로 판단하세요.")
+_MULTI = '정답이 둘 이상이면 {"정답": [1, 3]}처럼 목록으로 쓰세요.'
+_JSON_ONLY = f'다른 설명 없이 JSON 한 줄로만 답하세요: {{"정답": 번호}}. {_MULTI}'
+_REASONING = ("먼저 풀이 과정을 자유롭게 생각하며 적으세요. 그다음 마지막에 JSON으로 답하세요: "
+              f'{{"생성된_추론_근거": "정답에 이르는 근거를 한국어로 간결하게", "정답": 번호}}. {_MULTI}')
+
+
+@dataclass(frozen=True)
+class Prompt:
+    name: str
+    version: str
+    system: str
+    instruction: str
+
+
+PROMPTS: dict[str, Prompt] = {
+    "standard": Prompt("standard", "standard-v1", _ROLE, _JSON_ONLY),
+    "advanced": Prompt("advanced", "advanced-v1", f"{_ROLE}\n{_KOREA}", _JSON_ONLY),
+    "reasoning": Prompt("reasoning", "reasoning-v1", f"{_ROLE}\n{_KOREA}", _REASONING),
+}
+
+
+def get_prompt(name: str, model: ModelSpec | None = None) -> Prompt:
+    """The named prompt with the model's override applied; the override changes the version."""
+    if name not in PROMPTS:
+        raise ModelConfigError(f"unknown prompt {name!r} (choose one of {', '.join(PROMPTS)})")
+    prompt = PROMPTS[name]
+    override = model.prompts.get(name) if model else None
+    if override is None:
+        return prompt
+    digest = hashlib.sha256(json.dumps(override.model_dump(), sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+    return Prompt(name, f"{prompt.version}+{digest[:10]}", override.system or prompt.system,
+                  override.instruction or prompt.instruction)
+
+
+class ImageResolver:
+    """Blob reference → ImagePart (path, sha256 from the reference, MIME from the extension)."""
+
+    def __init__(self, blobs: BlobStore):
+        self.blobs = blobs
+        self._parts: dict[str, ImagePart] = {}
+
+    def __call__(self, ref: ImageRef) -> ImagePart:
+        part = self._parts.get(ref.blob)
+        if part is None:
+            sha, _, ext = ref.blob.partition(".")
+            part = ImagePart(self.blobs.path(ref.blob), sha, MIME_BY_EXT.get(ext, "application/octet-stream"))
+            self._parts[ref.blob] = part
+        return part
+
+
+def stem_for(item: Item, variant: Variant) -> str:
+    if variant == "explicit" and item.explicit_variant:
+        return item.explicit_variant
+    return item.stem
+
+
+def build_request(item: Item, prompt: Prompt, images: ImageResolver, variant: Variant = "implicit") -> ChatRequest:
+    parts: list[Part] = [f"[문제]\n{stem_for(item, variant)}"]
+    parts += [images(image) for image in item.images]
+    parts.append("[선택지]")
+    for number, option in enumerate(item.options, start=1):
+        label = option.text.strip() or "(그림)"
+        parts.append(f"{number}. {label}")
+        if option.image is not None:
+            parts.append(images(option.image))
+    parts.append(prompt.instruction)
+    merged = _merge_text(parts)
+    return ChatRequest((Message("system", (prompt.system,)), Message("user", tuple(merged))),
+                       choices=tuple(option.text for option in item.options))
+
+
+def _merge_text(parts: list[Part]) -> list[Part]:
+    """Adjacent text parts joined by newlines: one text block between images."""
+    merged: list[Part] = []
+    for part in parts:
+        if isinstance(part, str) and merged and isinstance(merged[-1], str):
+            merged[-1] = f"{merged[-1]}\n{part}"
+        else:
+            merged.append(part)
+    return merged

@@ -1,0 +1,216 @@
+"""`benchsmith report`: Markdown and CSV tables, a radar chart and per-subset bars.
+
+matplotlib is imported only here and only for the charts (extra `report`); without it the
+tables are still written and the report says the charts were left out.
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from curation.errors import MissingExtraError
+from evaluation.metrics import (
+    ReasoningScore,
+    RunData,
+    SubsetScore,
+    accuracy_by_subset,
+    reasoning_scores,
+    subset_order,
+)
+
+
+@dataclass
+class RunReport:
+    run: RunData
+    subsets: list[SubsetScore]
+    reasoning: list[ReasoningScore]
+
+
+@dataclass
+class ReportFiles:
+    out_dir: Path
+    markdown: Path
+    files: list[Path] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _pct(value: float | None) -> str:
+    return "—" if value is None else f"{100 * value:.1f}"
+
+
+def _cell(score: SubsetScore | None) -> str:
+    if score is None:
+        return "—"
+    if score.n == 0:
+        return f"not sent ({score.not_sent})" if score.not_sent else "—"
+    low, high = score.ci or (None, None)
+    return f"{_pct(score.accuracy)} [{_pct(low)}, {_pct(high)}] (n={score.n})"
+
+
+def build_reports(runs: list[RunData], *, seed: int = 0, resamples: int = 2000) -> list[RunReport]:
+    common = None
+    if len(runs) > 1:
+        common = set.intersection(*(set(run.records) for run in runs))
+    return [RunReport(run, accuracy_by_subset(run, seed=seed, resamples=resamples, common=common),
+                      reasoning_scores(run, seed=seed, resamples=resamples)) for run in runs]
+
+
+def _write_csv(path: Path, header: list[str], rows: list[list[object]]) -> None:
+    tmp = path.with_suffix(".tmp")
+    with tmp.open("w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+    os.replace(tmp, path)
+
+
+def _round(value: float | None) -> object:
+    return "" if value is None else round(value, 4)
+
+
+def _accuracy_rows(reports: list[RunReport]) -> list[list[object]]:
+    rows = []
+    for report in reports:
+        for s in report.subsets:
+            low, high = s.ci or (None, None)
+            rows.append([report.run.run_id, report.run.model_name, report.run.manifest["prompt"]["name"], s.subset, s.n,
+                         s.correct, _round(s.accuracy), _round(low), _round(high), s.unparseable,
+                         _round(s.unparseable_rate), s.error, _round(s.error_rate), s.not_sent])
+    return rows
+
+
+def _reasoning_rows(reports: list[RunReport]) -> list[list[object]]:
+    rows = []
+    for report in reports:
+        for r in report.reasoning:
+            low, high = r.ci or (None, None)
+            rows.append([report.run.run_id, report.run.model_name, r.judge, r.n, r.missing, _round(r.mean), _round(low),
+                         _round(high), *(_round(r.axes.get(axis)) for axis in ("factuality", "logical_soundness",
+                                                                                "depth", "clarity"))])
+    return rows
+
+
+def _markdown(reports: list[RunReport], charts: list[Path], notes: list[str]) -> str:
+    names = subset_order({s.subset for r in reports for s in r.subsets})
+    lines = ["# Evaluation report", "", "Accuracy in % with the item-bootstrap 95% CI and n (items answered).", ""]
+    lines += ["| subset | " + " | ".join(r.run.label for r in reports) + " |",
+              "|---|" + "---|" * len(reports)]
+    for name in names:
+        cells = [_cell(next((s for s in r.subsets if s.subset == name), None)) for r in reports]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    lines += ["", "## Runs", "", "| run | model | prompt | answered | pending | not sent | unparseable % | error % |",
+              "|---|---|---|---|---|---|---|---|"]
+    for r in reports:
+        overall = next(s for s in r.subsets if s.subset == "overall")
+        lines.append(f"| `{r.run.run_id}` | {r.run.model_name} | {r.run.manifest['prompt']['version']} | {overall.n} | "
+                     f"{r.run.pending()} | {overall.not_sent} | {_pct(overall.unparseable_rate)} | {_pct(overall.error_rate)} |")
+    not_sent = [r for r in reports if any(s.not_sent for s in r.subsets)]
+    for r in not_sent:
+        reasons = sorted(set(r.run.skipped.values()))
+        lines.append(f"\n{r.run.model_name}: {len(r.run.skipped)} items not sent ({'; '.join(reasons)}); "
+                     "its denominators leave them out.")
+    if any(r.reasoning for r in reports):
+        lines += ["", "## Reasoning (judge score 4–20)", "", "| run | judge | mean [95% CI] | n | missing verdicts |",
+                  "|---|---|---|---|---|"]
+        for r in reports:
+            for score in r.reasoning:
+                low, high = score.ci or (None, None)
+                mean = "—" if score.mean is None else f"{score.mean:.2f} [{low:.2f}, {high:.2f}]"
+                lines.append(f"| {r.run.model_name} | {score.judge} | {mean} | {score.n} | {score.missing} |")
+    if any(s.subset == "common" for r in reports for s in r.subsets):
+        lines.append("\n`common`: the items every run in this report answered (same denominator for all).")
+    lines += [""] + [f"![{chart.stem}]({chart.name})" for chart in charts] + [f"> {note}" for note in notes]
+    return "\n".join(lines) + "\n"
+
+
+def _use_hangul_font(plt: object, cache_dir: Path) -> None:
+    """Subject names are Korean: register the CJK font that PyMuPDF (a core dependency) ships."""
+    import pymupdf
+    from matplotlib import font_manager
+
+    path = cache_dir / "droid-sans-fallback.ttf"
+    if not path.is_file():
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(pymupdf.Font("cjk").buffer)
+    font_manager.fontManager.addfont(str(path))
+    plt.rcParams["font.family"] = [font_manager.FontProperties(fname=str(path)).get_name(), "DejaVu Sans"]  # type: ignore[attr-defined]
+
+
+def _charts(reports: list[RunReport], out_dir: Path) -> list[Path]:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise MissingExtraError("report", "matplotlib") from None
+    import numpy as np
+
+    _use_hangul_font(plt, Path.home() / ".cache" / "benchsmith")
+
+    names = [n for n in subset_order({s.subset for r in reports for s in r.subsets})
+             if any(s.subset == n and s.n for r in reports for s in r.subsets)][:16]
+
+    def value(report: RunReport, name: str) -> SubsetScore | None:
+        return next((s for s in report.subsets if s.subset == name and s.n), None)
+
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(names) * max(1, len(reports)) / 2 + 3), 4.5))
+    width = 0.8 / max(1, len(reports))
+    for index, report in enumerate(reports):
+        scores = [value(report, name) for name in names]
+        heights = [100 * s.accuracy if s and s.accuracy is not None else 0.0 for s in scores]
+        errors = np.array([[100 * (s.accuracy - s.ci[0]), 100 * (s.ci[1] - s.accuracy)] if s and s.ci else [0, 0]
+                           for s in scores]).T
+        ax.bar(np.arange(len(names)) + index * width, heights, width, yerr=errors, capsize=2, label=report.run.label)
+    ax.set_xticks(np.arange(len(names)) + width * (len(reports) - 1) / 2, names, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("accuracy (%)")
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    bars = out_dir / "subsets.png"
+    fig.savefig(bars, dpi=110)
+    plt.close(fig)
+
+    radar = out_dir / "radar.png"
+    angles = np.linspace(0, 2 * np.pi, max(3, len(names)), endpoint=False)
+    fig = plt.figure(figsize=(5.5, 5.5))
+    ax = fig.add_subplot(projection="polar")
+    for report in reports:
+        values = [100 * s.accuracy if (s := value(report, name)) and s.accuracy is not None else 0.0 for name in names]
+        values += [0.0] * (len(angles) - len(values))
+        ax.plot(np.append(angles, angles[0]), values + values[:1], label=report.run.label)
+        ax.fill(np.append(angles, angles[0]), values + values[:1], alpha=0.1)
+    ax.set_xticks(angles[: len(names)], names, fontsize=7)
+    ax.set_ylim(0, 100)
+    ax.legend(fontsize=7, loc="lower right", bbox_to_anchor=(1.25, -0.1))
+    fig.tight_layout()
+    fig.savefig(radar, dpi=110)
+    plt.close(fig)
+    return [radar, bars]
+
+
+def write_report(runs: list[RunData], out_dir: Path, *, seed: int = 0, resamples: int = 2000,
+                 charts: bool = True) -> ReportFiles:
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    reports = build_reports(runs, seed=seed, resamples=resamples)
+    result = ReportFiles(out_dir, out_dir / "report.md")
+    accuracy_csv, reasoning_csv = out_dir / "accuracy.csv", out_dir / "reasoning.csv"
+    _write_csv(accuracy_csv, ["run_id", "model", "prompt", "subset", "n", "correct", "accuracy", "ci_low", "ci_high",
+                              "unparseable", "unparseable_rate", "error", "error_rate", "not_sent"], _accuracy_rows(reports))
+    _write_csv(reasoning_csv, ["run_id", "model", "judge", "n", "missing", "mean_total", "ci_low", "ci_high",
+                               "factuality", "logical_soundness", "depth", "clarity"], _reasoning_rows(reports))
+    result.files += [accuracy_csv, reasoning_csv]
+    chart_files: list[Path] = []
+    if charts:
+        try:
+            chart_files = _charts(reports, out_dir)
+        except MissingExtraError as missing:
+            result.notes.append(f"charts left out: {missing}")
+    result.files += chart_files
+    result.markdown.write_text(_markdown(reports, chart_files, result.notes), encoding="utf-8")
+    result.files.insert(0, result.markdown)
+    return result

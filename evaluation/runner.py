@@ -1,0 +1,205 @@
+"""Answer runs: items → requests → the executor → one scored record per item.
+
+A run lives in `runs/RUN_ID/`; its id is derived from the model, prompt, variant and item
+query, so running the same command again resumes it (without re-sending any finished
+request) unless `resume=False`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import re
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from curation.errors import BenchsmithError, WorkspaceError
+from curation.item import Item
+from curation.store import ItemQuery
+from curation.workspace import Workspace
+from evaluation.backends.base import BackendError, Completion
+from evaluation.cache import cache_key
+from evaluation.executor import ExecutorSettings, Job, run_jobs
+from evaluation.models import ModelSpec
+from evaluation.parsing import parse_response
+from evaluation.prompts import ImageResolver, Prompt, Variant, build_request, get_prompt
+from evaluation.runlog import RESPONSES, now_iso, read_manifest, read_records, write_manifest
+
+OUTCOMES = ("correct", "wrong", "unparseable", "error")
+_TRUNCATED = {"length", "max_tokens", "MAX_TOKENS"}
+_REFUSED = {"content_filter", "refusal", "SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST"}
+
+
+@dataclass
+class RunSummary:
+    run_id: str
+    run_dir: Path
+    total: int
+    done_before: int
+    counts: dict[str, int]
+    skipped: dict[str, str]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def score(item: Item, completion: Completion | None, error: BackendError | None) -> dict[str, Any]:
+    """The outcome of one item: correct | wrong | unparseable | error, with everything parsed."""
+    if completion is None:
+        kind = error.kind if error else "error"
+        return {"outcome": "error", "error": {"kind": kind, "message": str(error)}, "answer": None}
+    parsed = parse_response(completion.text, len(item.options))
+    record: dict[str, Any] = {
+        "answer": parsed.answer, "parse_method": parsed.method, "text": completion.text,
+        "thinking": "\n\n".join(t for t in (completion.thinking, parsed.thinking) if t) or None,
+        "rationale": parsed.rationale, "finish_reason": completion.finish_reason, "usage": completion.usage,
+        "model_version": completion.model_version,
+    }
+    if completion.finish_reason in _TRUNCATED or parsed.truncated:
+        return record | {"outcome": "error", "error": {"kind": "truncated", "message": "the response was cut off"}}
+    if completion.finish_reason in _REFUSED or parsed.refusal:
+        return record | {"outcome": "error", "error": {"kind": "refusal", "message": "the model refused to answer"}}
+    if parsed.answer is None:
+        return record | {"outcome": "unparseable", "error": None}
+    chosen = {parsed.answer} if isinstance(parsed.answer, int) else set(parsed.answer)
+    return record | {"outcome": "correct" if chosen == set(item.answer_list()) else "wrong", "error": None}
+
+
+def parse_item_query(text: str | None) -> ItemQuery:
+    """`exam=KMMLU,subject=형법,status=accepted,korea_specific=true,multimodal=false,ids=a|b`."""
+    if not text:
+        return ItemQuery()
+    fields: dict[str, Any] = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or name not in ItemQuery.__dataclass_fields__:
+            raise BenchsmithError(f"--items {part!r}: expected FIELD=VALUE with FIELD in "
+                                  f"{', '.join(ItemQuery.__dataclass_fields__)}")
+        if name in ("ids", "status"):
+            fields[name] = [v for v in value.split("|") if v]
+        elif name in ("korea_specific", "multimodal"):
+            if value.lower() not in ("true", "false"):
+                raise BenchsmithError(f"--items {part!r}: {name} is true or false")
+            fields[name] = value.lower() == "true"
+        else:
+            fields[name] = value
+    return ItemQuery(**fields)
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
+
+
+def run_config(spec: ModelSpec, prompt: Prompt, variant: str, query: ItemQuery, limit: int | None) -> dict[str, Any]:
+    """What makes two runs the same run (and so resumable one from the other)."""
+    return {"model": spec.identity(), "decoding": spec.decoding.model_dump(exclude={"stream"}),
+            "prompt_version": prompt.version, "variant": variant,
+            "query": {k: v for k, v in query.__dict__.items() if v is not None}, "limit": limit}
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True, ensure_ascii=False, default=list).encode()).hexdigest()[:10]
+
+
+def select_items(items: Iterable[Item], spec: ModelSpec) -> tuple[list[Item], dict[str, str]]:
+    """The items this model can be asked, and why each other item is left out."""
+    chosen: list[Item] = []
+    skipped: dict[str, str] = {}
+    for item in items:
+        if not item.options:
+            skipped[item.id] = "no options"
+        elif not item.answer_list():
+            skipped[item.id] = "no answer key"
+        elif item.multimodal and not spec.capabilities.vision:
+            skipped[item.id] = "has images; the model is text-only"
+        else:
+            chosen.append(item)
+    return chosen, skipped
+
+
+@dataclass
+class RunRequest:
+    spec: ModelSpec
+    prompt_name: str = "standard"
+    variant: Variant = "implicit"
+    query: ItemQuery = field(default_factory=ItemQuery)
+    limit: int | None = None
+    run_id: str | None = None
+    resume: bool = True
+    use_cache: bool = True
+    retry_errors: bool = False
+    settings: ExecutorSettings = field(default_factory=ExecutorSettings)
+
+
+def _open_run_dir(ws: Workspace, request: RunRequest, config: dict[str, Any]) -> tuple[str, Path]:
+    digest = config_hash(config)
+    run_id = request.run_id or f"{_slug(request.spec.name)}-{request.prompt_name}-{request.variant}-{digest}"
+    run_dir = ws.runs_dir / run_id
+    if (run_dir / "manifest.json").exists():
+        if not request.resume:
+            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+            run_id = f"{run_id}-{stamp}"
+            return run_id, ws.runs_dir / run_id
+        previous = read_manifest(run_dir)
+        if previous.get("config_hash") != digest:
+            raise WorkspaceError(f"run {run_id!r} exists with a different model/prompt/items configuration: "
+                                 "choose another --run-id or pass --no-resume")
+    return run_id, run_dir
+
+
+def run_model(ws: Workspace, request: RunRequest,
+              on_start: Callable[[int, int], None] | None = None,
+              on_record: Callable[[dict[str, Any]], None] | None = None) -> RunSummary:
+    """Run one model over the selected items; resumable; returns the counts of this run."""
+    started = time.perf_counter()
+    spec = request.spec
+    prompt = get_prompt(request.prompt_name, spec)
+    config = run_config(spec, prompt, request.variant, request.query, request.limit)
+    run_id, run_dir = _open_run_dir(ws, request, config)
+    items_iter = (stored.item for stored in ws.store.iter_items(request.query))
+    all_items = [item for _, item in zip(range(request.limit), items_iter, strict=False)] if request.limit else list(items_iter)
+    if not all_items:
+        raise BenchsmithError("no items match the selection (import some with `benchsmith items import`)")
+    items, skipped = select_items(all_items, spec)
+    if not (run_dir / "manifest.json").exists():
+        write_manifest(run_dir, {
+            "run_id": run_id, "kind": "answers", "created_at": now_iso(), "config_hash": config_hash(config),
+            "model": spec.model_dump(mode="json"), "prompt": {"name": prompt.name, "version": prompt.version},
+            "variant": request.variant, "config": config, "item_ids": [item.id for item in items], "skipped": skipped,
+            "workspace": str(ws.root),
+        })
+    done = read_records(run_dir / RESPONSES)
+    if request.retry_errors:
+        done = {k: v for k, v in done.items() if v.get("outcome") != "error"}
+    images = ImageResolver(ws.blobs)
+    jobs = []
+    for item in items:
+        if item.id in done:
+            continue
+        chat = build_request(item, prompt, images, request.variant)
+        jobs.append(Job(item.id, chat, cache_key(spec, chat, prompt.version), _finisher(item)))
+    if on_start is not None:
+        on_start(len(items), len(items) - len(jobs))
+    counts = {outcome: 0 for outcome in OUTCOMES}
+    for record in done.values():
+        counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
+    stats: dict[str, Any] = {}
+    prepared = time.perf_counter()
+    if jobs:
+        cache_path = ws.cache_path if request.use_cache else None
+        stats = asyncio.run(run_jobs(spec, request.settings, run_dir / RESPONSES, jobs, cache_path, on_record)).__dict__
+    stats.update(prepare_s=round(prepared - started, 3), execute_s=round(time.perf_counter() - prepared, 3))
+    for outcome, count in stats.get("by_outcome", {}).items():
+        counts[outcome] = counts.get(outcome, 0) + count
+    return RunSummary(run_id, run_dir, len(items), len(items) - len(jobs), counts, skipped, stats)
+
+
+def _finisher(item: Item) -> Callable[[Job, Completion | None, BackendError | None, dict[str, Any]], dict[str, Any]]:
+    def finish(job: Job, completion: Completion | None, error: BackendError | None, meta: dict[str, Any]) -> dict[str, Any]:
+        return {"item_id": item.id, "gold": item.answer, **score(item, completion, error), **meta, "ts": now_iso()}
+
+    return finish

@@ -1,0 +1,249 @@
+"""Building a release: a pure function of (store snapshot, release config, previous release).
+
+The folder is written next to its destination and moved into place only when complete, so
+a failed build never leaves half a release; the same inputs give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import string
+from collections import Counter
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from curation.errors import BenchsmithError
+from curation.item import Item
+from curation.store import ItemQuery
+from curation.workspace import Workspace
+from export import harness
+from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
+from export.integrity import content_hash, croissant, write_checksums
+from export.parquet import WRITER_SETTINGS, write_shards
+from export.release_config import ReleaseConfig, check_version
+from export.rows import item_row, release_features, row_hash
+
+CONFIG_FILTERS = {
+    "full": lambda item: True,
+    "korea_specific": lambda item: item.flags.korea_specific is True,
+    "multimodal": lambda item: item.multimodal,
+    "reasoning": lambda item: item.rationale is not None and item.rationale.status in ("adopted", "minor_fix", "major_fix"),
+    "explicit": lambda item: item.flags.korea_specific is True and bool(item.explicit_variant),
+}
+
+
+@dataclass
+class ReleaseResult:
+    path: Path
+    version: str
+    counts: dict[str, int]
+    content_hash: str
+    changelog: Changelog
+    notes: list[str]
+
+
+def _size_category(n: int) -> str:
+    for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
+        if n < limit:
+            return label
+    return "n>1M"
+
+
+def hard_item_ids(workspace: Workspace) -> set[str] | None:
+    """Item ids of the newest filtering record's hard subset, or None when there is none."""
+    records = sorted((workspace.root / "filtering").glob("*.json")) if (workspace.root / "filtering").is_dir() else []
+    for path in reversed(records):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        if "hard_item_ids" in record:
+            return set(record["hard_item_ids"])
+    return None
+
+
+def _table(rows: list[tuple[Any, ...]]) -> str:
+    return "\n".join("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows) or "| (none) | 0 |"
+
+
+def _latest_dedup(workspace: Workspace) -> dict | None:
+    reports = sorted(workspace.runs_dir.glob("dedup-*.json"))
+    return json.loads(reports[-1].read_text(encoding="utf-8")) if reports else None
+
+
+def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out: Path | None = None) -> ReleaseResult:
+    version = check_version(version)
+    out = Path(out) if out else workspace.releases_dir / f"v{version}"
+    if out.exists():
+        raise BenchsmithError(f"{out} already exists: releases are immutable, choose a new version or --out")
+    store = workspace.store
+    items = [s.item for s in store.iter_items(ItemQuery(status=list(config.statuses)))]
+    if not items:
+        raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release")
+    notes = []
+    hard = hard_item_ids(workspace)
+    filters = dict(CONFIG_FILTERS)
+    if hard is not None:
+        filters["hard"] = lambda item: item.id in hard
+    wanted = [name for name in config.configs if name in filters]
+    if "hard" in config.configs and hard is None:
+        notes.append("hard: not built (no filtering result in the workspace yet)")
+
+    features = release_features()
+    tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        rows_by_config = {}
+        for name in wanted:
+            selected = sorted((i for i in items if filters[name](i)), key=lambda i: i.id)
+            rows_by_config[name] = [item_row(i, workspace.blobs, explicit=name == "explicit") for i in selected]
+        empty = [name for name, rows in rows_by_config.items() if not rows]
+        for name in empty:
+            notes.append(f"{name}: not built (no items)")
+            del rows_by_config[name]
+        files: dict[str, list[str]] = {}
+        sizes: dict[str, int] = {}
+        for name, rows in rows_by_config.items():
+            paths = write_shards(rows, features, tmp / "data" / name, shard_rows=config.shard_rows,
+                                 row_group_rows=config.row_group_rows)
+            files[name] = [p.relative_to(tmp).as_posix() for p in paths]
+            sizes[name] = sum(p.stat().st_size for p in paths)
+        row_hashes = {row["id"]: row_hash(row) for row in rows_by_config["full"]} if "full" in rows_by_config else {}
+        full_hash = content_hash(row_hashes)
+        previous = find_previous(workspace.releases_dir, config.name, version)
+        changelog = build_changelog(store, previous, row_hashes)
+        manifest = _manifest(config, version, rows_by_config, files, sizes, row_hashes, full_hash, workspace, previous)
+        (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
+                                    encoding="utf-8")
+        _write_harness(tmp, config, rows_by_config)
+        (tmp / "README.md").write_text(
+            render_card(config, version, items, rows_by_config, files, features, manifest, changelog, workspace, notes),
+            encoding="utf-8")
+        sums = write_checksums(tmp)
+        crate = croissant(config.name, config.description, config.license, version,
+                          f"https://huggingface.co/datasets/{config.hub_repo}" if config.hub_repo else "",
+                          files, features._to_yaml_list(), sums,
+                          cite_as=config.citation or f"{config.pretty_name} (version {version}), built with benchsmith",
+                          date_published=(manifest["store"]["last_revision_at"] or "")[:10] or None)
+        (tmp / "croissant.json").write_text(json.dumps(crate, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+        write_checksums(tmp)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    counts = {name: len(rows) for name, rows in rows_by_config.items()}
+    return ReleaseResult(out, version, counts, full_hash, changelog, notes)
+
+
+def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: dict, sizes: dict, row_hashes: dict,
+              full_hash: str, workspace: Workspace, previous: dict | None) -> dict:
+    import datasets
+    import pyarrow
+
+    from benchsmith import __version__
+
+    return {
+        "name": config.name,
+        "version": version,
+        "previous": previous["version"] if previous else None,
+        "configs": {name: {"rows": len(rows), "files": files[name], "bytes": sizes[name],
+                           "content_hash": content_hash({r["id"]: row_hash(r) for r in rows})}
+                    for name, rows in rows_by_config.items()},
+        "content_hash": full_hash,
+        "row_hashes": row_hashes,
+        "store": {"items": workspace.store.count(), "revisions": workspace.store.revision_count(),
+                  "last_revision_at": workspace.store.last_revision_at()},
+        "builder": {"benchsmith": __version__, "pyarrow": pyarrow.__version__, "datasets": datasets.__version__,
+                    "writer": WRITER_SETTINGS, "shard_rows": config.shard_rows, "row_group_rows": config.row_group_rows},
+        "config": config.model_dump(mode="json"),
+    }
+
+
+def _write_harness(root: Path, config: ReleaseConfig, rows_by_config: dict[str, list[dict]]) -> None:
+    harness.write_lm_eval(root / "harness" / "lm_eval", config.name, list(rows_by_config), config.hub_repo)
+    harness.write_inspect(root / "harness" / "inspect", rows_by_config)
+    for name, rows in rows_by_config.items():
+        harness.write_vlmevalkit_tsv(root / "harness" / "vlmevalkit" / f"{name}.tsv", rows)
+
+
+def _template(config: ReleaseConfig) -> str:
+    if config.template:
+        return Path(config.template).read_text(encoding="utf-8")
+    return resources.files("data_cards").joinpath("default.md").read_text(encoding="utf-8")
+
+
+def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_config: dict, files: dict,
+                features, manifest: dict, changelog: Changelog, workspace: Workspace, notes: list[str]) -> str:  # noqa: ANN001
+    full = rows_by_config.get("full", [])
+    task_categories = ["multiple-choice", "question-answering"]
+    if any(row["multimodal"] for row in full):
+        task_categories.append("visual-question-answering")
+    configs_yaml = [{"config_name": name, "data_files": [{"split": "test", "path": f"data/{name}/test-*.parquet"}],
+                     **({"default": True} if name == config.default_config else {})}
+                    for name in rows_by_config]
+    info = []
+    for name, rows in rows_by_config.items():
+        size = manifest["configs"][name]["bytes"]
+        info.append({"config_name": name, "features": features._to_yaml_list(),
+                     "splits": [{"name": "test", "num_bytes": size, "num_examples": len(rows)}],
+                     "download_size": size, "dataset_size": size})
+    metadata = {"license": config.license, "language": config.language, "task_categories": task_categories,
+                "size_categories": [_size_category(len(full))], "pretty_name": config.pretty_name,
+                "tags": ["benchmark", "exam", "korean", "benchsmith"], "configs": configs_yaml, "dataset_info": info}
+    stats = workspace.store.stats()
+    parts = Counter((row["part"] or row["subject"] or "(none)") for row in full)
+    modality = Counter("multimodal" if row["multimodal"] else "text-only" for row in full)
+    dedup = _latest_dedup(workspace)
+    dedup_text = ("No near-duplicate removal has been run." if dedup is None else
+                  "Near-duplicates: {pool} items compared ({method}, threshold {threshold}, scope {scope}); "
+                  "{pairs} pairs at or above the threshold, {excluded} items excluded in {clusters} clusters "
+                  "(largest {largest}); inverted-logic pairs sent to review: {inverted}.".format(
+                      pool=dedup["summary"]["pool"], method=dedup["config"]["method"],
+                      threshold=dedup["config"]["threshold"], scope=dedup["config"]["scope"],
+                      pairs=dedup["summary"]["pairs_over_threshold"], excluded=dedup["summary"]["excluded"],
+                      clusters=dedup["summary"]["clusters"], largest=dedup["summary"]["largest_cluster"],
+                      inverted=dedup["summary"].get("pairs_inverted", 0)))
+    rationale_status = Counter(i.rationale.status for i in items if i.rationale)
+    annotation_text = ("Rationales by review status: " + ", ".join(f"{k} {v}" for k, v in sorted(rationale_status.items()))
+                       + "." if rationale_status else "No rationales have been reviewed yet.")
+    filtering_text = ("Hard subset: from the newest filtering record in the workspace." if "hard" in rows_by_config
+                      else "No adversarial filtering result yet: no `hard` config.")
+    if notes:
+        filtering_text += "\n\n" + "\n".join(f"- {note}" for note in notes)
+    changelog_text = _changelog_text(changelog)
+    values = {
+        "pretty_name": config.pretty_name, "description": config.description, "version": version,
+        "total_items": len(full), "languages": ", ".join(config.language), "canary": config.canary_guid(),
+        "config_table": _table([(name, len(rows), sum(r["multimodal"] for r in rows),
+                                 sum(bool(r["korea_specific"]) for r in rows)) for name, rows in rows_by_config.items()]),
+        "part_table": _table(sorted(parts.items())), "modality_table": _table(sorted(modality.items())),
+        "statuses_text": " or ".join(config.statuses) + " in the store when the release was built",
+        "stage_table": _table(sorted(workspace.store.stage_counts().items())),
+        "dedup_text": dedup_text, "filtering_text": filtering_text, "annotation_text": annotation_text,
+        "previous_version": changelog.previous or "(first release)", "changelog_text": changelog_text,
+        "source_license": config.source_license, "license": config.license,
+        "benchsmith_version": manifest["builder"]["benchsmith"], "store_items": stats["items"],
+        "store_revisions": stats["revisions"], "last_revision_at": manifest["store"]["last_revision_at"],
+        "shard_rows": config.shard_rows, "row_group_rows": config.row_group_rows,
+        "writer_settings": ", ".join(f"{k}={v}" for k, v in WRITER_SETTINGS.items()),
+        "pyarrow_version": manifest["builder"]["pyarrow"], "content_hash": manifest["content_hash"],
+        "group_task": config.name.replace("-", "_"),
+        "citation_text": f"\n## Citation\n\n```\n{config.citation}\n```\n" if config.citation else "",
+    }
+    body = string.Template(_template(config)).safe_substitute(values)
+    front = yaml.safe_dump(metadata, allow_unicode=True, sort_keys=False)
+    return f"---\n{front}---\n\n{body}"
+
+
+def _changelog_text(changelog: Changelog, limit: int = 50) -> str:
+    if changelog.previous is None:
+        return f"First release: {len(changelog.added)} items."
+    lines = [f"{len(changelog.added)} added, {len(changelog.removed)} removed, {len(changelog.changed)} changed."]
+    lines += [f"- added `{item_id}`" for item_id in changelog.added[:limit]]
+    lines += [f"- removed `{item_id}`: {why}" for item_id, why in changelog.removed[:limit]]
+    lines += [f"- changed `{item_id}`: {why}" for item_id, why in changelog.changed[:limit]]
+    return "\n".join(lines)

@@ -1,0 +1,62 @@
+"""What changed since the previous release, with the reasons recorded in the revisions."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from curation.errors import NotFoundError
+from curation.store import Store
+from export.release_config import version_key
+
+MANIFEST = "release.json"
+
+
+@dataclass
+class Changelog:
+    previous: str | None
+    added: list[str] = field(default_factory=list)
+    removed: list[tuple[str, str]] = field(default_factory=list)  # (id, why)
+    changed: list[tuple[str, str]] = field(default_factory=list)  # (id, why)
+
+    def as_dict(self) -> dict:
+        return {"previous": self.previous, "added": self.added,
+                "removed": [{"id": i, "why": w} for i, w in self.removed],
+                "changed": [{"id": i, "why": w} for i, w in self.changed]}
+
+
+def find_previous(releases_dir: Path, name: str, version: str) -> dict | None:
+    """The manifest of the newest release of `name` older than `version`, if any."""
+    candidates = []
+    for path in releases_dir.glob(f"*/{MANIFEST}"):
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if manifest.get("name") == name and version_key(manifest["version"]) < version_key(version):
+            candidates.append(manifest)
+    return max(candidates, key=lambda m: version_key(m["version"]), default=None)
+
+
+def _reasons_since(store: Store, item_id: str, since: str | None) -> str:
+    try:
+        history = store.history(item_id)
+    except NotFoundError:
+        return "no longer in the store"
+    reasons = [f"{r.stage}: {r.reason or ', '.join(r.changed_fields)}" for r in history
+               if since is None or r.created_at > since]
+    return "; ".join(dict.fromkeys(reasons)) or "no revision recorded"
+
+
+def build_changelog(store: Store, previous: dict | None, row_hashes: dict[str, str]) -> Changelog:
+    if previous is None:
+        return Changelog(None, added=sorted(row_hashes))
+    before: dict[str, str] = previous["row_hashes"]
+    since = previous.get("store", {}).get("last_revision_at")
+    log = Changelog(previous["version"])
+    log.added = sorted(set(row_hashes) - set(before))
+    log.removed = [(item_id, _reasons_since(store, item_id, since)) for item_id in sorted(set(before) - set(row_hashes))]
+    log.changed = [(item_id, _reasons_since(store, item_id, since)) for item_id in sorted(set(before) & set(row_hashes))
+                   if before[item_id] != row_hashes[item_id]]
+    return log

@@ -1,0 +1,69 @@
+"""The release config (YAML): what goes into a release and what its card says."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from curation.errors import BenchsmithError
+from curation.item import describe_validation_error
+
+CONFIG_NAMES = ("full", "hard", "korea_specific", "multimodal", "reasoning", "explicit")
+VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
+
+
+class ReleaseConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field("benchsmith-exam", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    pretty_name: str = "benchsmith exam benchmark"
+    description: str = "Korean national exam questions extracted, reviewed and curated with benchsmith."
+    license: str = Field("other", description="licence of the release (SPDX id or 'other')")
+    source_license: str = Field(
+        "Exam content remains the copyright of the issuing agency; use for research and evaluation.",
+        description="licence or terms of the source material, quoted in the card")
+    language: list[str] = ["ko"]
+    statuses: list[Literal["extracted", "in_review", "accepted"]] = ["accepted"]
+    configs: list[Literal["full", "hard", "korea_specific", "multimodal", "reasoning", "explicit"]] = list(CONFIG_NAMES)
+    default_config: str = "full"
+    hub_repo: str | None = Field(None, description="ORG/NAME; also the dataset_path of the harness exports")
+    canary: str | None = Field(None, description="canary GUID; derived from the name when not given")
+    shard_rows: int = Field(1000, ge=1, description="rows per parquet shard (fixed, for reproducible builds)")
+    row_group_rows: int = Field(250, ge=1)
+    template: str | None = Field(None, description="card template path; default data_cards/default.md")
+    citation: str | None = None
+
+    def canary_guid(self) -> str:
+        return self.canary or str(uuid.uuid5(uuid.NAMESPACE_URL, f"benchsmith:{self.name}"))
+
+
+def load_release_config(path: Path | None) -> ReleaseConfig:
+    if path is None:
+        return ReleaseConfig()
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as error:
+        raise BenchsmithError(f"{path}: cannot read release config: {error}") from None
+    if not isinstance(data, dict):
+        raise BenchsmithError(f"{path}: a release config is a YAML mapping")
+    try:
+        return ReleaseConfig.model_validate(data)
+    except ValidationError as error:
+        raise BenchsmithError(f"{path}: " + "; ".join(describe_validation_error(error))) from None
+
+
+def check_version(version: str) -> str:
+    version = version.removeprefix("v")
+    if not VERSION_PATTERN.match(version):
+        raise BenchsmithError(f"version {version!r}: expected X.Y.Z")
+    return version
+
+
+def version_key(version: str) -> tuple[int, int, int]:
+    major, minor, patch = (int(part) for part in version.split("."))
+    return major, minor, patch

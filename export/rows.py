@@ -1,0 +1,98 @@
+"""Items as release rows, and the `datasets` Features that describe them.
+
+Inside benchsmith the answer is a 1-based option number; a release carries it as is
+(`answer`, 1-based), with its letter, and `answers` for multi-answer items. Images are
+embedded bytes with a normalised path (their content hash), never a local path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from curation.blobs import BlobStore
+from curation.item import Item
+
+LETTERS = "ABCDEFGHIJ"
+RATIONALE_RELEASED = ("adopted", "minor_fix", "major_fix")
+
+
+def release_features():  # noqa: ANN201 - datasets is imported lazily
+    from datasets import Features, Image, List, Value
+
+    return Features({
+        "id": Value("string"),
+        "exam": Value("string"),
+        "session": Value("string"),
+        "subject": Value("string"),
+        "part": Value("string"),
+        "number": Value("int32"),
+        "question": Value("string"),
+        "question_original": Value("string"),
+        "question_images": List(Image()),
+        "options": List({"text": Value("string"), "image": Image()}),
+        "answer": Value("int32"),
+        "answer_letter": Value("string"),
+        "answers": List(Value("int32")),
+        "korea_specific": Value("bool"),
+        "multimodal": Value("bool"),
+        "visual_type": Value("string"),
+        "question_format": Value("string"),
+        "rationale": Value("string"),
+        "rationale_status": Value("string"),
+        "original_option_order": List(Value("int32")),
+    })
+
+
+def _image(blobs: BlobStore, ref: str) -> dict[str, Any]:
+    return {"bytes": blobs.get(ref), "path": ref}
+
+
+def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[str, Any]:
+    answers = item.answer_list()
+    single = answers[0] if len(answers) == 1 else None
+    rationale = item.rationale if item.rationale and item.rationale.status in RATIONALE_RELEASED else None
+    question = item.explicit_variant if explicit and item.explicit_variant else item.stem
+    return {
+        "id": item.id,
+        "exam": item.source.exam,
+        "session": item.source.session,
+        "subject": item.source.subject or item.taxonomy.subject,
+        "part": item.source.part or item.taxonomy.part,
+        "number": item.source.number,
+        "question": question,
+        "question_original": item.stem if question != item.stem else None,
+        "question_images": [_image(blobs, image.blob) for image in item.images],
+        "options": [{"text": option.text, "image": _image(blobs, option.image.blob) if option.image else None}
+                    for option in item.options],
+        "answer": single,
+        "answer_letter": LETTERS[single - 1] if single else None,
+        "answers": answers,
+        "korea_specific": item.flags.korea_specific,
+        "multimodal": item.multimodal,
+        "visual_type": item.taxonomy.visual_type,
+        "question_format": item.taxonomy.question_format,
+        "rationale": rationale.text if rationale else None,
+        "rationale_status": rationale.status if rationale else None,
+        "original_option_order": item.original_option_order,
+    }
+
+
+def canonical_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with image bytes replaced by their hash: what the content hash covers."""
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict) and set(value) == {"bytes", "path"}:
+            return {"sha256": hashlib.sha256(value["bytes"]).hexdigest()}
+        if isinstance(value, dict):
+            return {key: strip(inner) for key, inner in value.items()}
+        if isinstance(value, list):
+            return [strip(inner) for inner in value]
+        return value
+
+    return strip(row)
+
+
+def row_hash(row: dict[str, Any]) -> str:
+    text = json.dumps(canonical_row(row), ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()

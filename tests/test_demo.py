@@ -1,0 +1,24 @@
+"""The README's main job: `benchsmith demo` on the embedded default, offline."""
+
+import json
+
+from .conftest import run_cli
+
+
+def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
+    ws = tmp_path / "demo"
+    first = run_cli("demo", "-w", str(ws))
+    assert first.returncode == 0, first.stderr
+    for stage in ("sample exam", "import", "dedup", "shuffle", "korea", "taxonomy", "stats", "export", "release"):
+        assert f"✓ {stage}" in first.stdout, stage
+    stats = json.loads(run_cli("items", "stats", "--json", "-w", str(ws)).stdout)
+    assert stats["items"] >= 24
+    assert stats["flags"]["multimodal"].get("True", 0) >= 3
+    exported = (ws / "items.jsonl").read_text(encoding="utf-8").splitlines()
+    assert len(exported) == stats["items"]
+    assert all(json.loads(line)["original_option_order"] for line in exported)  # shuffled, original kept
+    assert (ws / "releases" / "v0.1.0" / "README.md").is_file()
+    second = run_cli("demo", "-w", str(ws))
+    assert second.returncode == 0, second.stderr
+    assert "release v0.1.1" in second.stdout
+    assert json.loads(run_cli("items", "stats", "--json", "-w", str(ws)).stdout)["revisions"] == stats["revisions"]

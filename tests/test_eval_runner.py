@@ -1,0 +1,211 @@
+"""The runner against real HTTP servers on 127.0.0.1 (the project's fault-injecting server),
+the real SQLite cache and the real JSONL logs. No timing assertions."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from curation.item import parse_item
+from evaluation.cache import ResponseCache, cache_key
+from evaluation.executor import BackendUnreachable, ExecutorSettings
+from evaluation.models import resolve_model
+from evaluation.prompts import ImageResolver, build_request, get_prompt
+from evaluation.runlog import RESPONSES, read_records
+from evaluation.runner import OUTCOMES, RunRequest, run_model
+from evaluation.testing_server import ServerConfig, ServerThread
+from tests.conftest import REPO
+from tests.eval_support import seed_items
+
+FAST = ExecutorSettings(concurrency=8, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=6, timeout_s=5)
+
+
+def _spec(url: str, extra: str = ""):
+    return resolve_model(f"openai-compatible:fake-model@{url}/v1{extra}")
+
+
+def test_every_item_gets_an_outcome_through_faults(workspace) -> None:
+    ids = seed_items(workspace, n_text=30, n_image=0)
+    faults = {"429": 0.1, "503": 0.05, "500": 0.15, "malformed": 0.1, "truncated": 0.05}
+    with ServerThread(ServerConfig(fault_rates=faults, seed=3)) as server:
+        summary = run_model(workspace, RunRequest(_spec(server.url), settings=FAST))
+        stats = server.stats.to_dict()
+    records = read_records(summary.run_dir / RESPONSES)
+    assert set(records) == set(ids)
+    assert all(record["outcome"] in OUTCOMES for record in records.values())
+    assert sum(summary.counts.values()) == len(ids)
+    assert summary.stats["retries"] > 0 and summary.stats["throttled"] > 0
+    assert stats["duplicate_answers"] == 0
+    answered = [r for r in records.values() if r["outcome"] != "error"]
+    assert all(r["usage"]["completion_tokens"] > 0 and r["latency_s"] >= 0 for r in answered)
+
+
+def test_exhausted_retries_are_errors_not_wrong_answers(workspace) -> None:
+    seed_items(workspace, n_text=4, n_image=0)
+    with ServerThread(ServerConfig(fault_rates={"500": 1.0})) as server:
+        settings = ExecutorSettings(concurrency=2, backoff_base_s=0.01, backoff_cap_s=0.02, max_retries=2)
+        summary = run_model(workspace, RunRequest(_spec(server.url), settings=settings))
+        assert server.stats.requests == 4 * 3
+    assert summary.counts == {"correct": 0, "wrong": 0, "unparseable": 0, "error": 4}
+    record = next(iter(read_records(summary.run_dir / RESPONSES).values()))
+    assert record["error"]["kind"] == "server" and record["attempts"] == 3
+
+
+def test_timeout_is_an_error_outcome(workspace) -> None:
+    seed_items(workspace, n_text=2, n_image=0)
+    with ServerThread(ServerConfig(fault_rates={"timeout": 1.0}, hang_s=3)) as server:
+        settings = ExecutorSettings(concurrency=2, timeout_s=0.3, max_retries=0)
+        summary = run_model(workspace, RunRequest(_spec(server.url), settings=settings))
+    kinds = {r["error"]["kind"] for r in read_records(summary.run_dir / RESPONSES).values()}
+    assert summary.counts["error"] == 2 and kinds == {"timeout"}
+
+
+def test_truncation_by_max_tokens_is_an_error(workspace) -> None:
+    seed_items(workspace, n_text=3, n_image=0)
+    with ServerThread(ServerConfig(answer_style="think")) as server:
+        summary = run_model(workspace, RunRequest(_spec(server.url, "?max_tokens=2"), settings=FAST))
+    records = read_records(summary.run_dir / RESPONSES).values()
+    assert {r["outcome"] for r in records} == {"error"}
+    assert all(r["error"]["kind"] == "truncated" and r["finish_reason"] == "length" for r in records)
+    assert all(r["thinking"] for r in records), "the thinking of a cut-off reply is stored"
+
+
+def test_streamed_responses_and_cut_streams(workspace) -> None:
+    ids = seed_items(workspace, n_text=12, n_image=0)
+    with ServerThread(ServerConfig(fault_rates={"truncated": 0.3}, seed=5)) as server:
+        summary = run_model(workspace, RunRequest(_spec(server.url, "?stream=true"), settings=FAST))
+        assert server.stats.by_result["truncated"] > 0
+        assert all(body["body"].get("stream") for body in server.stats.bodies)
+    records = read_records(summary.run_dir / RESPONSES)
+    assert set(records) == set(ids) and all(r["outcome"] != "error" for r in records.values())
+
+
+def test_seed_and_temperature_reach_the_server_and_images_go_as_data_urls(workspace) -> None:
+    seed_items(workspace, n_text=1, n_image=2)
+    with ServerThread() as server:
+        run_model(workspace, RunRequest(_spec(server.url, "?vision=true&seed=77&temperature=0.3"), settings=FAST))
+        bodies = [b["body"] for b in server.stats.bodies]
+    assert all(b["seed"] == 77 and b["temperature"] == 0.3 for b in bodies)
+    image_bodies = [b for b in bodies if isinstance(b["messages"][1]["content"], list)]
+    assert len(image_bodies) == 2
+    urls = [p["image_url"]["url"] for b in image_bodies for p in b["messages"][1]["content"] if p["type"] == "image_url"]
+    assert len(urls) == 3  # two question images and one option image
+    for url in urls:
+        header, data = url.split(",", 1)
+        assert header == "data:image/png;base64"
+        assert (workspace.blobs.root / f"{hashlib.sha256(base64.b64decode(data)).hexdigest()}.png").is_file()
+
+
+def test_text_only_model_is_never_sent_images_and_says_so(workspace) -> None:
+    seed_items(workspace, n_text=3, n_image=2)
+    with ServerThread() as server:
+        summary = run_model(workspace, RunRequest(_spec(server.url), settings=FAST))
+        bodies = [b["body"] for b in server.stats.bodies]
+    assert len(bodies) == 3 and all(isinstance(b["messages"][1]["content"], str) for b in bodies)
+    assert summary.total == 3 and set(summary.skipped.values()) == {"has images; the model is text-only"}
+    manifest = json.loads((summary.run_dir / "manifest.json").read_text())
+    assert len(manifest["skipped"]) == 2
+
+
+def test_resume_and_cache_never_resend_a_finished_request(workspace) -> None:
+    seed_items(workspace, n_text=10, n_image=0)
+    with ServerThread() as server:
+        first = run_model(workspace, RunRequest(_spec(server.url), settings=FAST))
+        again = run_model(workspace, RunRequest(_spec(server.url), settings=FAST))
+        fresh = run_model(workspace, RunRequest(_spec(server.url), resume=False, settings=FAST))
+        requests_seen = server.stats.requests
+    assert again.run_id == first.run_id and again.done_before == 10
+    assert fresh.run_id != first.run_id and fresh.stats["cached"] == 10
+    assert requests_seen == 10
+    assert read_records(fresh.run_dir / RESPONSES).keys() == read_records(first.run_dir / RESPONSES).keys()
+
+
+def test_cache_key_covers_model_revision_decoding_prompt_and_image_bytes(workspace) -> None:
+    seed_items(workspace, n_text=0, n_image=1)
+    item = workspace.store.get("eval-image-001").item
+    spec = resolve_model("openai-compatible:m@http://127.0.0.1:9/v1?vision=true")
+    prompt = get_prompt("standard")
+    request = build_request(item, prompt, ImageResolver(workspace.blobs))
+    base = cache_key(spec, request, prompt.version)
+    variants = [
+        cache_key(spec.model_copy(update={"model": "other"}), request, prompt.version),
+        cache_key(spec.model_copy(update={"revision": "r2"}), request, prompt.version),
+        cache_key(spec.model_copy(update={"decoding": spec.decoding.model_copy(update={"seed": 9})}), request, prompt.version),
+        cache_key(spec, request, "standard-v2"),
+    ]
+    other_image = parse_item(item.to_record() | {"images": [{"blob": workspace.blobs.put(b"other bytes", "png")}]})
+    variants.append(cache_key(spec, build_request(other_image, prompt, ImageResolver(workspace.blobs)), prompt.version))
+    assert len({base, *variants}) == 6
+    assert cache_key(spec.model_copy(update={"base_url": "http://elsewhere/v1", "name": "x"}), request, prompt.version) == base
+
+
+def test_cache_survives_reopen(tmp_path) -> None:
+    from evaluation.backends.base import Completion
+
+    spec = resolve_model("baseline:longest")
+    cache = ResponseCache(tmp_path / "cache.db", flush_every=1000)
+    cache.put("k1", Completion("정답: 1", "생각", "stop", {"completion_tokens": 3}), spec)
+    assert cache.get("k1").thinking == "생각"  # visible before the flush
+    cache.close()
+    assert ResponseCache(tmp_path / "cache.db").get("k1").usage == {"completion_tokens": 3}
+
+
+def test_unreachable_server_is_one_clear_error_and_keeps_finished_work(workspace) -> None:
+    seed_items(workspace, n_text=3, n_image=0)
+    settings = ExecutorSettings(concurrency=2, backoff_base_s=0.01, max_retries=1)
+    with pytest.raises(BackendUnreachable, match=r"cannot reach http://127\.0\.0\.1:9/v1"):
+        run_model(workspace, RunRequest(_spec("http://127.0.0.1:9"), settings=settings))
+
+
+def test_kill_nine_then_resume_sends_no_finished_request_again(workspace, tmp_path) -> None:
+    seed_items(workspace, n_text=40, n_image=0)
+    with ServerThread(ServerConfig(latency=0.2)) as server:
+        script = (f"from curation.workspace import open_workspace; from evaluation.models import resolve_model;"
+                  f"from evaluation.runner import RunRequest, run_model; from evaluation.executor import ExecutorSettings;"
+                  f"run_model(open_workspace({str(workspace.root)!r}), RunRequest(resolve_model("
+                  f"'openai-compatible:fake-model@{server.url}/v1'), settings=ExecutorSettings(concurrency=4)))")
+        child = subprocess.Popen([sys.executable, "-c", script], cwd=REPO)
+        log = None
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            log = next(workspace.runs_dir.glob(f"*/{RESPONSES}"), None)
+            if log is not None and len(read_records(log)) >= 10:
+                break
+            time.sleep(0.05)
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+        finished_before = read_records(log)
+        assert 10 <= len(finished_before) < 40
+        seen_before_resume = len(server.stats.bodies)
+        summary = run_model(workspace, RunRequest(_spec(server.url), settings=FAST))
+        resent = [re.search(r"문항 (\d+):", b["body"]["messages"][1]["content"]).group(1)
+                  for b in server.stats.bodies[seen_before_resume:]]
+    assert summary.done_before == len(finished_before)
+    assert len(read_records(log)) == 40
+    assert len(resent) == 40 - len(finished_before)
+    assert not {f"eval-text-{int(n):03d}" for n in resent} & set(finished_before)
+
+
+def test_explicit_variant_and_prompt_versions_reach_the_request(workspace) -> None:
+    from tests.eval_support import text_record
+
+    record = text_record(1) | {"explicit_variant": "문항 1: 한국(대한민국)의 겨울철 북서 계절풍이 강해지는 원인으로 옳은 것은?"}
+    workspace.store.save_items([parse_item(record)], author="test", stage="test")
+    with ServerThread() as server:
+        implicit = run_model(workspace, RunRequest(_spec(server.url), settings=FAST))
+        explicit = run_model(workspace, RunRequest(_spec(server.url), variant="explicit", prompt_name="advanced",
+                                                   settings=FAST))
+        users = [b["body"]["messages"][1]["content"] for b in server.stats.bodies]
+        systems = [b["body"]["messages"][0]["content"] for b in server.stats.bodies]
+    assert implicit.run_id != explicit.run_id
+    assert "우리나라" in users[0] and "한국(대한민국)" in users[1]
+    assert "대한민국을 뜻합니다" in systems[1] and "대한민국을 뜻합니다" not in systems[0]

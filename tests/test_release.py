@@ -1,0 +1,171 @@
+import io
+import json
+
+import pytest
+import yaml
+from PIL import Image
+
+from curation.errors import BenchsmithError
+from curation.importers import import_file
+from curation.item import parse_item
+from export.build import build_release
+from export.integrity import verify_checksums
+from export.publish import publish
+from export.release_config import ReleaseConfig, load_release_config
+
+from .helpers import make_record
+
+ALL_STATUSES = ReleaseConfig(name="t", statuses=["extracted", "in_review", "accepted"])
+
+
+def _png(color: str) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", (6, 4), color).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+@pytest.fixture
+def filled(workspace):
+    chart, option_image = workspace.blobs.put(_png("red"), "png"), workspace.blobs.put(_png("blue"), "png")
+    records = []
+    for n in range(12):
+        record = make_record(f"m-{n:02d}", answer=n % 4 + 1, subject="기후학" if n % 2 else "대기역학")
+        record["status"] = "accepted"
+        if n == 3:
+            record["images"] = [{"blob": chart, "kind": "raster"}]
+        if n == 4:
+            record["options"][1] = {"text": "", "image": {"blob": option_image, "kind": "vector"}}
+        if n == 5:
+            record["flags"] = {"korea_specific": True}
+            record["stem"] = "우리나라 장마철의 특징은?"
+            record["explicit_variant"] = "한국 장마철의 특징은?"
+        if n == 6:
+            record["rationale"] = {"text": "전선이 정체하기 때문이다.", "status": "adopted"}
+        if n == 7:
+            record["status"] = "excluded"
+        records.append(parse_item(record))
+    workspace.store.save_items(records, author="t", stage="import")
+    return workspace
+
+
+def _load(path, config, tmp_path):
+    import datasets
+
+    return datasets.load_dataset(str(path), config, cache_dir=str(tmp_path / "hf-cache"))["test"]
+
+
+def test_every_config_loads_with_images_and_counts_matching_the_store(filled, tmp_path):
+    result = build_release(filled, "1.0.0", ReleaseConfig(name="t"))
+    assert result.counts == {"full": 11, "korea_specific": 1, "multimodal": 2, "reasoning": 1, "explicit": 1}
+    assert any("hard" in note for note in result.notes)
+    full = _load(result.path, "full", tmp_path)
+    assert len(full) == filled.store.count() - 1  # the excluded item stays out
+    assert sorted(full["id"]) == full["id"]
+    row3 = full[full["id"].index("m-03")]
+    assert row3["question_images"][0].size == (6, 4) and row3["multimodal"]
+    row4 = full[full["id"].index("m-04")]
+    assert row4["options"][1]["image"].size == (6, 4) and row4["answer"] == 1 and row4["answer_letter"] == "A"
+    explicit = _load(result.path, "explicit", tmp_path)
+    assert explicit[0]["question"] == "한국 장마철의 특징은?" and explicit[0]["question_original"] == "우리나라 장마철의 특징은?"
+    assert _load(result.path, "reasoning", tmp_path)[0]["rationale"] == "전선이 정체하기 때문이다."
+    assert verify_checksums(result.path) == []
+    card = (result.path / "README.md").read_text(encoding="utf-8")
+    front = yaml.safe_load(card.split("---")[1])
+    assert {c["config_name"] for c in front["configs"]} == set(result.counts)
+    assert front["license"] and front["task_categories"] and front["size_categories"] == ["n<1K"]
+    assert "Canary GUID" in card and "First release: 11 items." in card
+
+
+def test_a_rebuild_is_byte_identical(filled, tmp_path):
+    first = build_release(filled, "1.0.0", ALL_STATUSES, tmp_path / "a")
+    second = build_release(filled, "1.0.0", ALL_STATUSES, tmp_path / "b")
+    files_a = sorted(p.relative_to(first.path) for p in first.path.rglob("*") if p.is_file())
+    files_b = sorted(p.relative_to(second.path) for p in second.path.rglob("*") if p.is_file())
+    assert files_a == files_b
+    assert all((first.path / f).read_bytes() == (second.path / f).read_bytes() for f in files_a)
+
+
+def test_changing_one_item_changes_that_row_the_hash_and_the_changelog(filled):
+    first = build_release(filled, "1.0.0", ALL_STATUSES)
+    filled.store.update_fields("m-02", {"stem": "고친 문제: 지균풍의 조건은?"}, expect_rev=1, author="alice",
+                               stage="annotate", reason="OCR 오류 수정")
+    second = build_release(filled, "1.1.0", ALL_STATUSES)
+    before = json.loads((first.path / "release.json").read_text())["row_hashes"]
+    after = json.loads((second.path / "release.json").read_text())["row_hashes"]
+    assert [k for k in before if before[k] != after[k]] == ["m-02"]
+    assert first.content_hash != second.content_hash
+    log = second.changelog
+    assert (log.previous, log.added, log.removed) == ("1.0.0", [], [])
+    assert log.changed == [("m-02", "annotate: OCR 오류 수정")]
+    assert "changed `m-02`: annotate: OCR 오류 수정" in (second.path / "README.md").read_text(encoding="utf-8")
+
+
+def test_lm_eval_yaml_parses_and_names_existing_files(filled):
+    result = build_release(filled, "1.0.0", ReleaseConfig(name="t"))
+    folder = result.path / "harness" / "lm_eval"
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!function", lambda loader, node: ("function", loader.construct_scalar(node)))
+    tasks = [yaml.load(path.read_text(encoding="utf-8"), Loader=Loader) for path in sorted(folder.glob("t_*.yaml"))]
+    assert {task["task"] for task in tasks} == {f"t_{name}" for name in result.counts}
+    group = yaml.load((folder / "_t.yaml").read_text(encoding="utf-8"), Loader=Loader)
+    assert sorted(group["task"]) == sorted(task["task"] for task in tasks)
+    utils_source = (folder / "utils.py").read_text(encoding="utf-8")
+    namespace: dict = {}
+    exec(compile(utils_source, "utils.py", "exec"), namespace)  # the generated helper module
+    for task in tasks:
+        for key in ("doc_to_text", "doc_to_target"):
+            kind, target = task[key]
+            assert kind == "function" and target.split(".")[1] in namespace
+        pattern = task["dataset_kwargs"]["data_files"]["test"]
+        assert list(result.path.glob(pattern)), pattern
+    extract = namespace["extract_answer"]
+    assert extract("정답: ③") == "3" and extract("3번은 옳지 않다. 정답은 2번입니다") == "2" and extract("모르겠다") == ""
+    inspect_rows = [json.loads(line) for line in (result.path / "harness/inspect/full.jsonl").read_text().splitlines()]
+    assert len(inspect_rows) == 11 and inspect_rows[0]["target"] in "ABCD"
+    tsv = (result.path / "harness/vlmevalkit/multimodal.tsv").read_text(encoding="utf-8").splitlines()
+    assert tsv[0].split("\t")[:4] == ["index", "id", "question", "A"] and len(tsv) == 3
+
+
+def test_release_of_real_qnet_items_builds_and_reloads(workspace, realdata, tmp_path):
+    report = import_file(realdata / "qnet_csv" / "disaster-prev-2021-2.csv", workspace.store)
+    result = build_release(workspace, "0.1.0", ReleaseConfig(name="qnet", statuses=["extracted"]))
+    full = _load(result.path, "full", tmp_path)
+    assert len(full) == report.created == 100
+    assert set(full["answer"]) <= {1, 2, 3, 4}
+
+
+def test_bad_release_inputs_are_clear_errors(filled, tmp_path):
+    build_release(filled, "1.0.0", ReleaseConfig(name="t"))
+    with pytest.raises(BenchsmithError, match="already exists"):
+        build_release(filled, "1.0.0", ReleaseConfig(name="t"))
+    with pytest.raises(BenchsmithError, match="expected X.Y.Z"):
+        build_release(filled, "1.0", ReleaseConfig(name="t"))
+    with pytest.raises(BenchsmithError, match="no items with status"):
+        build_release(filled, "2.0.0", ReleaseConfig(name="t", statuses=["in_review"]))
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: t\nstatuses: [finished]\nshard_rows: 0\n", encoding="utf-8")
+    with pytest.raises(BenchsmithError, match="statuses.1") as caught:
+        load_release_config(bad)
+    assert "shard_rows" in str(caught.value)
+    assert not list(filled.releases_dir.glob(".*building*"))  # no half-written release left
+
+
+def test_publish_dry_run_lists_files_and_refuses_a_tampered_release(filled):
+    result = build_release(filled, "1.0.0", ReleaseConfig(name="t"))
+    lines = publish(result.path, "org/name", dry_run=True)
+    assert lines[0].startswith("would upload") and "tag v1.0.0" in lines[0]
+    assert any("data/full/test-00000-of-00001.parquet" in line for line in lines)
+    (result.path / "README.md").write_text("tampered", encoding="utf-8")
+    with pytest.raises(BenchsmithError, match="differ from checksums.json: README.md"):
+        publish(result.path, "org/name", dry_run=True)
+
+
+def test_croissant_metadata_validates(filled):
+    pytest.importorskip("mlcroissant")
+    from export.integrity import validate_croissant
+
+    result = build_release(filled, "1.0.0", ReleaseConfig(name="t"))
+    assert validate_croissant(result.path / "croissant.json") == []
