@@ -175,7 +175,7 @@ def demo_command(
     """Run every stage on the built-in sample exam, offline, and print where the results are."""
     ctx = run_demo(workspace)
     console.print(f"\nworkspace: {ctx.workspace.root}")
-    console.print(annotator_command(ctx.workspace.root), highlight=False, soft_wrap=True)
+    console.print(annotator_command(ctx.workspace.root), highlight=False, soft_wrap=True, markup=False)
 
 
 def annotator_command(root: Path) -> str:
