@@ -350,7 +350,7 @@ def build_rationale_tab(ctx: AppContext, users: list[str], item_stats: dict[str,
         with gr.Column(scale=5):
             question = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="rationale-question")
             gr.Markdown("**초안 풀이 · Draft rationale**")
-            draft = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="rationale-draft")
+            draft = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="rationale-original")
         with gr.Column(scale=6):
             tab.text_field("rationale.text", "풀이 · Rationale", lines=6)
             tab.text_field("rationale.notes", "메모 · Notes", lines=2)
