@@ -36,22 +36,29 @@ def stage_sample_exam(ctx: DemoContext) -> str:
     return f"sample exam written: {ctx.sample_pdf} (truth: {ctx.truth_path.name})"
 
 
-def copy_truth_blobs(ctx: DemoContext) -> int:
-    """Put the sample's truth images into the workspace blob store (same names: content hashes)."""
-    from curation.sample_exam import blobs_dir_for
+def stage_extract(ctx: DemoContext) -> str:
+    """Extract the sample PDF (the main path), score the extraction against the ground truth, and
+    write it; a rerun finds the items already there and leaves the later stages' revisions alone."""
+    import json
 
-    folder = blobs_dir_for(ctx.sample_pdf)
-    return sum(1 for path in sorted(folder.glob("*.png")) if ctx.workspace.blobs.put(path.read_bytes(), "png"))
+    from curation.extract.pipeline import ExtractOptions, extract_items, write_extraction
+    from curation.item import parse_item
 
-
-def stage_import_truth(ctx: DemoContext) -> str:
-    from curation.importers import import_file
-
-    copy_truth_blobs(ctx)
-    report = import_file(ctx.truth_path, ctx.workspace.store, fmt="jsonl", blobs=ctx.workspace.blobs, author="demo")
-    if not report.ok:
-        raise BenchsmithError(f"demo: importing the sample's ground truth failed: {report.fatal or report.errors[:3]}")
-    return f"items imported from ground truth: {report.created} new, {report.unchanged} unchanged"
+    options = ExtractOptions(exam="기상기사", session="sample-0", author="demo")
+    extraction = extract_items(ctx.sample_pdf, options)
+    truth = [parse_item(json.loads(line)) for line in ctx.truth_path.read_text(encoding="utf-8").splitlines()]
+    got = {item.source.number: item for item in extraction.items}
+    found = [item for item in truth if item.source.number in got]
+    options_total = sum(len(item.options) for item in truth)
+    options_same = sum(1 for item in found for mine, theirs in zip(got[item.source.number].options, item.options, strict=False)
+                       if mine.text == theirs.text and (mine.image and mine.image.blob) == (theirs.image and theirs.image.blob))
+    answers_same = sum(1 for item in found if got[item.source.number].answer == item.answer)
+    stems_same = sum(1 for item in found if got[item.source.number].stem == item.stem)
+    report = write_extraction(extraction, ctx.workspace, options)
+    stored = "already in the store" if report.skipped else f"{report.created} new"
+    return (f"{report.questions} questions from the PDF: {len(found)}/{len(truth)} found, stems {stems_same}/{len(truth)}, "
+            f"options {options_same}/{options_total}, answers {answers_same}/{len(truth)} match the ground truth; "
+            f"{report.images_attached} images; {stored}")
 
 
 def stage_dedup(ctx: DemoContext) -> str:
@@ -140,17 +147,31 @@ def stage_evaluate(ctx: DemoContext) -> str:
     return f"{len(lines)} runs{local}; report: {report}"
 
 
+def stage_filter(ctx: DemoContext) -> str:
+    from filtering.demo_stage import filter_sample
+
+    return filter_sample(ctx.workspace)
+
+
+def stage_shift(ctx: DemoContext) -> str:
+    from filtering.demo_stage import shift_report
+
+    return shift_report(ctx.workspace)
+
+
 STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("sample exam", stage_sample_exam),
-    ("import", stage_import_truth),
+    ("extract", stage_extract),
     ("dedup", stage_dedup),
     ("shuffle", stage_shuffle),
     ("korea", stage_korea),
     ("taxonomy", stage_taxonomy),
     ("stats", stage_stats),
     ("export", stage_export),
-    ("release", stage_release),
     ("evaluate", stage_evaluate),
+    ("filter", stage_filter),
+    ("shift", stage_shift),
+    ("release", stage_release),
 ]
 
 

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from curation.diff import field_changes
 from curation.errors import BenchsmithError
+from curation.extract.cli_command import extract_command
 from curation.importers import FORMATS, export_jsonl, import_file
 from curation.item import item_json_schema
 from curation.store import ItemQuery
@@ -53,6 +54,7 @@ def register(app: typer.Typer) -> None:
     app.command("init")(init_command)
     app.command("schema")(schema_command)
     app.command("sample-exam")(sample_exam_command)
+    app.command("extract")(extract_command)
     app.add_typer(items_app, name="items")
     register_stages(app)
 

@@ -14,7 +14,7 @@ def png_bytes(image: Image.Image) -> bytes:
     if image.mode not in ("L", "RGB"):
         image = image.convert("RGB")
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", optimize=False, compress_level=6)
+    image.save(buffer, format="PNG", optimize=False, compress_level=1)
     return buffer.getvalue()
 
 

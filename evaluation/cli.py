@@ -74,7 +74,8 @@ def run_command(
                                        "FILE.yaml[:NAME] or a name in models.yaml")],
     workspace: WorkspaceOption = None,
     prompt: Annotated[str, typer.Option("--prompt", "-p", help="standard | advanced | reasoning")] = "standard",
-    variant: Annotated[str, typer.Option("--variant", help="implicit | explicit (uses explicit_variant stems)")] = "implicit",
+    variant: Annotated[str, typer.Option("--variant", help="implicit | explicit (explicit_variant stems) | "
+                                         "options_only | question_only (shortcut probes)")] = "implicit",
     items: Annotated[str | None, typer.Option("--items", help="exam=…,subject=…,status=a|b,korea_specific=true,"
                                               "multimodal=false,ids=a|b")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="only the first N matching items")] = None,
@@ -90,10 +91,11 @@ def run_command(
     as_json: JsonOption = False,
 ) -> None:
     """Ask a model every selected item; responses are cached and logged; a rerun resumes."""
+    from evaluation.prompts import VARIANTS
     from evaluation.runner import RunRequest, parse_item_query, run_model
 
-    if variant not in ("implicit", "explicit"):
-        raise BenchsmithError(f"--variant {variant!r}: choose implicit or explicit")
+    if variant not in VARIANTS:
+        raise BenchsmithError(f"--variant {variant!r}: choose one of {', '.join(VARIANTS)}")
     ws = workspace_from(workspace)
     spec = _model(model, models_file, ws.root)
     request = RunRequest(spec, prompt, variant, parse_item_query(items), limit, run_id, resume, cache, retry_errors,  # type: ignore[arg-type]

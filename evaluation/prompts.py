@@ -13,7 +13,11 @@ from curation.item import ImageRef, Item
 from evaluation.backends.base import MIME_BY_EXT, ChatRequest, ImagePart, Message, Part
 from evaluation.models import ModelConfigError, ModelSpec
 
-Variant = Literal["implicit", "explicit"]
+Variant = Literal["implicit", "explicit", "options_only", "question_only"]
+VARIANTS: tuple[str, ...] = ("implicit", "explicit", "options_only", "question_only")
+# Shortcut probes: what a model can answer with the question or the options hidden.
+_NO_QUESTION = "(문제는 가려져 있습니다. 선택지만 보고 정답으로 가장 그럴듯한 번호를 고르세요.)"
+_HIDDEN_OPTION = "(가려짐)"
 
 _ROLE = "당신은 한국의 국가 시험 문제를 푸는 전문가입니다. 객관식 문제를 읽고 정답 번호를 고르세요."
 _KOREA = ("문제에서 '우리나라'는 대한민국을 뜻합니다. 지명, 기후, 법령, 제도, 역사는 "
@@ -71,22 +75,26 @@ class ImageResolver:
 def stem_for(item: Item, variant: Variant) -> str:
     if variant == "explicit" and item.explicit_variant:
         return item.explicit_variant
+    if variant == "options_only":
+        return _NO_QUESTION
     return item.stem
 
 
 def build_request(item: Item, prompt: Prompt, images: ImageResolver, variant: Variant = "implicit") -> ChatRequest:
+    hide_options = variant == "question_only"
     parts: list[Part] = [f"[문제]\n{stem_for(item, variant)}"]
-    parts += [images(image) for image in item.images]
+    if variant != "options_only":
+        parts += [images(image) for image in item.images]
     parts.append("[선택지]")
     for number, option in enumerate(item.options, start=1):
-        label = option.text.strip() or "(그림)"
+        label = _HIDDEN_OPTION if hide_options else option.text.strip() or "(그림)"
         parts.append(f"{number}. {label}")
-        if option.image is not None:
+        if option.image is not None and not hide_options:
             parts.append(images(option.image))
     parts.append(prompt.instruction)
     merged = _merge_text(parts)
-    return ChatRequest((Message("system", (prompt.system,)), Message("user", tuple(merged))),
-                       choices=tuple(option.text for option in item.options))
+    choices = tuple("" if hide_options else option.text for option in item.options)
+    return ChatRequest((Message("system", (prompt.system,)), Message("user", tuple(merged))), choices=choices)
 
 
 def _merge_text(parts: list[Part]) -> list[Part]:

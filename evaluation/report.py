@@ -126,7 +126,7 @@ def _markdown(reports: list[RunReport], charts: list[Path], notes: list[str]) ->
     return "\n".join(lines) + "\n"
 
 
-def _use_hangul_font(plt: object, cache_dir: Path) -> None:
+def use_hangul_font(plt: object, cache_dir: Path) -> None:
     """Subject names are Korean: register the CJK font that PyMuPDF (a core dependency) ships."""
     import pymupdf
     from matplotlib import font_manager
@@ -149,7 +149,7 @@ def _charts(reports: list[RunReport], out_dir: Path) -> list[Path]:
         raise MissingExtraError("report", "matplotlib") from None
     import numpy as np
 
-    _use_hangul_font(plt, Path.home() / ".cache" / "benchsmith")
+    use_hangul_font(plt, Path.home() / ".cache" / "benchsmith")
 
     names = [n for n in subset_order({s.subset for r in reports for s in r.subsets})
              if any(s.subset == n and s.n for r in reports for s in r.subsets)][:16]

@@ -55,14 +55,12 @@ def _size_category(n: int) -> str:
     return "n>1M"
 
 
-def hard_item_ids(workspace: Workspace) -> set[str] | None:
-    """Item ids of the newest filtering record's hard subset, or None when there is none."""
-    records = sorted((workspace.root / "filtering").glob("*.json")) if (workspace.root / "filtering").is_dir() else []
-    for path in reversed(records):
-        record = json.loads(path.read_text(encoding="utf-8"))
-        if "hard_item_ids" in record:
-            return set(record["hard_item_ids"])
-    return None
+def _filtering(workspace: Workspace):  # noqa: ANN202
+    """The newest filtering record (a `hard` one before an adversarial one), or None."""
+    from filtering.record import latest_record
+
+    found = latest_record(workspace.root)
+    return found[1] if found else None
 
 
 def _table(rows: list[tuple[Any, ...]]) -> str:
@@ -84,7 +82,8 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
     if not items:
         raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release")
     notes = []
-    hard = hard_item_ids(workspace)
+    record = _filtering(workspace)
+    hard = set(record.hard_item_ids) if record else None
     filters = dict(CONFIG_FILTERS)
     if hard is not None:
         filters["hard"] = lambda item: item.id in hard
@@ -120,7 +119,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
                                     encoding="utf-8")
         _write_harness(tmp, config, rows_by_config)
         (tmp / "README.md").write_text(
-            render_card(config, version, items, rows_by_config, files, features, manifest, changelog, workspace, notes),
+            render_card(config, version, items, rows_by_config, features, manifest, changelog, workspace, notes, record),
             encoding="utf-8")
         sums = write_checksums(tmp)
         crate = croissant(config.name, config.description, config.license, version,
@@ -176,8 +175,21 @@ def _template(config: ReleaseConfig) -> str:
     return resources.files("data_cards").joinpath("default.md").read_text(encoding="utf-8")
 
 
-def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_config: dict, files: dict,
-                features, manifest: dict, changelog: Changelog, workspace: Workspace, notes: list[str]) -> str:  # noqa: ANN001
+def _filtering_text(record, rows_by_config: dict) -> str:  # noqa: ANN001
+    if record is None or "hard" not in rows_by_config:
+        return "No adversarial filtering result yet: no `hard` config."
+    models = "; ".join(f"{m['name']} ({m['prompt']['version']}, {m['variant']}, runs {', '.join(m['run_ids'])})"
+                       for m in record.models)
+    return (f"Filtering ({record.kind}, {record.created_at}, {record.attempts} attempt(s) per model"
+            f"{', sequential' if record.sequential else ''}): models {models}. Of {len(record.pool)} items, "
+            f"{len(record.removed)} were solved by some model, {len(record.survivors)} were missed by every model "
+            f"(the `hard` config), and {len(record.undetermined)} had unparseable or error outcomes and were "
+            "left out rather than counted as unsolved.")
+
+
+def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_config: dict,
+                features, manifest: dict, changelog: Changelog, workspace: Workspace, notes: list[str],  # noqa: ANN001
+                record=None) -> str:  # noqa: ANN001
     full = rows_by_config.get("full", [])
     task_categories = ["multiple-choice", "question-answering"]
     if any(row["multimodal"] for row in full):
@@ -210,8 +222,7 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
     rationale_status = Counter(i.rationale.status for i in items if i.rationale)
     annotation_text = ("Rationales by review status: " + ", ".join(f"{k} {v}" for k, v in sorted(rationale_status.items()))
                        + "." if rationale_status else "No rationales have been reviewed yet.")
-    filtering_text = ("Hard subset: from the newest filtering record in the workspace." if "hard" in rows_by_config
-                      else "No adversarial filtering result yet: no `hard` config.")
+    filtering_text = _filtering_text(record, rows_by_config)
     if notes:
         filtering_text += "\n\n" + "\n".join(f"- {note}" for note in notes)
     changelog_text = _changelog_text(changelog)

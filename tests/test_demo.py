@@ -10,7 +10,8 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
     first = run_cli("demo", "-w", str(ws))
     assert first.returncode == 0, first.stderr
     assert first.stdout.rstrip().endswith(f"benchsmith annotate -w {ws.resolve()}")  # the demo's last line
-    for stage in ("sample exam", "import", "dedup", "shuffle", "korea", "taxonomy", "stats", "export", "release"):
+    for stage in ("sample exam", "extract", "dedup", "shuffle", "korea", "taxonomy", "stats", "export", "evaluate",
+                  "filter", "shift", "release"):
         assert f"✓ {stage}" in first.stdout, stage
     stats = json.loads(run_cli("items", "stats", "--json", "-w", str(ws)).stdout)
     assert stats["items"] >= 24

@@ -1,0 +1,118 @@
+"""Reading a whole PDF into one stream of lines and figures in reading order, page by page, with
+the text layer where it is sound and OCR where it is not."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pymupdf
+
+from curation.extract.figures import figure_labels, page_figures
+from curation.extract.furniture import drop_furniture
+from curation.extract.layout import page_glyphs, page_lines
+from curation.extract.lines import Figure, Line
+from curation.extract.pdf_open import OpenedPdf, PdfError, load_page, page_error
+from curation.extract.text_quality import text_layer_problem
+
+ENGINES = ("auto", "pymupdf", "ocr", "mineru")
+
+
+@dataclass
+class ReadDocument:
+    entries: list[Line | Figure]
+    pages_without_text: list[int] = field(default_factory=list)
+    ocr_pages: list[int] = field(default_factory=list)
+    page_problems: dict[int, str] = field(default_factory=dict)
+    furniture_dropped: int = 0
+    watermark_glyphs: int = 0
+    figure_label_lines: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_document(opened: OpenedPdf, engine: str = "auto") -> ReadDocument:
+    from curation.extract import ocr
+
+    pages_lines: list[list[Line]] = []
+    pages_figures: list[list[Figure]] = []
+    heights: list[float] = []
+    result = ReadDocument([])
+    for index in range(opened.doc.page_count):
+        page = load_page(opened, index)
+        try:
+            _read_page(page, index + 1, engine, result, pages_lines, pages_figures, heights)
+        except (PdfError, ocr.OcrError):
+            raise
+        except Exception as error:  # MuPDF failing inside a damaged page's content
+            raise page_error(opened, index, error) from None
+    kept, result.furniture_dropped = drop_furniture(pages_lines, heights)
+    for lines, figures in zip(kept, pages_figures, strict=True):
+        result.entries += merge_in_reading_order(lines, figures)
+    return result
+
+
+def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocument, pages_lines: list[list[Line]],
+               pages_figures: list[list[Figure]], heights: list[float]) -> None:
+    from curation.extract import ocr
+
+    heights.append(page.rect.height)
+    glyphs = page_glyphs(page)
+    result.watermark_glyphs += glyphs.dropped_watermark
+    problem = "OCR requested" if engine == "ocr" else text_layer_problem(glyphs.glyphs)
+    if problem is not None:
+        result.page_problems[number] = problem
+        if problem != "OCR requested":
+            result.pages_without_text.append(number)
+        if engine == "pymupdf" or _blank(page):
+            pages_lines.append([])
+            pages_figures.append([])
+            return
+        if not ocr.available():
+            result.warnings.append(f"page {number}: {problem}; OCR is not available ({ocr.MISSING_HINT})")
+            pages_lines.append([])
+            pages_figures.append([])
+            return
+        lines, gutter_x = ocr.ocr_page_lines(page, number)
+        result.ocr_pages.append(number)
+        pages_lines.append(lines)
+        pages_figures.append(ocr.ocr_page_figures(page, number, gutter_x, lines))
+        return
+    lines, gutter = page_lines(page, number, glyphs.glyphs)
+    figures = page_figures(page, number, gutter.x if gutter else None, lines)
+    labels = {id(line) for figure in figures if figure.kind == "vector" for line in figure_labels(figure, lines)}
+    result.figure_label_lines += len(labels)
+    pages_lines.append([line for line in lines if id(line) not in labels])
+    pages_figures.append(figures)
+
+
+def _blank(page: pymupdf.Page) -> bool:
+    return not page.get_images() and not page.get_drawings()
+
+
+def merge_in_reading_order(lines: list[Line], figures: list[Figure]) -> list[Line | Figure]:
+    """Put each figure right before the first line of its region that starts below the figure's top
+    (after the region's last line when none does)."""
+    if not figures:
+        return list(lines)
+    merged: list[Line | Figure] = list(lines)
+    for figure in sorted(figures, key=lambda f: f.bbox[1]):
+        position = None
+        last_in_region = None
+        for index, entry in enumerate(merged):
+            if not isinstance(entry, Line):
+                continue
+            if entry.region == figure.region:
+                last_in_region = index
+                if entry.bbox[1] >= figure.bbox[1] - 1:
+                    position = index
+                    break
+        if position is None:
+            position = (last_in_region + 1) if last_in_region is not None else _full_width_slot(merged, figure)
+        merged.insert(position, figure)
+    return merged
+
+
+def _full_width_slot(merged: list[Line | Figure], figure: Figure) -> int:
+    for index, entry in enumerate(merged):
+        if isinstance(entry, Line) and entry.bbox[1] >= figure.bbox[1]:
+            return index
+    return len(merged)

@@ -1,0 +1,155 @@
+"""Figures on a page: embedded raster images and clustered vector drawings, cropped to PNG.
+
+A raster keeps its own pixels (re-encoded canonically); a vector figure is rendered at
+CROP_ZOOM over the union of its drawings. Frames and tables (only straight axis-aligned paths
+around text), rules and page decorations are not figures. A small, wide raster beside text is
+taken for a formula picture (kind "formula", LaTeX left to a person).
+"""
+
+from __future__ import annotations
+
+import pymupdf
+
+from curation.extract.lines import FULL, LEFT, RIGHT, Box, Figure, Line
+from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
+
+MIN_FIGURE = 12.0  # points
+MAX_PIXELS_PER_POINT = 4.0  # 288 dpi: larger embedded images are halved until below it
+DECORATION_TOP, DECORATION_BOTTOM = 0.17, 0.93  # share of the page height
+
+
+def page_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, lines: list[Line]) -> list[Figure]:
+    figures = raster_figures(page, page_number, gutter_x) + vector_figures(page, page_number, gutter_x, lines)
+    return sorted(figures, key=lambda figure: (figure.bbox[1], figure.bbox[0]))
+
+
+def region_of(box: Box, gutter_x: float | None) -> int:
+    if gutter_x is None:
+        return FULL
+    if box[0] < gutter_x - 2 and box[2] > gutter_x + 2:
+        return FULL
+    return LEFT if (box[0] + box[2]) / 2 < gutter_x else RIGHT
+
+
+def _decoration(box: Box, page: pymupdf.Page) -> bool:
+    height = page.rect.height
+    return box[3] < DECORATION_TOP * height or box[1] > DECORATION_BOTTOM * height
+
+
+def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None) -> list[Figure]:
+    page_area = page.rect.width * page.rect.height
+
+    def wanted(info: dict) -> pymupdf.Rect | None:
+        rect = pymupdf.Rect(info["bbox"]) & page.rect
+        if rect.is_empty or rect.width < MIN_FIGURE or rect.height < MIN_FIGURE or _decoration(tuple(rect), page):
+            return None
+        return None if rect.width * rect.height > 0.6 * page_area else rect  # a scanned page is not a figure
+
+    infos = page.get_image_info()
+    if not any(wanted(info) for info in infos):
+        return []
+    figures = []
+    for info in _with_xrefs(page, infos):
+        rect = wanted(info)
+        if rect is None:
+            continue
+        box = tuple(rect)
+        png = _raster_png(page, info, rect)
+        column_width = (page.rect.width / 2) if gutter_x is not None else page.rect.width
+        kind = "formula" if rect.height <= 40 and rect.width <= 0.6 * column_width and rect.width >= 2 * rect.height else "raster"
+        figures.append(Figure(page_number, region_of(box, gutter_x), box, png, kind))
+    return figures
+
+
+def _with_xrefs(page: pymupdf.Page, infos: list[dict]) -> list[dict]:
+    """Image placements with their xref, matched by pixel size; when two different images share a
+    size, PyMuPDF's hash-based matching (slower: it decodes and hashes every image) decides."""
+    by_size: dict[tuple[int, int], set[int]] = {}
+    for entry in page.get_images(full=True):
+        by_size.setdefault((entry[2], entry[3]), set()).add(entry[0])
+    if any(len(by_size.get((info["width"], info["height"]), ())) != 1 for info in infos):
+        return page.get_image_info(xrefs=True)
+    return [info | {"xref": next(iter(by_size[(info["width"], info["height"])]))} for info in infos]
+
+
+def _raster_png(page: pymupdf.Page, info: dict, rect: pymupdf.Rect) -> bytes:
+    """The image's own pixels, halved while above MAX_PIXELS_PER_POINT of its printed size."""
+    xref = info.get("xref", 0)
+    if xref > 0:
+        try:
+            pixmap = pymupdf.Pixmap(page.parent, xref)
+            if pixmap.colorspace is not None and pixmap.colorspace.n not in (1, 3):
+                pixmap = pymupdf.Pixmap(pymupdf.csRGB, pixmap)
+            steps = 0
+            while pixmap.width / 2 ** (steps + 1) >= MAX_PIXELS_PER_POINT * rect.width:
+                steps += 1
+            if steps:
+                pixmap.shrink(steps)
+            return png_bytes(pixmap_image(pixmap))
+        except Exception:  # unusual colour spaces, JBIG2, inline images: fall back to a render
+            pass
+    return render_crop(page, rect)
+
+
+def render_crop(page: pymupdf.Page, rect: pymupdf.Rect) -> bytes:
+    pixmap = page.get_pixmap(matrix=pymupdf.Matrix(CROP_ZOOM, CROP_ZOOM), clip=rect, alpha=False)
+    return png_bytes(pixmap_image(pixmap))
+
+
+def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, lines: list[Line]) -> list[Figure]:
+    drawings = page.get_drawings()
+    if not drawings:
+        return []
+    figures = []
+    for cluster in page.cluster_drawings(drawings=drawings):
+        members = [d for d in drawings if cluster.contains(d["rect"])]
+        box = _extent(members) if members else tuple(cluster)
+        rect = pymupdf.Rect(box)
+        if rect.width < 30 or rect.height < 20 or _decoration(box, page):
+            continue
+        if _rectilinear(members) and _holds_text(rect, lines):
+            continue  # a frame, a shaded header band or a table: its text is read as text
+        if gutter_x is not None and rect.height > 0.3 * page.rect.height and rect.width < 4:
+            continue
+        figures.append(Figure(page_number, region_of(box, gutter_x), box, render_crop(page, rect), "vector"))
+    return figures
+
+
+def _extent(members: list[dict]) -> Box:
+    rect = pymupdf.Rect()
+    for drawing in members:
+        rect |= drawing["rect"]
+    return tuple(rect)
+
+
+def _rectilinear(members: list[dict]) -> bool:
+    for drawing in members:
+        for item in drawing["items"]:
+            if item[0] == "l":
+                start, end = item[1], item[2]
+                if abs(start.x - end.x) > 0.5 and abs(start.y - end.y) > 0.5:
+                    return False
+            elif item[0] in ("c", "qu"):
+                if item[0] == "qu" and not _axis_quad(item[1]):
+                    return False
+                if item[0] == "c":
+                    return False
+    return True
+
+
+def _axis_quad(quad: pymupdf.Quad) -> bool:
+    return quad.is_rectangular
+
+
+def _holds_text(rect: pymupdf.Rect, lines: list[Line]) -> bool:
+    return any(rect.contains(pymupdf.Rect(line.bbox)) or rect.intersects(pymupdf.Rect(line.bbox))
+               and pymupdf.Rect(line.bbox).get_area() and
+               (pymupdf.Rect(line.bbox) & rect).get_area() > 0.6 * pymupdf.Rect(line.bbox).get_area()
+               for line in lines)
+
+
+def figure_labels(figure: Figure, lines: list[Line]) -> list[Line]:
+    """Text lines inside a vector figure without option markers: labels that belong to the picture."""
+    rect = pymupdf.Rect(figure.bbox)
+    return [line for line in lines if line.page == figure.page and not line.markers
+            and rect.contains(pymupdf.Rect(line.bbox))]

@@ -1,0 +1,138 @@
+"""Reading an answer-key table that exists only as a picture or as drawn outlines (no text layer).
+
+The page is rendered; the table grid comes from long dark rows and columns; each cell's content
+is either empty, a circled digit (a ring is found and erased, leaving the digit) or plain digits.
+Columns whose cells are mostly circled are answer columns; the column left of each holds the
+question numbers. Each column's cells are stacked into one picture and read by Tesseract with
+a digits-only whitelist, one run per column.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+import pymupdf
+
+from curation.extract.ocr import render_gray, run_tesseract, thicken
+
+_ANGLES = np.linspace(0, 2 * np.pi, 48, endpoint=False)
+SLOT = 90  # pixels per stacked cell
+
+
+@dataclass
+class Grid:
+    rows: list[int]
+    columns: list[int]
+
+
+def _centres(indices: np.ndarray) -> list[int]:
+    if indices.size == 0:
+        return []
+    groups = np.split(indices, np.nonzero(np.diff(indices) > 3)[0] + 1)
+    return [int(group.mean()) for group in groups]
+
+
+def find_grid(dark: np.ndarray) -> Grid | None:
+    height, width = dark.shape
+    rows = _centres(np.nonzero(dark.sum(axis=1) > 0.3 * width)[0])
+    if len(rows) < 3:
+        return None
+    top, bottom = rows[0], rows[-1]
+    columns = _centres(np.nonzero(dark[top:bottom].sum(axis=0) > 0.45 * (bottom - top))[0])
+    if len(columns) < 3:
+        return None
+    return Grid(rows, columns)
+
+
+def _cell(dark: np.ndarray, grid: Grid, row: int, column: int) -> np.ndarray:
+    inset = 6
+    return dark[grid.rows[row] + inset:grid.rows[row + 1] - inset, grid.columns[column] + inset:grid.columns[column + 1] - inset]
+
+
+def ring_digit(cell: np.ndarray) -> np.ndarray | None:
+    """The digit inside a circled digit (ring erased), or None when the content is not circled."""
+    ys, xs = np.nonzero(cell)
+    if ys.size < 20:
+        return None
+    y0, y1, x0, x1 = ys.min(), ys.max(), xs.min(), xs.max()
+    h, w = y1 - y0 + 1, x1 - x0 + 1
+    if not 0.75 < w / h < 1.33 or h < 12:
+        return None
+    cy, cx, radius = (y0 + y1) / 2, (x0 + x1) / 2, (h + w) / 4
+    thick = thicken(cell, 1)
+    samples = []
+    for r in (radius - 2, radius - 1, radius):
+        px = np.clip((cx + r * np.cos(_ANGLES)).astype(int), 0, cell.shape[1] - 1)
+        py = np.clip((cy + r * np.sin(_ANGLES)).astype(int), 0, cell.shape[0] - 1)
+        samples.append(thick[py, px].mean())
+    if max(samples) < 0.85:
+        return None
+    yy, xx = np.mgrid[0:cell.shape[0], 0:cell.shape[1]]
+    inside = (yy - cy) ** 2 + (xx - cx) ** 2 <= (0.82 * radius) ** 2
+    return cell & inside
+
+
+def _trim(content: np.ndarray) -> np.ndarray:
+    ys, xs = np.nonzero(content)
+    if ys.size == 0:
+        return content[:0, :0]
+    return content[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
+
+
+def _read_column(contents: list[np.ndarray | None]) -> list[str | None]:
+    """Digits in each content (None where empty), one Tesseract run for the whole column."""
+    trimmed = [(_trim(c) if c is not None else None) for c in contents]
+    width = max([t.shape[1] for t in trimmed if t is not None and t.size] + [10]) + 60
+    canvas = np.full((SLOT * len(contents) + 40, width), 255, dtype=np.uint8)
+    for index, content in enumerate(trimmed):
+        if content is None or not content.size:
+            continue
+        h, w = content.shape
+        if h > SLOT - 20:
+            continue
+        top = 20 + index * SLOT + (SLOT - h) // 2
+        canvas[top:top + h, 30:30 + w][content] = 0
+    words = run_tesseract(canvas, psm=6, extra=("-c", "tessedit_char_whitelist=0123456789"))
+    found: list[str | None] = [None] * len(contents)
+    for word in words:
+        slot = (((word.y0 + word.y1) // 2) - 20) // SLOT
+        if 0 <= slot < len(found) and word.text.isdigit():
+            found[slot] = (found[slot] or "") + word.text
+    return found
+
+
+def _consecutive(numbers: list[str | None]) -> list[str | None]:
+    """Question numbers run down a key column one by one: when most rows agree on the start, the
+    rows that do not (a misread `25` as `2`) take the number their position gives."""
+    starts = Counter(int(value) - row for row, value in enumerate(numbers) if value)
+    if not starts:
+        return numbers
+    start, votes = starts.most_common(1)[0]
+    if votes < 0.6 * sum(1 for value in numbers if value):
+        return numbers
+    return [str(start + row) if value else None for row, value in enumerate(numbers)]
+
+
+def read_key_table(page: pymupdf.Page) -> dict[int, int]:
+    """{question number: answer} from a key table drawn without a text layer."""
+    dark = render_gray(page) < 160
+    grid = find_grid(dark)
+    if grid is None:
+        return {}
+    n_rows, n_columns = len(grid.rows) - 1, len(grid.columns) - 1
+    cells = [[_cell(dark, grid, r, c) for c in range(n_columns)] for r in range(n_rows)]
+    digits = [[ring_digit(cells[r][c]) if cells[r][c].any() else None for c in range(n_columns)] for r in range(n_rows)]
+    key: dict[int, int] = {}
+    for column in range(1, n_columns):
+        filled = [r for r in range(n_rows) if cells[r][column].any()]
+        circled = [r for r in filled if digits[r][column] is not None]
+        if len(filled) < 2 or len(circled) < 0.6 * len(filled):
+            continue
+        numbers = _consecutive(_read_column([cells[r][column - 1] if r in circled else None for r in range(n_rows)]))
+        answers = _read_column([digits[r][column] for r in range(n_rows)])
+        for number, answer in zip(numbers, answers, strict=True):
+            if number and answer and len(answer) == 1 and answer != "0":
+                key.setdefault(int(number), int(answer))
+    return key

@@ -1,0 +1,306 @@
+"""From a page's glyphs to lines in reading order: a column-aware, character-level pass.
+
+Glyphs come from `rawdict` (per-glyph boxes); the gutter comes from a vertical rule or, failing
+that, from an x-histogram of glyph coverage; lines are rebuilt from glyph bands in each region,
+glyphs sorted by x within a line (so a producer's odd content-stream order does not matter),
+superscripts/subscripts told apart by size and baseline and written as LaTeX.
+"""
+
+from __future__ import annotations
+
+import statistics
+import unicodedata
+from dataclasses import dataclass
+
+import pymupdf
+
+from curation.extract.formulas import render_line
+from curation.extract.lines import CIRCLED_MARKERS, FULL, LEFT, RIGHT, Cell, Line
+
+TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP
+WATERMARK_LUMINANCE = 0.8
+_SPACES = {"\u00a0": " ", "\u3000": " ", "\t": " "}
+
+
+@dataclass(slots=True)
+class Glyph:
+    c: str
+    x0: float
+    y0: float
+    x1: float
+    y1: float
+    size: float
+    baseline: float
+    line_id: int = 0  # the PDF engine's own line (used only to decide what crosses the gutter)
+    core_top: float = 0.0  # the x-height band, stable across fonts whose ascender boxes differ
+
+    def __post_init__(self) -> None:
+        self.core_top = self.baseline - 0.72 * self.size
+
+
+@dataclass
+class PageGlyphs:
+    glyphs: list[Glyph]
+    dropped_watermark: int = 0
+
+
+def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
+    """Horizontal, visible glyphs; rotated or very light text (watermarks) is counted and dropped."""
+    raw = page.get_text("rawdict", flags=TEXT_FLAGS)
+    glyphs: list[Glyph] = []
+    dropped = 0
+    line_id = 0
+    for block in raw["blocks"]:
+        if block.get("type") != 0:
+            continue
+        for line in block["lines"]:
+            line_id += 1
+            dx, dy = line["dir"]
+            horizontal = dx > 0.99 and abs(dy) < 0.02
+            for span in line["spans"]:
+                if not horizontal or _luminance(span["color"]) > WATERMARK_LUMINANCE:
+                    dropped += len(span["chars"])
+                    continue
+                size = span["size"]
+                for char in span["chars"]:
+                    c = _SPACES.get(char["c"], char["c"])
+                    x0, y0, x1, y1 = char["bbox"]
+                    glyphs.append(Glyph(c, x0, y0, x1, y1, size, char["origin"][1], line_id))
+    return PageGlyphs(glyphs, dropped)
+
+
+def _luminance(color: int) -> float:
+    red, green, blue = (color >> 16) & 255, (color >> 8) & 255, color & 255
+    return (0.299 * red + 0.587 * green + 0.114 * blue) / 255
+
+
+# -- columns ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Gutter:
+    x: float
+    top: float | None = None  # extent of a drawn rule; None when found from the histogram
+    bottom: float | None = None
+
+
+def find_gutter(page: pymupdf.Page, glyphs: list[Glyph]) -> Gutter | None:
+    width, height = page.rect.width, page.rect.height
+    rule = _vertical_rule(page, width, height)
+    if rule is not None:
+        return rule
+    return _histogram_gutter([g for g in glyphs if not g.c.isspace()], width)
+
+
+def _vertical_rule(page: pymupdf.Page, width: float, height: float) -> Gutter | None:
+    best: Gutter | None = None
+    for path in page.get_drawings():
+        rect = path["rect"]
+        if rect.width < 2.5 and rect.height > 0.3 * height and 0.35 * width < rect.x0 < 0.65 * width:
+            if best is None or rect.height > (best.bottom or 0) - (best.top or 0):
+                best = Gutter((rect.x0 + rect.x1) / 2, rect.y0, rect.y1)
+    return best
+
+
+def _histogram_gutter(glyphs: list[Glyph], width: float) -> Gutter | None:
+    if len(glyphs) < 40:
+        return None
+    step = 2.0
+    bins = [0] * (int(width / step) + 2)
+    for glyph in glyphs:
+        for index in range(max(0, int(glyph.x0 / step)), min(len(bins), int(glyph.x1 / step) + 1)):
+            bins[index] += 1
+    low, high = int(0.3 * width / step), int(0.7 * width / step)
+    body = sorted(count for count in bins[int(0.1 * width / step): int(0.9 * width / step)] if count)
+    if not body:
+        return None
+    typical = body[len(body) // 2]
+    floor = min(bins[low:high])
+    if floor > 0.15 * typical:
+        return None
+    best_start, best_len, start = None, 0, None
+    for index in range(low, high + 1):
+        quiet = index < high and bins[index] <= floor
+        if quiet and start is None:
+            start = index
+        elif not quiet and start is not None:
+            if index - start > best_len:
+                best_start, best_len = start, index - start
+            start = None
+    if best_start is None or best_len * step < 4:
+        return None
+    if _quiet_runs(bins, int(0.1 * width / step), int(0.9 * width / step), max(1, int(0.05 * typical)), step) > 2:
+        return None  # many empty vertical bands: a table, not two columns of text
+    x = (best_start + best_len / 2) * step
+    left = sum(1 for g in glyphs if g.x1 <= x)
+    if left < 0.15 * len(glyphs) or len(glyphs) - left < 0.15 * len(glyphs):
+        return None
+    return Gutter(x)
+
+
+def _quiet_runs(bins: list[int], low: int, high: int, floor: int, step: float) -> int:
+    runs, length = 0, 0
+    for count in bins[low:high] + [floor + 1]:
+        if count <= floor:
+            length += 1
+            continue
+        if length * step >= 8:
+            runs += 1
+        length = 0
+    return runs
+
+
+# -- lines ----------------------------------------------------------------------------------------
+def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
+    """Glyphs grouped into lines by overlapping x-height bands (scripts join their base line)."""
+    ordered = sorted(glyphs, key=lambda g: g.core_top + g.baseline)
+    lines: list[list[Glyph]] = []
+    band: tuple[float, float] | None = None
+    largest = 0.0
+    for glyph in ordered:
+        top, bottom = glyph.core_top, glyph.baseline
+        if band is not None:
+            overlap = min(band[1], bottom) - max(band[0], top)
+            if overlap >= 0.5 * min(bottom - top, band[1] - band[0]):
+                lines[-1].append(glyph)
+                if not glyph.c.isspace() and glyph.size >= 0.85 * largest:
+                    band = (min(band[0], top), max(band[1], bottom))
+                    largest = max(largest, glyph.size)
+                continue
+        if glyph.c.isspace() and band is None:
+            continue
+        lines.append([glyph])
+        band = (top, bottom)
+        largest = glyph.size
+    return [line for line in lines if any(not g.c.isspace() for g in line)]
+
+
+def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
+    glyphs = _dedupe(sorted(glyphs, key=lambda g: (g.x0, g.baseline)))
+    visible = [g for g in glyphs if not g.c.isspace()]
+    size = statistics.mode(round(g.size, 1) for g in visible)
+    main = [g for g in visible if abs(g.size - size) < 0.15]
+    baseline = statistics.median(g.baseline for g in main)
+    kinds = [_script_kind(g, size, baseline) for g in glyphs]
+    cells: list[Cell] = []
+    current: list[tuple[str, str]] = []
+    cell_x0 = cell_x1 = None
+    previous: Glyph | None = None
+    for glyph, kind in zip(glyphs, kinds, strict=True):
+        if glyph.c.isspace():
+            continue
+        if previous is not None:
+            gap = glyph.x0 - previous.x1
+            if gap > 1.5 * size:
+                cells.append(Cell(cell_x0, cell_x1, _text(current)))
+                current, cell_x0 = [], None
+            elif gap > 0.11 * size or (gap > 0.06 * size and _spaced(glyphs, previous, glyph)):
+                current.append((" ", ""))
+        if cell_x0 is None:
+            cell_x0 = glyph.x0
+        current.append((glyph.c, kind))
+        cell_x1 = glyph.x1
+        previous = glyph
+    cells.append(Cell(cell_x0, cell_x1, _text(current)))
+    markers = [(g.c, g.x0, g.x1) for g in visible if g.c in CIRCLED_MARKERS]
+    bbox = (min(g.x0 for g in visible), min(g.y0 for g in visible), max(g.x1 for g in visible),
+            max(g.y1 for g in visible))
+    text = " ".join(cell.text for cell in cells)
+    return Line(page, region, bbox, text, size, cells, markers)
+
+
+def _text(glyphs: list[tuple[str, str]]) -> str:
+    return unicodedata.normalize("NFC", render_line(glyphs)).strip()
+
+
+def _spaced(glyphs: list[Glyph], previous: Glyph, glyph: Glyph) -> bool:
+    """A space glyph sits between the two (the PDF wrote one)."""
+    return any(g.c.isspace() and previous.x1 - 0.5 <= g.x0 <= glyph.x0 + 0.5 for g in glyphs)
+
+
+def _dedupe(glyphs: list[Glyph]) -> list[Glyph]:
+    """Drop glyphs printed twice at (almost) the same place: fake bold by overprinting."""
+    kept: list[Glyph] = []
+    for glyph in glyphs:
+        if kept and _same_place(kept[-1], glyph) or len(kept) > 1 and _same_place(kept[-2], glyph):
+            continue
+        kept.append(glyph)
+    return kept
+
+
+def _same_place(a: Glyph, b: Glyph) -> bool:
+    return a.c == b.c and abs(a.x0 - b.x0) < 0.6 and abs(a.baseline - b.baseline) < 0.6
+
+
+def _script_kind(glyph: Glyph, size: float, baseline: float) -> str:
+    if glyph.c.isspace() or glyph.size > 0.85 * size:
+        return ""
+    if glyph.baseline < baseline - 0.15 * size:
+        return "sup"
+    if glyph.baseline > baseline + 0.08 * size:
+        return "sub"
+    return ""
+
+
+# -- page -----------------------------------------------------------------------------------------
+def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[Glyph]]:
+    """Assign glyphs to full width / left / right: a line crossing the gutter is full width."""
+    regions: dict[int, list[Glyph]] = {FULL: [], LEFT: [], RIGHT: []}
+    if gutter is None:
+        regions[FULL] = glyphs
+        return regions
+    engine_lines: dict[int, list[Glyph]] = {}
+    for glyph in glyphs:
+        engine_lines.setdefault(glyph.line_id, []).append(glyph)
+    for line in engine_lines.values():
+        visible = [g for g in line if not g.c.isspace()]
+        if not visible:
+            continue
+        if _crosses(visible, gutter):
+            regions[FULL] += line
+            continue
+        for glyph in line:
+            centre_y = (glyph.y0 + glyph.y1) / 2
+            if gutter.top is not None and (centre_y < gutter.top - 2 or centre_y > gutter.bottom + 2):
+                regions[FULL].append(glyph)
+            else:
+                regions[LEFT if (glyph.x0 + glyph.x1) / 2 < gutter.x else RIGHT].append(glyph)
+    return regions
+
+
+def _crosses(visible: list[Glyph], gutter: Gutter) -> bool:
+    if any(g.x0 < gutter.x - 0.5 and g.x1 > gutter.x + 0.5 for g in visible):
+        return True
+    left = [g.x1 for g in visible if (g.x0 + g.x1) / 2 < gutter.x]
+    right = [g.x0 for g in visible if (g.x0 + g.x1) / 2 >= gutter.x]
+    if not left or not right:
+        return False
+    size = max(g.size for g in visible)
+    return min(right) - max(left) < 1.2 * size
+
+
+def page_lines(page: pymupdf.Page, page_number: int, glyphs: list[Glyph]) -> tuple[list[Line], Gutter | None]:
+    """Lines of one page in reading order: full-width lines cut the page into slices; in each
+    slice the left column is read before the right one."""
+    gutter = find_gutter(page, glyphs)
+    regions = split_regions(glyphs, gutter)
+    by_region = {region: [build_line(group, page_number, region) for group in cluster_lines(members)]
+                 for region, members in regions.items()}
+    return order_lines(by_region), gutter
+
+
+def order_lines(by_region: dict[int, list[Line]]) -> list[Line]:
+    full = sorted(by_region[FULL], key=lambda line: line.bbox[1])
+    columns = {region: sorted(by_region[region], key=lambda line: line.bbox[1]) for region in (LEFT, RIGHT)}
+    ordered: list[Line] = []
+    cuts = [line.bbox[1] for line in full] + [float("inf")]
+    previous_cut = float("-inf")
+    for index, cut in enumerate(cuts):
+        for region in (LEFT, RIGHT):
+            ordered += [line for line in columns[region] if previous_cut <= _mid(line) < cut]
+        if index < len(full):
+            ordered.append(full[index])
+        previous_cut = cut
+    return ordered
+
+
+def _mid(line: Line) -> float:
+    return (line.bbox[1] + line.bbox[3]) / 2

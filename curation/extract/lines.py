@@ -1,0 +1,60 @@
+"""The unit every extraction engine produces and segmentation consumes: a line of text on a page.
+
+A line knows its page, its region (full width, left or right column), its box in PDF points,
+its text (formulas already as \\( LaTeX \\)), the cells it splits into at wide gaps, and where
+its circled option markers sit. A `Figure` travels in the same stream, in reading order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+FULL, LEFT, RIGHT = 0, 1, 2
+CIRCLED_MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
+OPTION_PLACEHOLDER = "\ue000"  # OCR: "a circled option marker was here" (Tesseract cannot read ①–⑩)
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass
+class Cell:
+    x0: float
+    x1: float
+    text: str
+
+
+@dataclass
+class Line:
+    page: int  # 1-based
+    region: int
+    bbox: Box
+    text: str
+    size: float = 10.0
+    cells: list[Cell] = field(default_factory=list)
+    markers: list[tuple[str, float, float]] = field(default_factory=list)  # (circled digit, x0, x1)
+    source: str = "text"  # "text" | "ocr" | "mineru"
+
+    @property
+    def height(self) -> float:
+        return self.bbox[3] - self.bbox[1]
+
+
+@dataclass
+class Figure:
+    page: int
+    region: int
+    bbox: Box
+    png: bytes
+    kind: str  # raster | vector | formula
+
+    @property
+    def height(self) -> float:
+        return self.bbox[3] - self.bbox[1]
+
+
+def union(boxes: list[Box]) -> Box:
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+def vertical_overlap(a: Box, b: Box) -> float:
+    return max(0.0, min(a[3], b[3]) - max(a[1], b[1]))

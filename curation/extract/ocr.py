@@ -1,0 +1,312 @@
+"""OCR for pages without a usable text layer: Tesseract (Debian `tesseract-ocr`, `-kor`,
+`-script-hang`), `--psm 6` per column, one thread (`OMP_THREAD_LIMIT=1`).
+
+Tesseract reads Hangul well but never circled digits, so option markers are found by position:
+each OCR line's band is scanned for rings of about the text height; the words the ring covers
+(misread as `@`, `©`, `0)` …) are replaced by OPTION_PLACEHOLDER, which segmentation numbers in
+reading order. Columns come from the page picture: a vertical rule or an empty band near the middle.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pymupdf
+
+from curation.errors import BenchsmithError
+from curation.extract.lines import FULL, LEFT, OPTION_PLACEHOLDER, RIGHT, Cell, Figure, Line
+
+OCR_DPI = 300
+MISSING_HINT = "apt-get install tesseract-ocr tesseract-ocr-kor tesseract-ocr-script-hang"
+LANGUAGES = "kor+eng"
+
+
+class OcrError(BenchsmithError):
+    pass
+
+
+@lru_cache(maxsize=1)
+def available() -> bool:
+    binary = shutil.which("tesseract")
+    if binary is None:
+        return False
+    try:
+        listed = subprocess.run([binary, "--list-langs"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "kor" in listed.split()
+
+
+@dataclass
+class OcrWord:
+    text: str
+    x0: int
+    y0: int
+    x1: int
+    y1: int
+    line_key: tuple[int, int, int]
+
+
+def run_tesseract(image: np.ndarray, psm: int = 6, extra: tuple[str, ...] = ()) -> list[OcrWord]:
+    """Words with pixel boxes from one Tesseract run on a grayscale image."""
+    from PIL import Image
+
+    with tempfile.TemporaryDirectory(prefix="benchsmith-ocr-") as folder:
+        path = Path(folder) / "page.png"
+        Image.fromarray(image).save(path)
+        command = ["tesseract", str(path), "-", "--psm", str(psm), "-l", LANGUAGES,
+                   "-c", "preserve_interword_spaces=1", *extra, "tsv"]
+        env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+        except (OSError, subprocess.SubprocessError) as error:
+            raise OcrError(f"tesseract failed: {error}") from None
+    if done.returncode != 0:
+        raise OcrError(f"tesseract failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
+    words = []
+    for row in csv.DictReader(io.StringIO(done.stdout), delimiter="\t", quoting=csv.QUOTE_NONE):
+        text = (row.get("text") or "").strip()
+        if not text or row.get("level") != "5":
+            continue
+        left, top, width, height = (int(row[k]) for k in ("left", "top", "width", "height"))
+        words.append(OcrWord(text, left, top, left + width, top + height,
+                             (int(row["block_num"]), int(row["par_num"]), int(row["line_num"]))))
+    return words
+
+
+def render_gray(page: pymupdf.Page, dpi: int = OCR_DPI) -> np.ndarray:
+    pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+    return np.frombuffer(pixmap.samples, dtype=np.uint8).reshape(pixmap.height, pixmap.width)
+
+
+# -- columns on a picture -----------------------------------------------------------------------------
+@dataclass
+class PictureColumns:
+    gutter: int | None  # pixel x
+    top: int  # rows above `top` and below `bottom` are read full width
+    bottom: int
+
+
+def find_picture_columns(dark: np.ndarray) -> PictureColumns:
+    height, width = dark.shape
+    columns = dark.sum(axis=0)
+    low, high = int(0.35 * width), int(0.65 * width)
+    rule_x = low + int(np.argmax(columns[low:high]))
+    if columns[rule_x] > 0.3 * height and columns[max(rule_x - 6, 0)] < 0.2 * columns[rule_x]:
+        rows = np.nonzero(dark[:, max(rule_x - 1, 0):rule_x + 2].any(axis=1))[0]
+        runs = np.split(rows, np.nonzero(np.diff(rows) > 0.06 * height)[0] + 1)  # a watermark may cross it
+        longest = max(runs, key=len)
+        return PictureColumns(rule_x, int(longest[0]), int(longest[-1]))
+    smooth = np.convolve(columns, np.ones(9) / 9, mode="same")
+    centre = low + int(np.argmin(smooth[low:high]))
+    typical = np.median(smooth[int(0.1 * width):int(0.9 * width)])
+    if smooth[centre] < 0.05 * max(typical, 1):
+        return PictureColumns(centre, 0, height)
+    return PictureColumns(None, 0, height)
+
+
+# -- option markers by position -------------------------------------------------------------------------
+_ANGLES = np.linspace(0, 2 * np.pi, 40, endpoint=False)
+
+
+def thicken(dark: np.ndarray, pixels: int = 2) -> np.ndarray:
+    """Dark pixels grown by `pixels` in every direction (thin rings become easy to sample)."""
+    grown = dark.copy()
+    for dy in range(-pixels, pixels + 1):
+        for dx in range(-pixels, pixels + 1):
+            grown |= np.roll(np.roll(dark, dy, axis=0), dx, axis=1)
+    return grown
+
+
+def _sample(mask: np.ndarray, cxs: np.ndarray, cy: float, radius: float) -> np.ndarray:
+    """Share of dark pixels on a circle of `radius` around each centre (cxs, cy)."""
+    height, width = mask.shape
+    xs = np.clip((cxs[:, None] + radius * np.cos(_ANGLES)[None, :]).astype(int), 0, width - 1)
+    ys = np.clip((cy + radius * np.sin(_ANGLES)).astype(int), 0, height - 1)
+    return mask[np.broadcast_to(ys, xs.shape), xs].mean(axis=1)
+
+
+def find_rings(thick: np.ndarray, dark: np.ndarray, band: tuple[int, int, int, int], size: float,
+               spans: list[tuple[float, float]], min_ring: float = 0.95) -> list[tuple[int, int]]:
+    """x ranges of circled digits in a line band: a closed ring of about 0.8 × the text height,
+    empty just outside and between ring and digit, with something (the digit) in the middle.
+    Only centres inside `spans` (where a marker can be) are tried."""
+    x0, y0, x1, y1 = band
+    centres = np.unique(np.concatenate([np.arange(int(a), int(b), 1) for a, b in spans] or [np.zeros(0, int)]))
+    if centres.size == 0:
+        return []
+    best = np.zeros(centres.size)
+    best_radius = np.zeros(centres.size)
+    middle = (y0 + y1) / 2
+    for cy in np.arange(middle - 0.2 * size, middle + 0.2 * size, 1.0):
+        for radius in np.arange(0.34 * size, 0.48 * size, 1.0):
+            ring = _sample(thick, centres, cy, radius)
+            candidates = ring >= min_ring
+            if not candidates.any():
+                continue
+            outside = _sample(dark, centres, cy, radius + 4)
+            between = _sample(dark, centres, cy, 0.72 * radius - 2)
+            middle_dark = _sample(dark, centres, cy, 0.2 * radius) + dark[int(cy), np.clip(centres, 0, dark.shape[1] - 1)]
+            score = np.where(candidates & (outside < 0.12) & (between < 0.35) & (middle_dark > 0), ring - outside, 0.0)
+            better = score > best
+            best = np.where(better, score, best)
+            best_radius = np.where(better, radius, best_radius)
+    rings: list[tuple[int, int]] = []
+    for index in np.argsort(-best):
+        if best[index] <= min_ring - 0.15:
+            break
+        cx, radius = int(centres[index]), best_radius[index]
+        if all(abs(cx - (a + b) / 2) > 2.2 * radius for a, b in rings):
+            rings.append((int(cx - radius), int(cx + radius)))
+    return sorted(rings)
+
+
+def _marker_spans(words: list[OcrWord], ox: int, size: float) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
+    """Where a circled digit can be: (spans of words Tesseract read as a typical misread marker —
+    `@`, `©`, `®` — checked leniently; other spans — a non-Hangul word opening a cell, or a wide
+    gap where Tesseract dropped the marker — checked strictly). Markers open a line or a cell."""
+    lenient, strict = [], []
+    previous_end: float | None = None
+    for word in words:
+        x0, x1 = ox + word.x0, ox + word.x1
+        gap = None if previous_end is None else x0 - previous_end
+        typical = word.text[0] in "@©®"
+        opens_cell = gap is None or gap > (0.3 if typical else 0.8) * size
+        if opens_cell and marker_word(word.text):
+            end = min(x1, x0 + 1.2 * size) + 0.3 * size
+            (lenient if typical else strict).append((x0 - 0.1 * size, end))
+        if gap is not None and gap > 1.2 * size:
+            strict.append((previous_end + 0.3 * size, x0 - 0.3 * size))
+        previous_end = x1
+    return lenient, strict
+
+
+def _inside_hangul_word(ring: tuple[int, int], words: list[OcrWord], ox: int, size: float) -> bool:
+    """A ring found in the middle of a word read as Hangul is a syllable's ㅇ, not a marker."""
+    for word in words:
+        x0, x1 = ox + word.x0, ox + word.x1
+        inside = x0 < ring[0] - 0.3 * size and min(x1, ring[1]) - max(x0, ring[0]) > 0.4 * (ring[1] - ring[0])
+        if inside and not marker_word(word.text):
+            return True
+    return False
+
+
+def marker_word(text: str) -> bool:
+    """Tesseract's reading of a circled digit never starts with a Hangul syllable or a letter
+    other than the round ones ("@", "©", "0)", "(2)", "ㅇ", "O", "Q"), and is not a question number."""
+    if not text or "\uac00" <= text[0] <= "\ud7a3" or re.match(r"^(\d+\.$|[1-9]\d|\d{3})", text):
+        return False
+    return not text[0].isalpha() or text[0] in "ODQGoeaㅇ"
+
+
+# -- a page -------------------------------------------------------------------------------------------------
+def ocr_page_lines(page: pymupdf.Page, page_number: int) -> tuple[list[Line], float | None]:
+    gray = render_gray(page)
+    dark = gray < 140
+    thick = thicken(dark)
+    layout = find_picture_columns(dark)
+    scale = 72 / OCR_DPI
+    regions: list[tuple[int, tuple[int, int, int, int]]] = []
+    height, width = gray.shape
+    if layout.gutter is None:
+        regions.append((FULL, (0, 0, width, height)))
+    else:
+        margin = 6
+        if layout.top > 10:
+            regions.append((FULL, (0, 0, width, layout.top)))
+        regions.append((LEFT, (0, layout.top, layout.gutter - margin, layout.bottom)))
+        regions.append((RIGHT, (layout.gutter + margin, layout.top, width, layout.bottom)))
+        if layout.bottom < height - 10:
+            regions.append((FULL, (0, layout.bottom, width, height)))
+    lines: list[Line] = []
+    for region, (x0, y0, x1, y1) in regions:
+        crop = gray[y0:y1, x0:x1]
+        if crop.size == 0 or not (crop < 140).any():
+            continue
+        words = run_tesseract(crop)
+        for group in _group_lines(words):
+            line = _line_from_words(group, thick, dark, (x0, y0), scale, page_number, region)
+            if line is not None:
+                lines.append(line)
+    gutter_x = layout.gutter * scale if layout.gutter is not None else None
+    return _reading_order(lines), gutter_x
+
+
+def _group_lines(words: list[OcrWord]) -> list[list[OcrWord]]:
+    groups: dict[tuple[int, int, int], list[OcrWord]] = {}
+    for word in words:
+        groups.setdefault(word.line_key, []).append(word)
+    return [sorted(group, key=lambda w: w.x0) for group in groups.values()]
+
+
+def _line_from_words(words: list[OcrWord], thick: np.ndarray, dark: np.ndarray, offset: tuple[int, int], scale: float,
+                     page_number: int, region: int) -> Line | None:
+    ox, oy = offset
+    heights = sorted(w.y1 - w.y0 for w in words)
+    size = heights[len(heights) // 2]
+    band = (ox + words[0].x0, oy + min(w.y0 for w in words), ox + words[-1].x1, oy + max(w.y1 for w in words))
+    lenient, strict = _marker_spans(words, ox, size)
+    found = find_rings(thick, dark, band, size, lenient, min_ring=0.8) + find_rings(thick, dark, band, size, strict)
+    rings = sorted({ring for ring in found if not _inside_hangul_word(ring, words, ox, size)})
+    pieces: list[tuple[int, int, str]] = []
+    for word in words:
+        wx0, wx1 = ox + word.x0, ox + word.x1
+        overlap = [r for r in rings if min(wx1, r[1]) - max(wx0, r[0]) > 0.25 * (r[1] - r[0])]
+        if not overlap:
+            pieces.append((wx0, wx1, word.text))
+            continue
+        ring = overlap[-1]
+        if wx1 <= ring[1] + 0.25 * size:
+            continue  # the misread marker itself
+        rest = _after_marker(word.text) if wx0 < ring[0] + 0.3 * size else word.text
+        if rest:
+            pieces.append((max(wx0, ring[1] + 1), wx1, rest))
+    pieces += [(a, b, OPTION_PLACEHOLDER) for a, b in rings]
+    pieces.sort()
+    if not pieces:
+        return None
+    cells: list[Cell] = []
+    text_parts: list[str] = []
+    previous_end = None
+    for x0, x1, text in pieces:
+        gap = None if previous_end is None else x0 - previous_end
+        if gap is not None and (gap > 0.25 * size or text == OPTION_PLACEHOLDER or text_parts[-1] == OPTION_PLACEHOLDER):
+            text_parts.append(" ")
+        if gap is None or gap > 1.5 * size:
+            cells.append(Cell(x0 * scale, x1 * scale, text))
+        else:
+            cells[-1] = Cell(cells[-1].x0, x1 * scale, cells[-1].text + (" " if gap > 0.25 * size else "") + text)
+        text_parts.append(text)
+        previous_end = x1
+    bbox = (band[0] * scale, band[1] * scale, band[2] * scale, band[3] * scale)
+    markers = [(OPTION_PLACEHOLDER, a * scale, b * scale) for a, b in rings]
+    return Line(page_number, region, bbox, "".join(text_parts).strip(), size * scale, cells, markers, source="ocr")
+
+
+def _after_marker(text: str) -> str:
+    """What follows a misread marker glued to its option text ("0)한랭전선" → "한랭전선")."""
+    for index, char in enumerate(text):
+        if "\uac00" <= char <= "\ud7a3" or (char.isalnum() and index >= 2):
+            return text[index:]
+    return ""
+
+
+def _reading_order(lines: list[Line]) -> list[Line]:
+    from curation.extract.layout import order_lines
+
+    return order_lines({region: [line for line in lines if line.region == region] for region in (FULL, LEFT, RIGHT)})
+
+
+def ocr_page_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, lines: list[Line]) -> list[Figure]:
+    """Figures are not cut out of scanned pages (yet): a person adds them in review."""
+    return []

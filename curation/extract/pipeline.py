@@ -1,0 +1,203 @@
+"""Extracting one PDF into the store: read, segment, attach figures, merge answers, write once.
+
+Everything is computed in memory first; blobs and items are written only when the whole PDF
+succeeded, and the items in one store transaction, so a failure leaves nothing half-written.
+Item ids come from the PDF's sha256 and the question number, so extracting the same file again
+finds the items it made: without `force` it reports them and writes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+from curation.extract.answer_keys import AnswerKey, find_key_start, parse_key_lines, read_key_file
+from curation.extract.document import ReadDocument, read_document
+from curation.extract.figures import render_crop
+from curation.extract.formulas import FORMULA_IMAGE_REASON
+from curation.extract.lines import Figure, Line
+from curation.extract.pdf_open import OpenedPdf, load_page, open_pdf
+from curation.extract.report import PdfReport
+from curation.extract.segment import ExtractedQuestion, segment
+from curation.item import Item, parse_item
+from curation.workspace import Workspace
+
+STAGE = "extract"
+EMPTY_OPTION_REASON = "an option had no readable text: kept as a picture of its area"
+
+
+@dataclass
+class ExtractOptions:
+    exam: str | None = None
+    session: str | None = None
+    engine: str = "auto"
+    answer_key: Path | None = None
+    force: bool = False
+    author: str = "extract"
+
+
+@dataclass
+class Extraction:
+    """What a PDF yields before anything is written."""
+
+    items: list[Item]
+    blobs: dict[str, bytes]  # blob ref -> bytes
+    report: PdfReport
+
+
+def item_id(sha256: str, question: ExtractedQuestion, runs: int) -> str:
+    run = f"-r{question.run + 1}" if runs > 1 else ""
+    return f"pdf-{sha256[:12]}{run}-q{question.number:03d}"
+
+
+def extract_items(path: Path, options: ExtractOptions, key: AnswerKey | None = None) -> Extraction:
+    """Read and segment a PDF into validated items (nothing written). Raises PdfError."""
+    opened = open_pdf(path)
+    document = read_document(opened, options.engine)
+    return extract_items_from_entries(opened, document.entries, options, key, engine=options.engine, document=document)
+
+
+def extract_items_from_entries(opened: OpenedPdf, entries: list[Line | Figure], options: ExtractOptions,
+                               key: AnswerKey | None, *, engine: str, document: ReadDocument | None = None) -> Extraction:
+    """Segment a stream of lines and figures (from any engine) into items for one PDF."""
+    report = PdfReport(str(opened.path), opened.sha256, opened.doc.page_count, engine)
+    if document is not None:
+        report.pages_without_text = document.pages_without_text
+        report.ocr_pages = document.ocr_pages
+        report.warnings += document.warnings
+    lines = [e for e in entries if isinstance(e, Line)]
+    key_start = find_key_start(lines)
+    own_key: AnswerKey = {}
+    if key_start is not None:
+        cut = entries.index(lines[key_start])
+        own_key = parse_key_lines([e for e in entries[cut:] if isinstance(e, Line)])
+        entries = entries[:cut]
+    questions, stats = segment(entries)
+    if stats.dropped_runs:
+        report.warnings += [f"numbered lines {span} have no options: taken for instructions, not questions"
+                            for span in stats.dropped_runs]
+    if stats.orphan_lines:
+        report.warnings.append(f"{stats.orphan_lines} lines after the options of a question were not attached")
+    if stats.figure_label_questions:
+        report.warnings.append("options only as labels inside a figure: questions "
+                               + ", ".join(map(str, stats.figure_label_questions)))
+    report.warnings += [f"question {n}: {count} options (the paper has {stats.expected_options})"
+                        for n, count in stats.odd_option_counts]
+    answer_key = dict(own_key)
+    if key is not None:
+        answer_key.update(key)
+    crop_empty_options(opened, questions)
+    ocr_pages = document.ocr_pages if document is not None else []
+    problems = document.page_problems if document is not None else {}
+    return _build_items(opened.sha256, opened.path, questions, answer_key, options, report, stats.gaps,
+                        ocr_pages, problems, machine_read=engine == "mineru")
+
+
+def crop_empty_options(opened: OpenedPdf, questions: list[ExtractedQuestion]) -> None:
+    """An option with neither text nor a figure keeps a picture of its area, for a person to read."""
+    for question in questions:
+        for option in question.options:
+            if option.text.strip() or option.figure is not None or option.area is None:
+                continue
+            page_number, box = option.area
+            page = load_page(opened, page_number - 1)
+            rect = pymupdf.Rect(box) & page.rect
+            option.figure = Figure(page_number, 0, tuple(rect), render_crop(page, rect), "other")
+            if EMPTY_OPTION_REASON not in question.review:
+                question.review.append(EMPTY_OPTION_REASON)
+
+
+def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: AnswerKey, options: ExtractOptions,
+                 report: PdfReport, gaps: list[int], ocr_pages: list[int], problems: dict[int, str],
+                 machine_read: bool = False) -> Extraction:
+    blobs: dict[str, bytes] = {}
+    runs = len({q.run for q in questions})
+    items: list[Item] = []
+    numbers = [q.number for q in questions]
+    for question in questions:
+        review = list(question.review)
+        if question.page in ocr_pages:
+            review.append(f"read by OCR ({problems.get(question.page, 'no text layer')}): check text and options")
+        if machine_read:
+            review.append("read from MinerU output: check text, options and crops")
+        images = [_image_ref(figure, sha, blobs) for figure in question.figures]
+        if any(figure.kind == "formula" for figure in question.figures):
+            review.append(FORMULA_IMAGE_REASON)
+        option_records = [{"text": option.text, "image": _image_ref(option.figure, sha, blobs) if option.figure else None}
+                          for option in question.options]
+        answer = key.get(question.number) if runs == 1 else None
+        if answer is not None and not _fits(answer, len(option_records)):
+            report.warnings.append(f"question {question.number}: key answer {answer} is not one of its "
+                                   f"{len(option_records)} options; left empty")
+            answer = None
+        record: dict[str, Any] = {
+            "id": item_id(sha, question, runs),
+            "source": {"exam": options.exam or path.stem, "session": options.session, "subject": question.subject,
+                       "part": question.part, "number": question.number, "pdf_sha256": sha, "page": question.page,
+                       "bbox": [round(v, 2) for v in question.bbox], "origin": path.name},
+            "stem": question.stem,
+            "options": [{k: v for k, v in option.items() if v is not None} for option in option_records],
+            "answer": answer,
+            "images": images,
+            "flags": {"review_reasons": review},
+            "taxonomy": {"subject": question.subject, "part": question.part},
+            "status": "extracted",
+        }
+        items.append(parse_item(record))
+    report.questions = len(items)
+    report.numbers = numbers
+    report.numbering_gaps = sorted(set(gaps))
+    report.count_options([len(item.options) for item in items])
+    report.images_attached = sum(len(item.blob_refs()) for item in items)
+    report.answers_merged = sum(1 for item in items if item.answer is not None)
+    report.keys_without_question = sorted(set(key) - set(numbers)) if key else []
+    report.questions_without_key = sorted(n for n in numbers if n not in key) if key else []
+    report.marked_for_review = sum(1 for item in items if item.flags.review_reasons)
+    return Extraction(items, blobs, report)
+
+
+def _fits(answer: int | list[int], options: int) -> bool:
+    values = answer if isinstance(answer, list) else [answer]
+    return all(1 <= value <= options for value in values)
+
+
+def _image_ref(figure: Figure, sha: str, blobs: dict[str, bytes]) -> dict[str, Any]:
+    import hashlib
+
+    ref = f"{hashlib.sha256(figure.png).hexdigest()}.png"
+    blobs[ref] = figure.png
+    record: dict[str, Any] = {"blob": ref, "kind": figure.kind,
+                              "provenance": {"pdf_sha256": sha, "page": figure.page,
+                                             "bbox": [round(v, 2) for v in figure.bbox]}}
+    if figure.kind == "formula":
+        record["latex"] = ""
+    return record
+
+
+def write_extraction(extraction: Extraction, workspace: Workspace, options: ExtractOptions) -> PdfReport:
+    """Write blobs and items (one transaction); refuse a second extraction unless forced."""
+    report = extraction.report
+    ids = [item.id for item in extraction.items]
+    existing = workspace.store.get_many(ids) if ids else {}
+    if existing and not options.force:
+        report.skipped = (f"already extracted ({len(existing)} of {len(ids)} items exist, sha256 {report.sha256[:12]}); "
+                          "use --force to write new revisions")
+        report.unchanged = len(existing)
+        return report
+    for ref, data in sorted(extraction.blobs.items()):
+        workspace.blobs.put(data, ref.rsplit(".", 1)[1])
+    written = workspace.store.save_items(extraction.items, author=options.author, stage=STAGE,
+                                         reason=f"extract {Path(report.path).name}")
+    report.created, report.updated, report.unchanged = len(written.created), len(written.updated), len(written.unchanged)
+    return report
+
+
+def extract_pdf(path: Path, workspace: Workspace, options: ExtractOptions, key: AnswerKey | None = None) -> PdfReport:
+    return write_extraction(extract_items(path, options, key), workspace, options)
+
+
+def load_answer_key(path: Path | None) -> AnswerKey | None:
+    return read_key_file(path) if path is not None else None

@@ -1,0 +1,111 @@
+"""Adversarial filtering and hard subsets over a solve matrix, and the runs that fill it.
+
+KMMMU's rule: drop every item any baseline model answers correctly; the hard subset is the
+items every stronger model misses. Both are the same decision over a set of models:
+
+- removed: some model solved it (any of its attempts correct);
+- survivor: every model that could be asked missed it (all attempts wrong);
+- undetermined: otherwise — an unparseable or error outcome, or a missing attempt, is never
+  taken as a miss, so such items are listed instead of silently kept or removed.
+
+`--sequential` asks each next model only about the items still in play (survivors and
+undetermined), which is cheaper and, because responses are cached by request, gives the
+same result as asking every model about everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from curation.store import ItemQuery
+from curation.workspace import Workspace
+from filtering.matrix import SolveMatrix, answer_runs, build_matrix, model_verdict
+
+
+@dataclass
+class FilterDecision:
+    removed: dict[str, list[str]] = field(default_factory=dict)  # item -> models that solved it
+    survivors: list[str] = field(default_factory=list)
+    undetermined: dict[str, list[str]] = field(default_factory=dict)  # item -> why
+
+
+def decide(matrix: SolveMatrix, models: list[str], item_ids: list[str], attempts: int = 1) -> FilterDecision:
+    outcomes = matrix.outcomes()
+    decision = FilterDecision()
+    for item_id in sorted(item_ids):
+        solved_by, reasons, asked = [], [], 0
+        for model in models:
+            if item_id in matrix.not_sent.get(model, {}):
+                continue  # this model cannot see the item (e.g. an image item for a text-only model)
+            asked += 1
+            seen = outcomes.get((item_id, model), [])
+            verdict = model_verdict(seen, attempts)
+            if verdict == "solved":
+                solved_by.append(model)
+            elif verdict == "undetermined":
+                detail = ", ".join(seen) if seen else "not answered"
+                reasons.append(f"{model}: {detail} ({len(seen)}/{attempts} attempts)")
+        if solved_by:
+            decision.removed[item_id] = solved_by
+        elif asked == 0:
+            decision.undetermined[item_id] = ["no listed model could be asked this item"]
+        elif reasons:
+            decision.undetermined[item_id] = reasons
+        else:
+            decision.survivors.append(item_id)
+    return decision
+
+
+@dataclass
+class FilterPlan:
+    specs: list  # evaluation.models.ModelSpec, one per model
+    prompt: str = "standard"
+    variant: str = "implicit"
+    attempts: int = 1
+    sequential: bool = False
+    query: ItemQuery = field(default_factory=ItemQuery)
+    concurrency: int = 16
+
+
+def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], None] | None = None
+               ) -> tuple[FilterDecision, SolveMatrix, list[str], list[str]]:
+    """Ask the models (attempt k uses seed + k), then decide. Returns the decision, the matrix
+    of these runs, the model labels in order, and the pool's item ids."""
+    from evaluation.executor import ExecutorSettings
+    from evaluation.runner import RunRequest, run_model
+
+    pool = ws.store.ids(plan.query)
+    in_play = list(pool)
+    run_dirs, labels = [], []
+    for spec in plan.specs:
+        if on_model is not None:
+            on_model(spec.name, len(in_play))
+        model_runs = []
+        for attempt in range(plan.attempts):
+            seeded = spec
+            if attempt and spec.decoding.seed is not None:
+                seeded = spec.model_copy(update={"decoding": spec.decoding.model_copy(
+                    update={"seed": spec.decoding.seed + attempt})})
+            query = ItemQuery(ids=in_play) if plan.sequential else plan.query
+            request = RunRequest(seeded, plan.prompt, plan.variant, query, retry_errors=True,  # type: ignore[arg-type]
+                                 settings=ExecutorSettings(concurrency=plan.concurrency, timeout_s=spec.timeout_s,
+                                                           max_retries=spec.max_retries))
+            if not in_play:
+                break
+            summary = run_model(ws, request)
+            if summary.counts.get("error"):
+                summary = run_model(ws, request)  # errors are asked once more before anything is decided
+            model_runs.append(summary.run_dir)
+        run_dirs += model_runs
+        matrix = build_matrix(model_runs) if model_runs else SolveMatrix()
+        labels += [label for label in matrix.models if label not in labels]
+        if plan.sequential and model_runs:
+            decided = decide(matrix, list(matrix.models), in_play, plan.attempts)
+            in_play = [item for item in in_play if item not in decided.removed]
+    matrix = build_matrix(run_dirs)
+    return decide(matrix, labels, pool, plan.attempts), matrix, labels, pool
+
+
+def matrix_from_workspace(ws: Workspace, run_ids: list[str] | None = None) -> SolveMatrix:
+    return build_matrix(answer_runs(ws.runs_dir, run_ids))

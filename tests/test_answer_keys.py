@@ -1,0 +1,79 @@
+"""Answer keys from every source: in the exam PDF, a separate PDF (text or outlines), CSV, JSON."""
+
+from __future__ import annotations
+
+import json
+
+import pymupdf
+import pytest
+
+from curation.answers import CIRCLED
+from curation.extract import ocr
+from curation.extract.answer_keys import AnswerKeyError, read_key_file
+from curation.extract.pipeline import ExtractOptions, extract_items
+
+from .extract_truth import load_truth
+
+
+@pytest.fixture
+def split_sample(sample_exam_dir, tmp_path):
+    """The sample exam without its key page, and the key page as a PDF of its own."""
+    source = pymupdf.open(sample_exam_dir / "sample.pdf")
+    questions, key = pymupdf.open(), pymupdf.open()
+    questions.insert_pdf(source, from_page=0, to_page=source.page_count - 2)
+    key.insert_pdf(source, from_page=source.page_count - 1, to_page=source.page_count - 1)
+    questions.save(tmp_path / "questions.pdf")
+    key.save(tmp_path / "key.pdf")
+    truth = {item.source.number: item.answer for item in load_truth(sample_exam_dir / "sample.truth.jsonl")}
+    return tmp_path / "questions.pdf", tmp_path / "key.pdf", truth
+
+
+def test_key_pdf_with_text_layer(split_sample):
+    _, key_pdf, truth = split_sample
+    assert read_key_file(key_pdf) == truth
+
+
+def test_csv_with_circled_digits_and_json_with_plain_digits(split_sample, tmp_path):
+    questions, _, truth = split_sample
+    csv_key = tmp_path / "key.csv"
+    csv_key.write_text("번호,정답\n" + "".join(f"{n},{CIRCLED[a - 1]}\n" for n, a in truth.items()), encoding="utf-8")
+    json_key = tmp_path / "key.json"
+    json_key.write_text(json.dumps({"answers": {str(n): a for n, a in truth.items()}}), encoding="utf-8")
+    assert read_key_file(csv_key) == truth == read_key_file(json_key)
+    extraction = extract_items(questions, ExtractOptions(), key=read_key_file(csv_key))
+    assert {item.source.number: item.answer for item in extraction.items} == truth
+
+
+def test_missing_and_extra_keys_are_reported(split_sample, tmp_path):
+    questions, _, truth = split_sample
+    partial = {n: a for n, a in truth.items() if n != 5} | {27: 1}
+    extraction = extract_items(questions, ExtractOptions(), key=partial)
+    assert extraction.report.keys_without_question == [27]
+    assert extraction.report.questions_without_key == [5]
+    assert next(item for item in extraction.items if item.source.number == 5).answer is None
+
+
+def test_bad_key_files_fail_with_one_line(tmp_path):
+    bad = tmp_path / "key.json"
+    bad.write_text("{not json", encoding="utf-8")
+    with pytest.raises(AnswerKeyError, match="key.json"):
+        read_key_file(bad)
+    odd = tmp_path / "key.csv"
+    odd.write_text("번호,정답\n1,⑦⑦x\n", encoding="utf-8")
+    with pytest.raises(AnswerKeyError, match="row 2"):
+        read_key_file(odd)
+    with pytest.raises(AnswerKeyError, match="no such"):
+        read_key_file(tmp_path / "missing.csv")
+
+
+@pytest.mark.realdata
+@pytest.mark.ocr
+@pytest.mark.skipif(not ocr.available(), reason="tesseract with Korean data is not installed")
+def test_csat_key_drawn_as_outlines_is_read_by_ocr(realdata):
+    gold = json.loads((realdata / "ksat2025_english" / "english_answers_gold.json").read_text(encoding="utf-8"))
+    gold = {int(number): answer for number, answer in gold["answers"].items()}
+    key = read_key_file(realdata / "ksat2025_english" / "2025_english_answerkey.pdf")
+    assert sum(1 for number, answer in gold.items() if key.get(number) == answer) >= 44
+    booklet = realdata / "ksat2025_english" / "2025_english_questions_odd.pdf"
+    extraction = extract_items(booklet, ExtractOptions(), key=key)
+    assert extraction.report.answers_merged == 45 and extraction.report.questions_without_key == []
