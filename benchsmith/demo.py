@@ -196,6 +196,15 @@ def demo_command(
     """Run every stage on the built-in sample exam, offline, and print where the results are."""
     ctx = run_demo(workspace)
     console.print(f"\nworkspace: {ctx.workspace.root}")
+    console.print(annotator_command(ctx.workspace.root), highlight=False, soft_wrap=True, markup=False)
+
+
+def annotator_command(root: Path) -> str:
+    """The last line of the demo: how to review its items in a browser."""
+    import shlex
+
+    return ("review the items in a browser (pip install 'benchsmith[annotator]'):\n"
+            f"  benchsmith annotate -w {shlex.quote(str(root))}")
 
 
 def register(app: typer.Typer) -> None:

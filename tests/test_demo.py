@@ -9,6 +9,7 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
     ws = tmp_path / "demo"
     first = run_cli("demo", "-w", str(ws))
     assert first.returncode == 0, first.stderr
+    assert first.stdout.rstrip().endswith(f"benchsmith annotate -w {ws.resolve()}")  # the demo's last line
     for stage in ("sample exam", "extract", "dedup", "shuffle", "korea", "taxonomy", "stats", "export", "evaluate",
                   "filter", "shift", "release"):
         assert f"✓ {stage}" in first.stdout, stage

@@ -1,0 +1,351 @@
+"""What a reviewer can do on an item, independent of the UI: open, navigate, edit (kept as
+a server-side draft), save or decide (compare-and-swap on the revision they saw), resolve a
+conflict by reloading or re-applying, re-crop an image from the PDF.
+
+The Gradio app (app.py), the API endpoints and the benchmark all call this layer.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rapidfuzz.distance import Levenshtein
+
+from annotator import drafts, queues
+from annotator.queues import Filters
+from annotator.render import PdfRenderer
+from curation.diff import field_changes
+from curation.errors import BenchsmithError, ConflictError, NotFoundError, WorkspaceError
+from curation.item import ItemValidationError
+from curation.store import Revision, Store, StoredItem, set_path
+
+STAGE = "annotate"
+
+EDITABLE: dict[str, tuple[re.Pattern[str], ...]] = {
+    "item": tuple(re.compile(p) for p in (
+        r"^stem$", r"^options\.\d+\.text$", r"^answer$", r"^source\.bbox$", r"^images\.\d+$", r"^options\.\d+\.image$")),
+    "korea": (re.compile(r"^explicit_variant$"),),
+    "rationale": (re.compile(r"^rationale\.(text|notes)$"),),
+}
+
+NEEDS_REASON = {"needs_fix", "reject"}
+
+
+class EditError(BenchsmithError):
+    """An edit the item cannot take (bad answer, field not editable in this queue…)."""
+
+
+@dataclass
+class Session:
+    """Per browser session (held in gr.State, restored from the store after a refresh)."""
+
+    queue: str
+    item_id: str | None = None
+    rev: int | None = None
+    edits: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Conflict:
+    message: str
+    since: list[str]
+    current_rev: int
+    fields: list[tuple[str, Any, Any, Any]]  # path, at your revision, now, yours
+
+
+@dataclass
+class View:
+    session: Session
+    stored: StoredItem | None = None
+    shown: dict[str, Any] | None = None  # the stored record with the user's edits applied
+    message: str = ""
+    error: str = ""
+    conflict: Conflict | None = None
+    restored_draft: bool = False
+
+
+def parse_answer(raw: Any) -> int | list[int] | None:
+    if raw is None or isinstance(raw, int | list):
+        return raw
+    text = str(raw).strip()
+    if not text:
+        return None
+    parts = [part.strip() for part in re.split(r"[,\s]+", text) if part.strip()]
+    if not all(part.isdigit() for part in parts):
+        raise EditError(f"정답 answer {text!r}: give option numbers such as 3 or 1,3")
+    numbers = [int(part) for part in parts]
+    return numbers[0] if len(numbers) == 1 else numbers
+
+
+def to_change(path: str, value: Any) -> Any:
+    """A UI value as the item field wants it."""
+    if path == "answer":
+        return parse_answer(value)
+    if path in ("explicit_variant", "rationale.notes") and isinstance(value, str) and not value.strip():
+        return None
+    return value
+
+
+def check_editable(queue: str, path: str) -> None:
+    if not any(pattern.match(path) for pattern in EDITABLE.get(queue, ())):
+        raise EditError(f"field {path!r} is not editable in the {queue!r} queue")
+
+
+def get_path(record: Any, path: str) -> Any:
+    for part in path.split("."):
+        if isinstance(record, list) and part.isdigit() and 1 <= int(part) <= len(record):
+            record = record[int(part) - 1]
+        elif isinstance(record, dict):
+            record = record.get(part)
+        else:
+            return None
+    return record
+
+
+def apply_edits(record: dict[str, Any], edits: dict[str, Any]) -> dict[str, Any]:
+    """The record as the user sees it: their edits on top (a value the item cannot take,
+    such as an answer '가', is shown as typed; saving reports the problem)."""
+    shown = copy.deepcopy(record)
+    for path, value in edits.items():
+        try:
+            value = to_change(path, value)
+        except EditError:
+            pass
+        try:
+            set_path(shown, path, value)
+        except WorkspaceError:
+            continue
+    return shown
+
+
+class Reviewer:
+    """One per app; holds no user state (that lives in Session and in the drafts table)."""
+
+    def __init__(self, store: Store, renderer: PdfRenderer):
+        self.store = store
+        self.engine = store.engine
+        self.renderer = renderer
+
+    # -- opening and moving -------------------------------------------------------------
+    def open(self, user: str, queue: str, item_id: str, message: str = "") -> View:
+        stored = self.store.get(item_id)
+        session = Session(queue, item_id, stored.rev)
+        draft = drafts.load_draft(self.engine, user, queue, item_id)
+        restored = False
+        if draft is not None:
+            session.rev, session.edits, restored = draft.base_rev, draft.edits, True
+            note = f"저장하지 않은 수정을 복원했습니다 · Restored your unsaved edits (made on rev {draft.base_rev})"
+            if draft.base_rev != stored.rev:
+                note += f"; the item is now at rev {stored.rev}: saving will show what changed"
+            message = f"{message} {note}".strip()
+        drafts.set_position(self.engine, user, queue, item_id)
+        return View(session, stored, apply_edits(stored.item.to_record(), session.edits), message,
+                    restored_draft=restored)
+
+    def resume(self, user: str, queue: str) -> View:
+        """After a login or a page refresh: the item the user had open, with their draft."""
+        item_id = drafts.get_position(self.engine, user, queue)
+        if item_id is not None:
+            try:
+                return self.open(user, queue, item_id)
+            except NotFoundError:
+                pass
+        return self.navigate(user, queue, Filters(), None, "unreviewed")
+
+    def navigate(self, user: str, queue: str, filters: Filters, current: str | None,
+                 how: Literal["next", "prev", "unreviewed", "first"]) -> View:
+        search = filters.search.strip()
+        if how == "first" and search:
+            try:
+                return self.open(user, queue, search)
+            except NotFoundError:
+                pass
+        if how == "unreviewed":
+            found = queues.next_unreviewed(self.engine, queue, filters, user, current)
+        else:
+            found = queues.neighbour(self.engine, queue, filters, None if how == "first" else current,
+                                     "prev" if how == "prev" else "next")
+        if found is None:
+            empty = {"unreviewed": "검토할 문항이 없습니다 · Nothing left to review for you here",
+                     "next": "마지막 문항입니다 · This is the last item", "prev": "첫 문항입니다 · This is the first item",
+                     "first": "조건에 맞는 문항이 없습니다 · No item matches the filters"}[how]
+            if current is not None and how in ("next", "prev"):
+                return self.open(user, queue, current, empty)
+            return View(Session(queue), message=empty)
+        return self.open(user, queue, found)
+
+    # -- editing ------------------------------------------------------------------------
+    def edit(self, user: str, session: Session, path: str, value: Any) -> Session:
+        """Record one field edit in the session and the user's server-side draft."""
+        return self.sync(user, session, {path: value})
+
+    def sync(self, user: str, session: Session, values: dict[str, Any]) -> Session:
+        """Take the form's values: a value is an edit when it differs both from the revision the
+        user started from and from the current one. Kept in the user's draft."""
+        if session.item_id is None or session.rev is None:
+            raise EditError("open an item first")
+        current = self.store.get(session.item_id)
+        now = current.item.to_record()
+        base = now if current.rev == session.rev else self.snapshot(session.item_id, session.rev)
+        kept = drafts.load_draft(self.engine, user, session.queue, session.item_id)
+        if kept is not None and kept.base_rev == session.rev:  # edits from other fields' events
+            session.edits = {**kept.edits, **session.edits}
+        for path, value in values.items():
+            check_editable(session.queue, path)
+            if _same(path, value, get_path(now, path)) or _same(path, value, get_path(base, path)):
+                session.edits.pop(path, None)
+            else:
+                session.edits[path] = value
+        drafts.save_draft(self.engine, user, session.queue, drafts.Draft(session.item_id, session.rev, session.edits))
+        return session
+
+    def recrop(self, user: str, session: Session, target: str, bbox: list[float]) -> View:
+        """Re-render a crop (`images.N`, `options.N.image`) or move the item box (`source.bbox`)."""
+        if session.item_id is None:
+            raise EditError("open an item first")
+        stored = self.store.get(session.item_id)
+        shown = apply_edits(stored.item.to_record(), session.edits)
+        source = shown["source"]
+        if target == "source.bbox":
+            return self._edited(user, session, target, [float(v) for v in bbox], "상자를 옮겼습니다 · Box moved")
+        image = get_path(shown, target)
+        if not isinstance(image, dict):
+            raise EditError(f"{target}: there is no image there")
+        where = image.get("provenance") or {}
+        pdf_sha = where.get("pdf_sha256") or source.get("pdf_sha256")
+        page = where.get("page") or source.get("page")
+        if not pdf_sha or not page:
+            raise EditError(f"{target}: no source PDF page is known for this image")
+        ref = self.renderer.crop(pdf_sha, int(page), [float(v) for v in bbox], image.get("kind", "raster"))
+        new_image = {**image, **ref.model_dump(mode="json", include={"blob", "provenance"})}
+        return self._edited(user, session, target, new_image, "새로 잘랐습니다 · New crop rendered from the PDF")
+
+    def _edited(self, user: str, session: Session, path: str, value: Any, message: str) -> View:
+        self.edit(user, session, path, value)
+        return self.view(session, message)
+
+    def view(self, session: Session, message: str = "", error: str = "") -> View:
+        if session.item_id is None:
+            return View(session, message=message, error=error)
+        stored = self.store.get(session.item_id)
+        return View(session, stored, apply_edits(stored.item.to_record(), session.edits), message, error)
+
+    # -- saving -------------------------------------------------------------------------
+    def save(self, user: str, session: Session, decision: str | None = None, reason: str = "") -> View:
+        """Save the session's edits (and a decision) as one revision, compare-and-swap on session.rev."""
+        if session.item_id is None or session.rev is None:
+            return View(session, error="먼저 문항을 여세요 · Open an item first")
+        reason = (reason or "").strip()
+        try:
+            if decision is not None and decision not in queues.spec(session.queue).decisions:
+                raise EditError(f"decision {decision!r} does not belong to the {session.queue} queue")
+            if decision in NEEDS_REASON and not reason:
+                raise EditError("사유를 적어 주세요 · Give a reason for needs-fix or reject")
+            changes = {path: to_change(path, value) for path, value in session.edits.items()}
+            for path in changes:
+                check_editable(session.queue, path)
+            if decision is not None:
+                changes.update(self._decision_changes(user, session, decision, reason, changes))
+            if not changes:
+                return self.view(session, "바뀐 것이 없습니다 · Nothing to save")
+            new_rev = self.store.update_fields(session.item_id, changes, expect_rev=session.rev, author=user,
+                                               stage=STAGE, reason=reason or decision)
+        except ConflictError as error:
+            return self._conflict_view(session, error)
+        except (ItemValidationError, EditError, WorkspaceError) as error:
+            return self.view(session, error=f"저장하지 않았습니다 · Not saved: {error}")
+        if decision is not None:
+            queues.record_review(self.engine, session.queue, session.item_id, user, decision, new_rev, reason or None)
+        drafts.discard_draft(self.engine, user, session.queue, session.item_id)
+        saved = Session(session.queue, session.item_id, new_rev)
+        label = f"{decision} · " if decision else ""
+        return self.view(saved, f"{label}저장했습니다 · Saved as rev {new_rev}")
+
+    def _decision_changes(self, user: str, session: Session, decision: str, reason: str,
+                          changes: dict[str, Any]) -> dict[str, Any]:
+        item = self.store.get(session.item_id or "").item
+        if session.queue == "item":
+            extra: dict[str, Any] = {"status": {"accept": "accepted", "needs_fix": "in_review", "reject": "rejected"}[decision]}
+            if reason:
+                extra["flags.review_reasons"] = [*item.flags.review_reasons, reason]
+            return extra
+        if session.queue == "korea":
+            return {"flags.korea_specific": decision == "confirm"}
+        if session.queue == "rationale":
+            if item.rationale is None:
+                raise EditError("this item has no rationale to review")
+            draft_text = self.draft_rationale(session.item_id or "")
+            final = changes.get("rationale.text", item.rationale.text)
+            distance = Levenshtein.distance(draft_text, final)
+            if decision == "adopted" and distance:
+                raise EditError("the text differs from the draft: choose minor fix or major fix")
+            if decision != "adopted" and not distance:
+                raise EditError("the text is the draft unchanged: choose adopt, or edit it first")
+            return {"rationale.status": decision, "rationale.edit_distance": distance, "rationale.author": user}
+        raise EditError(f"queue {session.queue!r} has no decisions on items")
+
+    def draft_rationale(self, item_id: str) -> str:
+        """The rationale text as last drafted (before any review), from the item's history."""
+        for revision in reversed(self.store.history(item_id)):
+            rationale = revision.snapshot.get("rationale") or {}
+            if rationale.get("status") == "draft":
+                return rationale.get("text", "")
+        item = self.store.get(item_id).item
+        return item.rationale.text if item.rationale else ""
+
+    def _conflict_view(self, session: Session, error: ConflictError) -> View:
+        stored = self.store.get(session.item_id or "")
+        base = self.snapshot(session.item_id or "", session.rev or 0)
+        now = stored.item.to_record()
+        fields = [(path, get_path(base, path), get_path(now, path), mine) for path, mine in session.edits.items()]
+        conflict = Conflict(str(error), error.since, error.current_rev, fields)
+        message = "다른 사람이 먼저 저장했습니다 · Someone saved this item first; your edits are kept below"
+        return View(session, stored, apply_edits(now, session.edits), error=message, conflict=conflict)
+
+    def snapshot(self, item_id: str, rev: int) -> dict[str, Any]:
+        for revision in self.store.history(item_id):
+            if revision.rev == rev:
+                return revision.snapshot
+        return {}
+
+    def reload(self, user: str, session: Session) -> View:
+        """Drop the user's edits and show the current revision."""
+        if session.item_id is None:
+            return View(session)
+        drafts.discard_draft(self.engine, user, session.queue, session.item_id)
+        return self.open(user, session.queue, session.item_id, "최신 revision을 불러왔습니다 · Reloaded the latest revision")
+
+    def reapply(self, user: str, session: Session) -> View:
+        """Put the user's edits on top of the current revision, to check and save again."""
+        if session.item_id is None:
+            return View(session)
+        current = self.store.get(session.item_id)
+        rebased = Session(session.queue, session.item_id, current.rev, dict(session.edits))
+        drafts.save_draft(self.engine, user, session.queue, drafts.Draft(session.item_id, current.rev, rebased.edits))
+        return self.view(rebased, f"내 수정을 rev {current.rev} 위에 다시 적용했습니다 · Your edits now sit on rev "
+                                  f"{current.rev}: check and save")
+
+    # -- history ------------------------------------------------------------------------
+    def history(self, item_id: str) -> list[tuple[Revision, list[tuple[str, Any, Any]]]]:
+        revisions = self.store.history(item_id)
+        rows, previous = [], {}
+        for revision in revisions:
+            changes = field_changes(previous, revision.snapshot) if revision.rev > 1 else []
+            rows.append((revision, changes))
+            previous = revision.snapshot
+        return rows
+
+
+def _same(path: str, value: Any, stored: Any) -> bool:
+    """Does a form value mean the stored value? (An empty box for a missing field does.)"""
+    if path == "answer":
+        try:
+            return parse_answer(value) == stored
+        except EditError:
+            return False
+    if value in ("", None) and stored in ("", None):
+        return True
+    return value == stored

@@ -1,0 +1,570 @@
+"""The Gradio app: one tab per queue plus stats. Layout and wiring only.
+
+Nothing here is module-level state: `build_app` makes every object per app, and all
+per-user state lives in gr.State (per browser session) or in the store (drafts, positions),
+keyed by the logged-in user from the request.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import gradio as gr
+
+from annotator import auth, queues, scoring, stats, views
+from annotator.actions import EditError, Reviewer, Session, View, get_path
+from annotator.preview import LATEX_DELIMITERS, to_markdown
+from annotator.queues import FLAG_FILTERS, QUEUES, Filters
+from annotator.render import PdfRenderer, RenderError
+from annotator.score_desk import ScoreDesk, ScoreSession, ScoreView
+from curation.errors import BenchsmithError
+from curation.item import STATUSES
+from curation.workspace import Workspace
+
+MAX_OPTIONS = 6
+LOCAL_USER = "local"
+MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
+
+
+@dataclass
+class AppContext:
+    workspace: Workspace
+    reviewer: Reviewer
+    desk: ScoreDesk
+    renderer: PdfRenderer
+    local_mode: bool  # no users configured, loopback only: everyone is the local admin
+
+    def user(self, request: gr.Request | None) -> auth.User:
+        name = getattr(request, "username", None) if request is not None else None
+        if name is None:
+            if self.local_mode:
+                return auth.User(LOCAL_USER, "admin")
+            raise gr.Error("로그인이 필요합니다 · Please log in")
+        return auth.get_user(self.workspace.store.engine, name)
+
+    def require(self, request: gr.Request | None, queue: str) -> str:
+        user = self.user(request)
+        if user.role not in QUEUES[queue].roles:
+            raise gr.Error(f"{user.name} ({user.role}) may not use the {queue} queue")
+        return user.name
+
+
+def preview(text: Any, **kwargs: Any) -> gr.Markdown:
+    return gr.Markdown(to_markdown(text if isinstance(text, str) else ""), latex_delimiters=LATEX_DELIMITERS,
+                       elem_classes=["bs-preview"], **kwargs)
+
+
+def item_markdown(record: dict[str, Any] | None, *, with_answer: bool = False) -> str:
+    """Stem and options as escaped Markdown with LaTeX (read-only views)."""
+    if not record:
+        return ""
+    lines = [to_markdown(record.get("stem", ""))]
+    for n, option in enumerate(record.get("options") or [], start=1):
+        marker = MARKERS[n - 1] if n <= len(MARKERS) else f"({n})"
+        image = " 〔그림 · image〕" if option.get("image") else ""
+        lines.append(f"{marker} {to_markdown(option.get('text', ''))}{image}")
+    if with_answer:
+        lines.append(f"**정답 · Gold answer**: {to_markdown(str(record.get('answer')))}")
+    return "\n\n".join(lines)
+
+
+def _choices(counts: dict[str, int]) -> list[str]:
+    return [key for key in counts if key != "(none)"]
+
+
+class ItemQueueTab:
+    """Navigation, status, conflict handling and history shared by the three item queues."""
+
+    def __init__(self, ctx: AppContext, queue: str):
+        self.ctx, self.queue = ctx, queue
+        self.fields: list[tuple[str, Any, Any, Any]] = []  # (path, textbox, preview, row)
+        self.extra_outputs: list[Any] = []
+        self.extra_render: Callable[[View], list[Any]] = lambda view: []
+        self.decisions: list[tuple[Any, str | None, Any | None]] = []  # wired once every output exists
+
+    # -- layout -------------------------------------------------------------------------
+    def build_navigation(self, users: list[str], item_stats: dict[str, Any]) -> None:
+        q = self.queue
+        self.state = gr.State(Session(q))
+        with gr.Row(equal_height=True):
+            self.f_status = gr.Dropdown(list(STATUSES), multiselect=True, label="상태 · Status", scale=2)
+            self.f_exam = gr.Dropdown(["", *_choices(item_stats["by_exam"])], value="", label="시험 · Exam", scale=1)
+            self.f_subject = gr.Dropdown(["", *_choices(item_stats["by_subject"])], value="", label="과목 · Subject", scale=1)
+            self.f_flag = gr.Dropdown([("", ""), *[(v, k) for k, v in FLAG_FILTERS.items()]], value="",
+                                      label="표시 · Flag", scale=2)
+            self.f_assignee = gr.Dropdown(["", *users], value="", label="담당 · Assignee", scale=1)
+            self.f_search = gr.Textbox(label="검색 (ID 또는 본문) · Search id or text", scale=2,
+                                       elem_id=f"{q}-search")
+        with gr.Row():
+            self.b_first = gr.Button("찾기 · Find", size="sm", elem_id=f"{q}-find")
+            self.b_prev = gr.Button("◀ 이전 · Previous (P)", size="sm", elem_classes=["bs-prev"], elem_id=f"{q}-prev")
+            self.b_next = gr.Button("다음 · Next (N) ▶", size="sm", elem_classes=["bs-next"], elem_id=f"{q}-next")
+            self.b_mine = gr.Button("내 다음 미검토 · Next unreviewed for me", size="sm", variant="primary",
+                                    elem_id=f"{q}-mine")
+        self.status = gr.HTML(elem_id=f"{q}-status")
+        self.draft_note = gr.HTML(elem_id=f"{q}-draft")
+        self.no_reason = gr.State("")
+        self.conflict = gr.HTML(elem_id=f"{q}-conflict")
+        with gr.Row(visible=False) as self.conflict_row:
+            self.b_reload = gr.Button("최신으로 다시 불러오기 (내 수정 버림) · Reload latest, drop mine", elem_id=f"{q}-reload")
+            self.b_reapply = gr.Button("내 수정을 최신 위에 다시 적용 · Re-apply my edits on the latest",
+                                       variant="primary", elem_id=f"{q}-reapply")
+
+    def build_history(self) -> None:
+        with gr.Accordion("기록 · History", open=False, elem_id=f"{self.queue}-history-box"):
+            self.history = gr.HTML(elem_id=f"{self.queue}-history")
+
+    def text_field(self, path: str, label: str, lines: int = 2, **kwargs: Any) -> tuple[Any, Any]:
+        with gr.Row(equal_height=False) as row:
+            box = gr.Textbox(label=label, lines=lines, scale=1, elem_id=f"{self.queue}-{path.replace('.', '-')}", **kwargs)
+            shown = preview("", elem_id=f"{self.queue}-{path.replace('.', '-')}-preview", label=label)
+        self.fields.append((path, box, shown, row))
+        return box, shown
+
+    # -- rendering ----------------------------------------------------------------------
+    @property
+    def outputs(self) -> list[Any]:
+        base = [self.state, self.status, self.draft_note, self.conflict, self.conflict_row, self.history]
+        return base + [c for _, box, shown, row in self.fields for c in (box, shown, row)] + self.extra_outputs
+
+    def render(self, view: View) -> list[Any]:
+        shown = view.shown or {}
+        history = views.history_html(self.ctx.reviewer.history(view.session.item_id)) if view.stored else ""
+        values = []
+        for path, _, _, _ in self.fields:
+            value = get_path(shown, path)
+            present = _slot_exists(shown, path) if view.stored else not path.startswith("options.")
+            text = "" if value is None else (value if isinstance(value, str) else _answer_text(value))
+            values += [text, to_markdown(text), gr.Row(visible=present)]
+        return [view.session, views.status_html(view), views.draft_html(view.session), views.conflict_html(view.conflict),
+                gr.Row(visible=view.conflict is not None), history, *values, *self.extra_render(view)]
+
+    # -- wiring -------------------------------------------------------------------------
+    def filters(self, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str, search: str) -> Filters:
+        return Filters(tuple(status or ()), exam or None, subject or None, flag or None, assignee or None, search or "")
+
+    def wire(self) -> None:
+        ctx, q = self.ctx, self.queue
+        filter_inputs = [self.f_status, self.f_exam, self.f_subject, self.f_flag, self.f_assignee, self.f_search]
+
+        def navigate(how: str) -> Callable[..., list[Any]]:
+            def handler(session: Session, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str,
+                        search: str, request: gr.Request) -> list[Any]:
+                user = ctx.require(request, q)
+                filters = self.filters(status, exam, subject, flag, assignee, search)
+                return self.render(ctx.reviewer.navigate(user, q, filters, session.item_id, how))  # type: ignore[arg-type]
+            return handler
+
+        for button, how in ((self.b_first, "first"), (self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unreviewed")):
+            button.click(navigate(how), [self.state, *filter_inputs], self.outputs, api_name=f"{q}_{how}")
+        self.f_search.submit(navigate("first"), [self.state, *filter_inputs], self.outputs, api_visibility="private")
+
+        def session_action(name: str) -> Callable[..., list[Any]]:
+            def handler(session: Session, request: gr.Request) -> list[Any]:
+                user = ctx.require(request, q)
+                return self.render(getattr(ctx.reviewer, name)(user, session))
+            return handler
+
+        self.b_reload.click(session_action("reload"), [self.state], self.outputs, api_visibility="private")
+        self.b_reapply.click(session_action("reapply"), [self.state], self.outputs, api_visibility="private")
+        for button, decision, reason in self.decisions:
+            self.wire_decision(button, decision, reason)
+        for path, box, shown, _ in self.fields:
+            # input fires while typing; blur also catches a paste or an IME commit without key events
+            for event in (box.input, box.blur):
+                event(self._edit_handler(path), [self.state, box], [shown, self.draft_note],
+                      trigger_mode="always_last", api_visibility="private")
+
+    def _edit_handler(self, path: str) -> Callable[..., tuple[Any, ...]]:
+        ctx, q = self.ctx, self.queue
+
+        def handler(session: Session, value: str, request: gr.Request) -> tuple[Any, ...]:
+            """Keeps the edit in the user's server-side draft. It does not write the session state:
+            an edit event finishing after a save must not bring back the revision before it."""
+            user = ctx.require(request, q)
+            try:
+                edited = ctx.reviewer.edit(user, copy.deepcopy(session), path, value)
+                note = views.draft_html(edited)
+            except (EditError, BenchsmithError) as error:
+                note = f'<span class="bs-error">{views.esc(str(error))}</span>'
+            return to_markdown(value), note
+        return handler
+
+    def wire_decision(self, button: Any, decision: str | None, reason: Any | None) -> None:
+        ctx, q = self.ctx, self.queue
+
+        reason = reason if reason is not None else self.no_reason
+
+        def handler(data: dict[Any, Any], request: gr.Request) -> list[Any]:
+            user = ctx.require(request, q)
+            session = data[self.state]
+            # the form's values, not only the state: a save must not overtake the last keystroke
+            if session.item_id is not None:
+                values = {path: data[box] for path, box, _, _ in self.fields}
+                session = ctx.reviewer.sync(user, session, values)
+            return self.render(ctx.reviewer.save(user, session, decision, data[reason] or ""))
+
+        inputs = {self.state, reason, *(box for _, box, _, _ in self.fields)}  # a set: one dict argument
+        button.click(handler, inputs, self.outputs, api_visibility="private")
+
+    def load(self, user: auth.User) -> list[Any]:
+        if user.role not in QUEUES[self.queue].roles:
+            return self.render(View(Session(self.queue)))
+        return self.render(self.ctx.reviewer.resume(user.name, self.queue))
+
+
+def _slot_exists(record: dict[str, Any], path: str) -> bool:
+    parts = path.split(".")
+    if parts[0] == "options" and len(parts) > 1 and parts[1].isdigit():
+        return int(parts[1]) <= len(record.get("options") or [])
+    return True
+
+
+def _answer_text(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def decision_buttons(tab: ItemQueueTab, buttons: list[tuple[str, str | None, str, str]], reason: Any | None) -> None:
+    with gr.Row():
+        for label, decision, css, variant in buttons:
+            button = gr.Button(label, elem_classes=[css] if css else [], variant=variant,  # type: ignore[arg-type]
+                               elem_id=f"{tab.queue}-{decision or 'save'}")
+            tab.decisions.append((button, decision, reason))
+
+
+def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]) -> ItemQueueTab:
+    tab = ItemQueueTab(ctx, "item")
+    tab.build_navigation(users, item_stats)
+    with gr.Row():
+        with gr.Column(scale=5):
+            page = gr.HTML(elem_id="item-page")
+            crops = gr.HTML(elem_id="item-crops")
+            with gr.Group():
+                target = gr.Dropdown([], label="다시 자를 대상 · Re-crop target", elem_id="item-crop-target")
+                with gr.Row():
+                    box = [gr.Number(label=name, precision=2, elem_id=f"item-crop-{name}") for name in ("x0", "y0", "x1", "y1")]
+                recrop = gr.Button("PDF에서 다시 자르기 · Re-crop from the PDF", size="sm", elem_id="item-recrop")
+        with gr.Column(scale=6):
+            tab.text_field("stem", "문제 · Stem", lines=4)
+            for n in range(1, MAX_OPTIONS + 1):
+                tab.text_field(f"options.{n}.text", f"보기 {n} · Option {n}", lines=1)
+            tab.text_field("answer", "정답 (번호) · Answer (option number)", lines=1)
+            reason = gr.Textbox(label="사유 (수정 필요·반려 시 필수) · Reason (needed for needs-fix and reject)",
+                                lines=1, elem_id="item-reason")
+            decision_buttons(tab, [("저장 · Save (S)", None, "bs-save", "secondary"),
+                                   ("승인 · Accept (A)", "accept", "bs-accept", "primary"),
+                                   ("수정 필요 · Needs fix", "needs_fix", "", "secondary"),
+                                   ("반려 · Reject (R)", "reject", "bs-reject", "stop")], reason)
+    tab.build_history()
+
+    def render_extra(view: View) -> list[Any]:
+        shown = view.shown or {}
+        slots = [("source.bbox", "문항 상자 · Item box")] + [(path, label) for path, label, _ in views.image_slots(shown)]
+        source = shown.get("source") or {}
+        info = _page_info(ctx, source)
+        return [views.page_html(shown, info) if view.stored else "", views.crops_html(shown) if view.stored else "",
+                gr.Dropdown(choices=[(label, path) for path, label in slots], value="source.bbox" if view.stored else None),
+                *_box_numbers(source.get("bbox"))]
+
+    tab.extra_outputs = [page, crops, target, *box]
+    tab.extra_render = render_extra
+    tab.wire()
+
+    def choose_target(session: Session, path: str | None, request: gr.Request) -> list[Any]:
+        ctx.require(request, "item")
+        shown = ctx.reviewer.view(session).shown or {}
+        value = get_path(shown, path or "source.bbox")
+        bbox = value if path == "source.bbox" else (value or {}).get("provenance", {}).get("bbox") if isinstance(value, dict) else None
+        return _box_numbers(bbox)
+
+    target.change(choose_target, [tab.state, target], box, api_visibility="private")
+
+    def do_recrop(session: Session, path: str | None, x0: float, y0: float, x1: float, y1: float,
+                  request: gr.Request) -> list[Any]:
+        user = ctx.require(request, "item")
+        try:
+            view = ctx.reviewer.recrop(user, session, path or "source.bbox", [x0, y0, x1, y1])
+        except (EditError, RenderError, BenchsmithError, TypeError) as error:
+            view = ctx.reviewer.view(session, error=f"다시 자르지 못했습니다 · Not re-cropped: {error}")
+        rendered = tab.render(view)
+        rendered[tab.outputs.index(target)] = gr.Dropdown(value=path)  # keep the chosen target
+        return rendered
+
+    recrop.click(do_recrop, [tab.state, target, *box], tab.outputs, api_visibility="private")
+    return tab
+
+
+def _page_info(ctx: AppContext, source: dict[str, Any]) -> Any:
+    sha, page = source.get("pdf_sha256"), source.get("page")
+    if not sha or not page or not ctx.renderer.has_pdf(sha):
+        return None
+    try:
+        return ctx.renderer.page_info(sha, int(page))
+    except BenchsmithError:
+        return None
+
+
+def _box_numbers(bbox: list[float] | None) -> list[Any]:
+    values = bbox if bbox and len(bbox) == 4 else [None] * 4
+    return [gr.Number(value=v) for v in values]
+
+
+def build_korea_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]) -> ItemQueueTab:
+    tab = ItemQueueTab(ctx, "korea")
+    tab.build_navigation(users, item_stats)
+    with gr.Row():
+        with gr.Column(scale=5):
+            question = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="korea-question")
+            reasons = gr.HTML(elem_id="korea-reasons")
+        with gr.Column(scale=6):
+            tab.text_field("explicit_variant", "명시적 변형 문제 · Explicit variant of the stem", lines=4)
+            decision = gr.HTML(elem_id="korea-decision")
+            decision_buttons(tab, [("저장 · Save (S)", None, "bs-save", "secondary"),
+                                   ("한국 특화 맞음 · Confirm (A)", "confirm", "bs-accept", "primary"),
+                                   ("아님 · Deny (R)", "deny", "bs-reject", "stop")], None)
+    tab.build_history()
+
+    def render_extra(view: View) -> list[Any]:
+        shown = view.shown or {}
+        flags = shown.get("flags") or {}
+        state = {True: "한국 특화 · Korea-specific", False: "한국 특화 아님 · Not Korea-specific"}.get(
+            flags.get("korea_specific"), "미정 · Undecided")
+        return [item_markdown(shown), views.reasons_html("탐지 근거 · Detector's reasons", flags.get("korea_reasons") or []),
+                f"<b>현재 판정 · Current decision</b>: {views.esc(state)}" if view.stored else ""]
+
+    tab.extra_outputs = [question, reasons, decision]
+    tab.extra_render = render_extra
+    tab.wire()
+    return tab
+
+
+def build_rationale_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]) -> ItemQueueTab:
+    tab = ItemQueueTab(ctx, "rationale")
+    tab.build_navigation(users, item_stats)
+    with gr.Row():
+        with gr.Column(scale=5):
+            question = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="rationale-question")
+            gr.Markdown("**초안 풀이 · Draft rationale**")
+            draft = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="rationale-original")
+        with gr.Column(scale=6):
+            tab.text_field("rationale.text", "풀이 · Rationale", lines=6)
+            tab.text_field("rationale.notes", "메모 · Notes", lines=2)
+            summary = gr.HTML(elem_id="rationale-summary")
+            decision_buttons(tab, [("저장 · Save (S)", None, "bs-save", "secondary"),
+                                   ("그대로 채택 · Adopt (A)", "adopted", "bs-accept", "primary"),
+                                   ("소폭 수정 · Minor fix", "minor_fix", "", "secondary"),
+                                   ("대폭 수정 · Major fix", "major_fix", "", "secondary")], None)
+    tab.build_history()
+
+    def render_extra(view: View) -> list[Any]:
+        if view.stored is None:
+            return ["", "", ""]
+        from rapidfuzz.distance import Levenshtein
+
+        shown = view.shown or {}
+        original = ctx.reviewer.draft_rationale(view.stored.item.id)
+        rationale = shown.get("rationale") or {}
+        distance = Levenshtein.distance(original, rationale.get("text") or "")
+        summary_html = (f"<b>상태 · Status</b>: {views.esc(rationale.get('status'))} · "
+                        f"<b>편집 거리 · Edit distance from the draft</b>: <span id='rationale-distance'>{distance}</span>"
+                        + (f" · by {views.esc(rationale.get('author'))}" if rationale.get("author") else ""))
+        return [item_markdown(shown, with_answer=True), to_markdown(original), summary_html]
+
+    tab.extra_outputs = [question, draft, summary]
+    tab.extra_render = render_extra
+    tab.wire()
+    return tab
+
+
+class ScoreTab:
+    def __init__(self, ctx: AppContext):
+        self.ctx = ctx
+        self.state = gr.State(ScoreSession())
+        with gr.Row():
+            self.b_prev = gr.Button("◀ 이전 · Previous (P)", size="sm", elem_classes=["bs-prev"], elem_id="score-prev")
+            self.b_next = gr.Button("다음 · Next (N) ▶", size="sm", elem_classes=["bs-next"], elem_id="score-next")
+            self.b_mine = gr.Button("다음 미채점 · Next unscored", size="sm", variant="primary", elem_id="score-mine")
+        self.status = gr.HTML(elem_id="score-status")
+        with gr.Row():
+            with gr.Column(scale=5):
+                self.question = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="score-question")
+                gr.Markdown("**전문가 풀이 (기준) · Expert rationale (reference)**")
+                self.reference = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="score-reference")
+            with gr.Column(scale=6):
+                self.label = gr.HTML(elem_id="score-label")
+                self.rationale = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="score-rationale")
+                self.axes = [gr.Radio(["1", "2", "3", "4", "5"], label=scoring.AXIS_LABELS[axis], elem_classes=["bs-axis"],
+                                      elem_id=f"score-{axis}") for axis in scoring.AXES]
+                self.comment = gr.Textbox(label="의견 · Comment", lines=2, elem_id="score-comment")
+                self.b_save = gr.Button("점수 저장 · Save scores (S)", variant="primary", elem_classes=["bs-save"],
+                                        elem_id="score-save")
+
+    @property
+    def outputs(self) -> list[Any]:
+        return [self.state, self.status, self.question, self.reference, self.label, self.rationale, *self.axes, self.comment]
+
+    def render(self, view: ScoreView) -> list[Any]:
+        record = view.stored.item.to_record() if view.stored else None
+        reference = ((record or {}).get("rationale") or {}).get("text", "")
+        status = "".join([f"<span>{views.esc(view.position)}</span>" if view.position else "",
+                          f'<div class="bs-message">{views.esc(view.message)}</div>' if view.message else "",
+                          f'<div class="bs-error" role="alert">{views.esc(view.error)}</div>' if view.error else ""])
+        label = f"<h3 class='bs-blind-label'>{views.esc(view.label)}</h3>" if view.task else ""
+        values = [gr.Radio(value=_radio(view.session.values.get(axis))) for axis in scoring.AXES]
+        return [view.session, status, item_markdown(record, with_answer=True), to_markdown(reference), label,
+                to_markdown(view.task.rationale) if view.task else "", *values, view.session.comment]
+
+    def wire(self) -> None:
+        ctx = self.ctx
+
+        def navigate(how: str) -> Callable[..., list[Any]]:
+            def handler(session: ScoreSession, request: gr.Request) -> list[Any]:
+                user = ctx.require(request, "score")
+                return self.render(ctx.desk.navigate(user, session.task_id, how))  # type: ignore[arg-type]
+            return handler
+
+        for button, how in ((self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unscored")):
+            button.click(navigate(how), [self.state], self.outputs, api_visibility="private")
+        for axis, radio in zip(scoring.AXES, self.axes, strict=True):
+            radio.input(self._edit(axis), [self.state, radio], None, api_visibility="private")
+        self.comment.input(self._edit("comment"), [self.state, self.comment], None,
+                           trigger_mode="always_last", api_visibility="private")
+
+        def save(session: ScoreSession, factuality: str | None, logic: str | None, depth: str | None,
+                 clarity: str | None, comment: str, request: gr.Request) -> list[Any]:
+            user = ctx.require(request, "score")
+            values = {"factuality": factuality, "logic": logic, "depth": depth, "clarity": clarity}
+            session.values.update({axis: value for axis, value in values.items() if value is not None})
+            session.comment = comment or ""
+            return self.render(ctx.desk.save(user, session))
+
+        self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private")
+
+    def _edit(self, axis: str) -> Callable[..., ScoreSession]:
+        def handler(session: ScoreSession, value: Any, request: gr.Request) -> None:
+            """Keeps the score in the expert's draft (not in the state; see ItemQueueTab._edit_handler)."""
+            self.ctx.desk.edit(self.ctx.require(request, "score"), copy.deepcopy(session), axis, value)
+        return handler
+
+    def load(self, user: auth.User) -> list[Any]:
+        if user.role not in QUEUES["score"].roles:
+            return self.render(ScoreView(ScoreSession()))
+        return self.render(self.ctx.desk.resume(user.name))
+
+
+def _radio(value: Any) -> str | None:
+    return None if value in (None, "") else str(value)
+
+
+PROGRESS_COLUMNS = [("user", "사용자 · User"), ("queue", "대기열 · Queue"), ("decided", "결정 · Decided"),
+                    ("assigned", "배정 · Assigned"), ("assigned_done", "배정 완료 · Assigned done")]
+AGREEMENT_COLUMNS = [("raters", "평가자 · Raters"), ("axis", "축 · Axis"), ("alpha_interval", "α interval"),
+                     ("alpha_ordinal", "α ordinal"), ("icc_2_1", "ICC(2,1)"), ("units", "units (≥2 ratings)")]
+
+
+def stats_html(ctx: AppContext) -> str:
+    engine = ctx.workspace.store.engine
+    counts = ctx.workspace.store.stats()
+    queue_counts = [{"queue": q, "items": queues.count(engine, q, Filters())} for q in queues.ITEM_QUEUES]
+    queue_counts.append({"queue": "score", "items": len(scoring.tasks(engine))})
+    agreement = [row.__dict__ for row in stats.agreement_rows(engine)]
+    return (f"<h3>문항 · Items</h3><p>{counts['items']} items, {counts['revisions']} revisions · "
+            + " · ".join(f"{views.esc(k)} {v}" for k, v in counts["by_status"].items()) + "</p>"
+            + views.table_html(queue_counts, [("queue", "대기열 · Queue"), ("items", "문항 · Items")])
+            + "<h3>진행 · Progress per user and queue</h3>" + views.table_html(stats.progress_rows(engine), PROGRESS_COLUMNS)
+            + "<h3>채점 일치도 · Scoring agreement</h3>" + views.table_html(agreement, AGREEMENT_COLUMNS))
+
+
+def build_app(ctx: AppContext) -> gr.Blocks:
+    engine = ctx.workspace.store.engine
+    users = [user.name for user in auth.list_users(engine)]
+    item_stats = ctx.workspace.store.stats()
+    with gr.Blocks(title="benchsmith 검토 · annotator") as blocks:
+        who = gr.Markdown(elem_id="whoami")
+        tabs: dict[str, Any] = {}
+        with gr.Tabs():
+            with gr.Tab(QUEUES["item"].title, id="item", elem_id="tab-item") as tabs["item"]:
+                item_tab = build_item_tab(ctx, users, item_stats)
+            with gr.Tab(QUEUES["korea"].title, id="korea", elem_id="tab-korea") as tabs["korea"]:
+                korea_tab = build_korea_tab(ctx, users, item_stats)
+            with gr.Tab(QUEUES["rationale"].title, id="rationale", elem_id="tab-rationale") as tabs["rationale"]:
+                rationale_tab = build_rationale_tab(ctx, users, item_stats)
+            with gr.Tab(QUEUES["score"].title, id="score", elem_id="tab-score") as tabs["score"]:
+                score_tab = ScoreTab(ctx)
+                score_tab.wire()
+            with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats"):
+                refresh = gr.Button("새로 고침 · Refresh", size="sm", elem_id="stats-refresh")
+                stats_view = gr.HTML(elem_id="stats")
+        item_tabs = [item_tab, korea_tab, rationale_tab]
+
+        def refresh_stats(request: gr.Request) -> str:
+            ctx.user(request)
+            return stats_html(ctx)
+
+        refresh.click(refresh_stats, None, stats_view, api_visibility="private")
+
+        def on_load(request: gr.Request) -> list[Any]:
+            user = ctx.user(request)
+            header = f"**{user.name}** · {user.role}" + (" · 로컬 모드 · local mode (no users configured)" if ctx.local_mode else "")
+            # visible=False does not hide a tab button in this Gradio; "hidden" does
+            visible = [gr.Tab(visible=True if user.role in QUEUES[q].roles else "hidden")
+                       for q in ("item", "korea", "rationale", "score")]
+            rendered = [part for tab in item_tabs for part in tab.load(user)]
+            return [header, *visible, *rendered, *score_tab.load(user), stats_html(ctx)]
+
+        load_outputs = [who, *(tabs[q] for q in ("item", "korea", "rationale", "score"))]
+        load_outputs += [c for tab in item_tabs for c in tab.outputs] + score_tab.outputs + [stats_view]
+        blocks.load(on_load, None, load_outputs, api_visibility="private")
+        _register_api(ctx)
+    return blocks
+
+
+def _register_api(ctx: AppContext) -> None:
+    """Endpoints for scripts (gradio_client): read an item, save edits, save scores."""
+    import json
+
+    def get_item(item_id: str, request: gr.Request) -> dict:
+        """The current revision of an item: {"rev", "item"}."""
+        ctx.user(request)
+        stored = ctx.workspace.store.get(item_id)
+        return {"rev": stored.rev, "item": stored.item.to_record()}
+
+    def save_item(queue: str, item_id: str, expect_rev: int, changes_json: str, decision: str = "",
+                  reason: str = "", request: gr.Request | None = None) -> dict:
+        """Save field edits {"dotted.path": value} made on `expect_rev`, with an optional decision.
+        Returns {"status": "saved"|"conflict"|"invalid", "rev", "message", "since"}."""
+        user = ctx.require(request, queue) if queue in QUEUES else None
+        if user is None:
+            return {"status": "invalid", "rev": None, "message": f"unknown queue {queue!r}", "since": []}
+        try:
+            edits = json.loads(changes_json or "{}")
+            if not isinstance(edits, dict):
+                raise ValueError("changes must be a JSON object")
+        except ValueError as error:
+            return {"status": "invalid", "rev": None, "message": f"changes_json: {error}", "since": []}
+        view = ctx.reviewer.save(user, Session(queue, item_id, int(expect_rev), edits), decision or None, reason)
+        if view.conflict is not None:
+            return {"status": "conflict", "rev": view.conflict.current_rev, "message": view.conflict.message,
+                    "since": view.conflict.since}
+        if view.error:
+            return {"status": "invalid", "rev": view.session.rev, "message": view.error, "since": []}
+        return {"status": "saved", "rev": view.session.rev, "message": view.message, "since": []}
+
+    def save_score(task_id: int, expect_rev: int, factuality: int, logic: int, depth: int, clarity: int,
+                   comment: str = "", request: gr.Request | None = None) -> dict:
+        """Save this expert's four scores (1–5) for a task, made on `expect_rev` (0 = first)."""
+        user = ctx.require(request, "score")
+        session = ScoreSession(int(task_id), int(expect_rev),
+                               {"factuality": factuality, "logic": logic, "depth": depth, "clarity": clarity}, comment)
+        view = ctx.desk.save(user, session)
+        status = "conflict" if view.conflict else ("invalid" if view.error else "saved")
+        return {"status": status, "rev": view.session.rev, "message": view.error or view.message}
+
+    gr.api(get_item, api_name="get_item")
+    gr.api(save_item, api_name="save_item")
+    gr.api(save_score, api_name="save_score")

@@ -1,0 +1,120 @@
+"""CLI: `benchsmith annotate` (serve the review app, load rationales and judge scores, assign
+items) and `benchsmith users` (add and list users)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from annotator import auth, queues, scoring
+from annotator.tables import ensure_tables
+from curation.cli import WorkspaceOption, out, workspace_from
+from curation.errors import BenchsmithError
+from curation.workspace import Workspace
+
+annotate_app = typer.Typer(help="The review app in a browser: queues, editors, expert scoring, agreement.")
+users_app = typer.Typer(help="Users of the review app and their roles.", no_args_is_help=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(annotate_app, name="annotate")
+    app.add_typer(users_app, name="users")
+
+
+def _workspace(path: Path | None) -> Workspace:
+    workspace = workspace_from(path)
+    ensure_tables(workspace.store.engine)
+    return workspace
+
+
+@annotate_app.callback(invoke_without_command=True)
+def annotate_command(
+    ctx: typer.Context,
+    workspace: WorkspaceOption = None,
+    host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="port to listen on")] = 7860,
+) -> None:
+    """Serve the annotator. Login is required once users exist; with none, only 127.0.0.1 is served."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from annotator.server import serve
+
+    serve(_workspace(workspace), host, port)
+
+
+def _report(report: scoring.LoadReport, what: str) -> None:
+    out.print(f"{what}: {report.added} added, {report.unchanged} already there or replaced, "
+              f"{len(report.errors or [])} failed", highlight=False)
+    for error in report.errors or []:
+        typer.echo(f"  {error}", err=True)
+    if report.errors:
+        raise typer.Exit(1)
+
+
+@annotate_app.command("load-rationales")
+def load_rationales_command(
+    file: Annotated[Path, typer.Argument(help='JSONL: {"item_id", "model", "rationale", "run_id"} per line')],
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Add model rationales as blind scoring tasks for experts."""
+    ws = _workspace(workspace)
+    _report(scoring.load_rationales(ws.store.engine, file, set(ws.store.ids())), "scoring tasks")
+
+
+@annotate_app.command("load-judge")
+def load_judge_command(
+    file: Annotated[Path, typer.Argument(help='JSONL: {"item_id","model","factuality","logic","depth","clarity"}')],
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Import LLM-judge scores to compare with the experts' (stats tab)."""
+    _report(scoring.load_judge(_workspace(workspace).store.engine, file), "judge scores")
+
+
+@annotate_app.command("assign")
+def assign_command(
+    queue: Annotated[str, typer.Option(help=f"one of {', '.join(queues.ITEM_QUEUES)}")],
+    users: Annotated[str, typer.Option(help="comma-separated user names")],
+    overlap: Annotated[int, typer.Option(help="how many people see each item")] = 1,
+    status: Annotated[list[str], typer.Option(help="only items with this status (repeatable)")] = [],  # noqa: B006
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Assign the queue's items to users so that each item is seen by OVERLAP of them."""
+    ws = _workspace(workspace)
+    names = [name.strip() for name in users.split(",") if name.strip()]
+    known = {user.name for user in auth.list_users(ws.store.engine)}
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise BenchsmithError(f"unknown users: {', '.join(unknown)} (add them with `benchsmith users add`)")
+    report = queues.assign(ws.store.engine, queue, names, overlap, queues.Filters(status=tuple(status)))
+    out.print(f"{queue}: {report.items} items, {report.added} new assignments "
+              + ", ".join(f"{user} +{n}" for user, n in sorted(report.per_user.items())), highlight=False)
+
+
+@users_app.command("add")
+def users_add_command(
+    name: Annotated[str, typer.Argument(help="login name")],
+    role: Annotated[str, typer.Option(help=" | ".join(auth.ROLES))],
+    password_stdin: Annotated[bool, typer.Option("--password-stdin", help="read the password from stdin")] = False,
+    replace: Annotated[bool, typer.Option("--replace", help="change an existing user's role and password")] = False,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Add a user (the password is stored as a salted scrypt hash)."""
+    if role not in auth.ROLES:
+        raise BenchsmithError(f"--role {role!r}: choose one of {', '.join(auth.ROLES)}")
+    ws = _workspace(workspace)
+    if password_stdin:
+        password = sys.stdin.readline().rstrip("\r\n")
+    else:
+        password = typer.prompt(f"password for {name}", hide_input=True, confirmation_prompt=True)
+    user = auth.add_user(ws.store.engine, name, role, password, replace=replace)
+    out.print(f"user {user.name} ({user.role}) {'updated' if replace else 'added'}", highlight=False)
+
+
+@users_app.command("list")
+def users_list_command(workspace: WorkspaceOption = None) -> None:
+    """List users and roles."""
+    for user in auth.list_users(_workspace(workspace).store.engine):
+        typer.echo(f"{user.name}\t{user.role}")

@@ -1,0 +1,251 @@
+"""Review queues: which items each queue holds, filters and search, navigation, "next
+unreviewed for me", assignment with overlap, recorded decisions and progress.
+
+Queue membership reads the store's `items` table (never writes it). Flag filters match
+the store's compact, key-sorted JSON snapshot (`"korea_reasons":[…]`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from sqlalchemy import Engine, and_, exists, func, insert, not_, or_, select, true
+from sqlalchemy.sql import ColumnElement
+
+from annotator.tables import assignments, now, reviews, write_connection
+from curation.errors import BenchsmithError
+from curation.store import items_table
+
+ITEMS = items_table.c
+
+
+@dataclass(frozen=True)
+class QueueSpec:
+    name: str
+    title: str
+    roles: tuple[str, ...]
+    decisions: tuple[str, ...]
+
+
+QUEUES: dict[str, QueueSpec] = {
+    "item": QueueSpec("item", "문항 검토 · Item review", ("annotator", "expert", "admin"),
+                      ("accept", "needs_fix", "reject")),
+    "korea": QueueSpec("korea", "한국 특화 검토 · Korea-specific", ("annotator", "expert", "admin"),
+                       ("confirm", "deny")),
+    "rationale": QueueSpec("rationale", "풀이 검토 · Rationale review", ("expert", "admin"),
+                           ("adopted", "minor_fix", "major_fix")),
+    "score": QueueSpec("score", "전문가 채점 · Expert scoring", ("expert", "admin"), ("scored",)),
+}
+
+ITEM_QUEUES = ("item", "korea", "rationale")
+
+FLAG_FILTERS: dict[str, str] = {
+    "korea_candidate": "한국 특화 후보 · Korea candidate",
+    "korea_yes": "한국 특화 확인 · Korea-specific: yes",
+    "korea_no": "한국 특화 아님 · Korea-specific: no",
+    "korea_undecided": "한국 특화 미정 · Korea-specific: undecided",
+    "multimodal": "이미지 포함 · Multimodal",
+    "needs_fix": "수정 필요 · Needs fix",
+    "has_rationale": "풀이 있음 · Has rationale",
+}
+
+
+class QueueError(BenchsmithError):
+    """A bad queue name, filter or assignment request."""
+
+
+def _has(key: str) -> ColumnElement[bool]:
+    """The snapshot holds a non-empty list or an object under `key`."""
+    return or_(ITEMS.data.contains(f'"{key}":["'), ITEMS.data.contains(f'"{key}":{{"'))
+
+
+_FLAG_CLAUSES: dict[str, Any] = {
+    "korea_candidate": lambda: _has("korea_reasons"),
+    "korea_yes": lambda: ITEMS.korea_specific.is_(True),
+    "korea_no": lambda: ITEMS.korea_specific.is_(False),
+    "korea_undecided": lambda: ITEMS.korea_specific.is_(None),
+    "multimodal": lambda: ITEMS.multimodal.is_(True),
+    "needs_fix": lambda: _has("review_reasons"),
+    "has_rationale": lambda: _has("rationale"),
+}
+
+_MEMBERSHIP: dict[str, Any] = {
+    "item": lambda: true(),
+    "korea": lambda: or_(_has("korea_reasons"), ITEMS.korea_specific.is_not(None)),
+    "rationale": lambda: _has("rationale"),
+}
+
+
+@dataclass(frozen=True)
+class Filters:
+    status: Sequence[str] = ()
+    exam: str | None = None
+    subject: str | None = None
+    flag: str | None = None
+    assignee: str | None = None
+    search: str = ""
+
+    def describe(self) -> str:
+        parts = [f"{k}={v}" for k, v in self.__dict__.items() if v not in ((), None, "")]
+        return ", ".join(parts) or "(all)"
+
+
+def spec(queue: str) -> QueueSpec:
+    if queue not in QUEUES:
+        raise QueueError(f"queue {queue!r}: choose one of {', '.join(QUEUES)}")
+    return QUEUES[queue]
+
+
+def where(queue: str, filters: Filters) -> ColumnElement[bool]:
+    if queue not in _MEMBERSHIP:
+        raise QueueError(f"queue {queue!r} does not hold items: choose one of {', '.join(ITEM_QUEUES)}")
+    clauses = [_MEMBERSHIP[queue]()]
+    if filters.status:
+        clauses.append(ITEMS.status.in_(list(filters.status)))
+    if filters.exam:
+        clauses.append(ITEMS.exam == filters.exam)
+    if filters.subject:
+        clauses.append(ITEMS.subject == filters.subject)
+    if filters.flag:
+        if filters.flag not in _FLAG_CLAUSES:
+            raise QueueError(f"flag filter {filters.flag!r}: choose one of {', '.join(_FLAG_CLAUSES)}")
+        clauses.append(_FLAG_CLAUSES[filters.flag]())
+    if filters.assignee:
+        clauses.append(exists().where(assignments.c.queue == queue, assignments.c.item_id == ITEMS.id,
+                                      assignments.c.user == filters.assignee))
+    if filters.search.strip():
+        text = filters.search.strip()
+        clauses.append(or_(ITEMS.id.contains(text, autoescape=True), ITEMS.data.contains(text, autoescape=True)))
+    return and_(*clauses)
+
+
+def count(engine: Engine, queue: str, filters: Filters) -> int:
+    with engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(items_table).where(where(queue, filters))).scalar_one()
+
+
+def neighbour(engine: Engine, queue: str, filters: Filters, current: str | None,
+              direction: Literal["next", "prev"]) -> str | None:
+    """The item after (or before) `current` in id order; the first (last) one when current is None."""
+    statement = select(ITEMS.id).where(where(queue, filters))
+    if direction == "next":
+        if current is not None:
+            statement = statement.where(ITEMS.id > current)
+        statement = statement.order_by(ITEMS.id)
+    else:
+        if current is not None:
+            statement = statement.where(ITEMS.id < current)
+        statement = statement.order_by(ITEMS.id.desc())
+    with engine.connect() as conn:
+        return conn.execute(statement.limit(1)).scalar_one_or_none()
+
+
+def _reviewed_by(queue: str, user: str) -> ColumnElement[bool]:
+    return exists().where(reviews.c.queue == queue, reviews.c.item_id == ITEMS.id, reviews.c.user == user)
+
+
+def _assigned_to(queue: str, user: str) -> ColumnElement[bool]:
+    return exists().where(assignments.c.queue == queue, assignments.c.item_id == ITEMS.id, assignments.c.user == user)
+
+
+def has_assignments(engine: Engine, queue: str) -> bool:
+    with engine.connect() as conn:
+        return conn.execute(select(assignments.c.item_id).where(assignments.c.queue == queue).limit(1)).first() is not None
+
+
+def next_unreviewed(engine: Engine, queue: str, filters: Filters, user: str, after: str | None) -> str | None:
+    """The next item (after `after`, wrapping round) in the queue that `user` has not decided on;
+    when the queue has assignments, only items assigned to `user`."""
+    clause = and_(where(queue, filters), not_(_reviewed_by(queue, user)))
+    if has_assignments(engine, queue):
+        clause = and_(clause, _assigned_to(queue, user))
+    with engine.connect() as conn:
+        for lower in ((after,) if after else ()) + ("",):
+            found = conn.execute(
+                select(ITEMS.id).where(clause, ITEMS.id > lower).order_by(ITEMS.id).limit(1)
+            ).scalar_one_or_none()
+            if found is not None:
+                return found
+    return None
+
+
+def record_review(engine: Engine, queue: str, item_id: str, user: str, decision: str, rev: int,
+                  reason: str | None = None) -> None:
+    if decision not in spec(queue).decisions:
+        raise QueueError(f"decision {decision!r} does not belong to queue {queue!r}")
+    with write_connection(engine) as conn, conn.begin():
+        conn.execute(insert(reviews).values(queue=queue, item_id=item_id, user=user, decision=decision,
+                                            reason=reason, rev=rev, at=now()))
+
+
+def reviews_of(engine: Engine, item_id: str) -> list[dict[str, Any]]:
+    with engine.connect() as conn:
+        rows = conn.execute(select(reviews).where(reviews.c.item_id == item_id).order_by(reviews.c.id)).all()
+    return [dict(row._mapping) for row in rows]
+
+
+@dataclass
+class AssignReport:
+    added: int = 0
+    per_user: dict[str, int] = field(default_factory=dict)
+    items: int = 0
+
+
+def assign(engine: Engine, queue: str, users: Sequence[str], overlap: int, filters: Filters = Filters()) -> AssignReport:
+    """Give each item in the queue to `overlap` different users, spreading the load evenly.
+    Existing assignments are kept; running it again only fills items that have fewer."""
+    users = list(dict.fromkeys(users))
+    if not users:
+        raise QueueError("assign: name at least one user")
+    if not 1 <= overlap <= len(users):
+        raise QueueError(f"assign: overlap must be 1..{len(users)} (the number of users named), got {overlap}")
+    with engine.connect() as conn:
+        item_ids = list(conn.execute(select(ITEMS.id).where(where(queue, filters)).order_by(ITEMS.id)).scalars())
+        current: dict[str, set[str]] = defaultdict(set)
+        for item_id, user in conn.execute(select(assignments.c.item_id, assignments.c.user)
+                                          .where(assignments.c.queue == queue)):
+            current[item_id].add(user)
+    load = Counter({user: 0 for user in users})
+    for holders in current.values():
+        load.update(user for user in holders if user in load)
+    rows, report = [], AssignReport(items=len(item_ids))
+    when = now()
+    for item_id in item_ids:
+        holders = current[item_id]
+        free = sorted((user for user in users if user not in holders), key=lambda u: (load[u], users.index(u)))
+        for user in free[: max(0, overlap - len(holders))]:
+            rows.append({"queue": queue, "item_id": item_id, "user": user, "assigned_at": when})
+            load[user] += 1
+            report.per_user[user] = report.per_user.get(user, 0) + 1
+    if rows:
+        with write_connection(engine) as conn, conn.begin():
+            conn.execute(insert(assignments), rows)
+    report.added = len(rows)
+    return report
+
+
+def progress(engine: Engine) -> list[dict[str, Any]]:
+    """Per user and queue: items decided, items assigned, assigned items decided."""
+    with engine.connect() as conn:
+        decided = conn.execute(
+            select(reviews.c.user, reviews.c.queue, func.count(func.distinct(reviews.c.item_id)))
+            .group_by(reviews.c.user, reviews.c.queue)
+        ).all()
+        assigned = conn.execute(
+            select(assignments.c.user, assignments.c.queue, func.count()).group_by(assignments.c.user, assignments.c.queue)
+        ).all()
+        assigned_done = conn.execute(
+            select(assignments.c.user, assignments.c.queue, func.count())
+            .where(exists().where(reviews.c.queue == assignments.c.queue, reviews.c.item_id == assignments.c.item_id,
+                                  reviews.c.user == assignments.c.user))
+            .group_by(assignments.c.user, assignments.c.queue)
+        ).all()
+    table: dict[tuple[str, str], dict[str, Any]] = {}
+    for rows, key in ((decided, "decided"), (assigned, "assigned"), (assigned_done, "assigned_done")):
+        for user, queue, n in rows:
+            table.setdefault((user, queue), {"user": user, "queue": queue, "decided": 0, "assigned": 0,
+                                             "assigned_done": 0})[key] = n
+    return [table[key] for key in sorted(table)]

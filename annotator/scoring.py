@@ -1,0 +1,233 @@
+"""Expert scoring of model rationales: tasks, blind order, scores (compare-and-swap), and
+judge scores imported for agreement.
+
+A scoring task is one model's rationale for one item from one run. Experts never see the
+model: tasks of an item are shown as 응답 A, B, … in an order shuffled per expert.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, and_, func, insert, select, update
+
+from annotator.tables import expert_scores, judge_scores, now, scoring_tasks, write_connection
+from curation.errors import BenchsmithError, ConflictError
+
+AXES: tuple[str, ...] = ("factuality", "logic", "depth", "clarity")
+AXIS_LABELS: dict[str, str] = {
+    "factuality": "사실성 · Factuality",
+    "logic": "논리적 타당성 · Logical soundness",
+    "depth": "깊이 · Depth",
+    "clarity": "명료성 · Clarity",
+}
+
+
+class ScoringError(BenchsmithError):
+    """Bad scoring input: a score outside 1–5, an unknown task, a malformed JSONL line."""
+
+
+@dataclass(frozen=True)
+class Task:
+    id: int
+    item_id: str
+    model: str
+    rationale: str
+    run_id: str
+
+
+@dataclass(frozen=True)
+class Score:
+    task_id: int
+    expert: str
+    values: dict[str, int]
+    comment: str
+    rev: int
+
+
+@dataclass
+class LoadReport:
+    added: int = 0
+    unchanged: int = 0
+    errors: list[str] | None = None
+
+
+def _read_jsonl(path: Path, required: tuple[str, ...]) -> tuple[list[dict[str, Any]], list[str]]:
+    records, errors = [], []
+    try:
+        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+    except (OSError, UnicodeDecodeError) as error:
+        raise ScoringError(f"{path}: cannot read: {error}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            errors.append(f"{path}:{number}: not JSON ({error.msg})")
+            continue
+        missing = [key for key in required if not isinstance(record, dict) or record.get(key) in (None, "")]
+        if missing:
+            errors.append(f"{path}:{number}: missing {', '.join(missing)}")
+            continue
+        records.append(record)
+    return records, errors
+
+
+def load_rationales(engine: Engine, path: Path, known_items: set[str] | None = None) -> LoadReport:
+    """Add scoring tasks from JSONL lines {"item_id", "model", "rationale", "run_id"}.
+    A line already loaded is skipped; bad lines are reported and the rest still load."""
+    records, errors = _read_jsonl(path, ("item_id", "model", "rationale", "run_id"))
+    report = LoadReport(errors=errors)
+    with write_connection(engine) as conn, conn.begin():
+        for record in records:
+            if known_items is not None and record["item_id"] not in known_items:
+                errors.append(f"{path}: item {record['item_id']!r} is not in the store")
+                continue
+            key = and_(scoring_tasks.c.item_id == str(record["item_id"]), scoring_tasks.c.model == str(record["model"]),
+                       scoring_tasks.c.run_id == str(record["run_id"]))
+            if conn.execute(select(scoring_tasks.c.id).where(key)).first() is not None:
+                report.unchanged += 1
+                continue
+            conn.execute(insert(scoring_tasks).values(item_id=str(record["item_id"]), model=str(record["model"]),
+                                                      rationale=str(record["rationale"]), run_id=str(record["run_id"])))
+            report.added += 1
+    return report
+
+
+def load_judge(engine: Engine, path: Path) -> LoadReport:
+    """Import judge scores {"item_id","model","factuality","logic","depth","clarity"} (replacing earlier ones)."""
+    records, errors = _read_jsonl(path, ("item_id", "model", *AXES))
+    report = LoadReport(errors=errors)
+    with write_connection(engine) as conn, conn.begin():
+        for record in records:
+            try:
+                values = {axis: float(record[axis]) for axis in AXES}
+            except (TypeError, ValueError):
+                errors.append(f"{path}: {record['item_id']}/{record['model']}: scores must be numbers")
+                continue
+            key = and_(judge_scores.c.item_id == str(record["item_id"]), judge_scores.c.model == str(record["model"]))
+            if conn.execute(update(judge_scores).where(key).values(**values, loaded_at=now())).rowcount:
+                report.unchanged += 1
+                continue
+            conn.execute(insert(judge_scores).values(item_id=str(record["item_id"]), model=str(record["model"]),
+                                                     **values, loaded_at=now()))
+            report.added += 1
+    return report
+
+
+def tasks(engine: Engine) -> list[Task]:
+    with engine.connect() as conn:
+        rows = conn.execute(select(scoring_tasks).order_by(scoring_tasks.c.item_id, scoring_tasks.c.id)).all()
+    return [Task(r.id, r.item_id, r.model, r.rationale, r.run_id) for r in rows]
+
+
+def get_task(engine: Engine, task_id: int) -> Task:
+    with engine.connect() as conn:
+        r = conn.execute(select(scoring_tasks).where(scoring_tasks.c.id == task_id)).first()
+    if r is None:
+        raise ScoringError(f"no scoring task {task_id}")
+    return Task(r.id, r.item_id, r.model, r.rationale, r.run_id)
+
+
+def blind_order(all_tasks: list[Task], expert: str) -> list[Task]:
+    """Items in id order; within an item the tasks in an order shuffled for this expert
+    (stable across sessions: seeded by expert and item)."""
+    by_item: dict[str, list[Task]] = {}
+    for task in sorted(all_tasks, key=lambda t: (t.item_id, t.id)):
+        by_item.setdefault(task.item_id, []).append(task)
+    ordered: list[Task] = []
+    for item_id, group in by_item.items():
+        seed = int.from_bytes(hashlib.sha256(f"{expert}\0{item_id}".encode()).digest()[:8], "big")
+        random.Random(seed).shuffle(group)
+        ordered.extend(group)
+    return ordered
+
+
+def blind_label(ordered: list[Task], task: Task) -> str:
+    """응답 A, B, … by the task's place among its item's tasks in this expert's order."""
+    same_item = [t.id for t in ordered if t.item_id == task.item_id]
+    return f"응답 {chr(ord('A') + same_item.index(task.id))}"
+
+
+def validate_values(values: dict[str, Any]) -> dict[str, int]:
+    checked = {}
+    for axis in AXES:
+        value = values.get(axis)
+        try:
+            number = int(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            raise ScoringError(f"{AXIS_LABELS[axis]}: give a score 1–5") from None
+        if str(number) != str(value).strip() or not 1 <= number <= 5:
+            raise ScoringError(f"{AXIS_LABELS[axis]}: {value!r} is not a score 1–5")
+        checked[axis] = number
+    return checked
+
+
+def get_score(engine: Engine, task_id: int, expert: str) -> Score | None:
+    with engine.connect() as conn:
+        r = conn.execute(select(expert_scores).where(expert_scores.c.task_id == task_id,
+                                                     expert_scores.c.expert == expert)).first()
+    if r is None:
+        return None
+    return Score(r.task_id, r.expert, {axis: getattr(r, axis) for axis in AXES}, r.comment or "", r.rev)
+
+
+def save_score(engine: Engine, task_id: int, expert: str, values: dict[str, Any], comment: str,
+               expect_rev: int) -> int:
+    """Save an expert's scores made against `expect_rev` (0 = not scored yet); return the new rev.
+    A stale `expect_rev` (the same expert saved from another tab) raises ConflictError."""
+    checked = validate_values(values)
+    get_task(engine, task_id)
+    row = {**checked, "comment": comment.strip() or None, "updated_at": now()}
+    key = and_(expert_scores.c.task_id == task_id, expert_scores.c.expert == expert)
+    with write_connection(engine) as conn, conn.begin():
+        current = conn.execute(select(expert_scores.c.rev, expert_scores.c.updated_at).where(key)).first()
+        current_rev = current.rev if current else 0
+        if current_rev != expect_rev:
+            since = [f"rev {current_rev} by {expert} (score, {current.updated_at}): {', '.join(AXES)}"] if current else []
+            raise ConflictError(f"task-{task_id}", expect_rev, current_rev, since)
+        if current is None:
+            conn.execute(insert(expert_scores).values(task_id=task_id, expert=expert, rev=1, **row))
+        else:
+            conn.execute(update(expert_scores).where(key, expert_scores.c.rev == expect_rev).values(rev=expect_rev + 1, **row))
+    return expect_rev + 1
+
+
+def score_counts(engine: Engine) -> dict[str, int]:
+    with engine.connect() as conn:
+        rows = conn.execute(select(expert_scores.c.expert, func.count()).group_by(expert_scores.c.expert)).all()
+    return {expert: n for expert, n in rows}
+
+
+def score_matrices(engine: Engine, include_judge: bool) -> dict[str, list[list[float]]]:
+    """Per axis a raters × tasks matrix (NaN = missing); experts by name, then the judge."""
+    import math
+
+    all_tasks = tasks(engine)
+    with engine.connect() as conn:
+        scores = conn.execute(select(expert_scores)).all()
+        judged = {(r.item_id, r.model): r for r in conn.execute(select(judge_scores))} if include_judge else {}
+    experts = sorted({s.expert for s in scores})
+    column = {task.id: position for position, task in enumerate(all_tasks)}
+    matrices: dict[str, list[list[float]]] = {}
+    for axis in AXES:
+        rows = [[math.nan] * len(all_tasks) for _ in experts]
+        for s in scores:
+            if s.task_id in column:
+                rows[experts.index(s.expert)][column[s.task_id]] = float(getattr(s, axis))
+        if include_judge:
+            rows.append([float(getattr(judged[(t.item_id, t.model)], axis)) if (t.item_id, t.model) in judged
+                         else math.nan for t in all_tasks])
+        matrices[axis] = rows
+    return matrices
+
+
+def has_judge_scores(engine: Engine) -> bool:
+    with engine.connect() as conn:
+        return conn.execute(select(judge_scores.c.item_id).limit(1)).first() is not None

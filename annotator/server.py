@@ -1,0 +1,112 @@
+"""The HTTP server: the Gradio app mounted on FastAPI, plus two routes of our own that serve
+images only from the workspace blob store, by hash, to logged-in users:
+
+- /bs/blob/{sha256}.{ext}  a blob (crops); anything that is not a bare hash name is a 404
+- /bs/page/{sha256}/{page} a rendered page of the source PDF `{sha256}.pdf`
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from functools import partial
+
+from curation.errors import BenchsmithError, NotFoundError, require_extra
+
+require_extra("gradio", "annotator")
+
+import gradio as gr  # noqa: E402
+from fastapi import FastAPI, HTTPException, Request  # noqa: E402
+from fastapi.responses import Response  # noqa: E402
+from starlette.routing import Mount  # noqa: E402
+
+from annotator import auth  # noqa: E402
+from annotator.actions import Reviewer  # noqa: E402
+from annotator.app import LOCAL_USER, AppContext, build_app  # noqa: E402
+from annotator.render import PdfRenderer, RenderError  # noqa: E402
+from annotator.score_desk import ScoreDesk  # noqa: E402
+from annotator.shortcuts import head_script  # noqa: E402
+from annotator.tables import ensure_tables  # noqa: E402
+from annotator.views import CSS  # noqa: E402
+from curation.workspace import Workspace  # noqa: E402
+
+MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
+               "webp": "image/webp", "svg": "image/svg+xml"}
+SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'none'; sandbox",
+                "Cache-Control": "private, max-age=86400"}
+AUTH_MESSAGE = (f"benchsmith 검토 · annotator — {auth.MAX_FAILURES}번 실패하면 {auth.WINDOW_S // 60}분 동안 로그인이 막힙니다 · "
+                f"after {auth.MAX_FAILURES} failed logins a name is locked for {auth.WINDOW_S // 60} minutes")
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_can_serve(workspace: Workspace, host: str) -> bool:
+    """True for local single-user mode (no users, loopback); refuses a public host without users."""
+    if auth.user_count(workspace.store.engine):
+        return False
+    if not is_loopback(host):
+        raise BenchsmithError(
+            f"refusing to serve on {host} with no users configured: add one with "
+            f"`benchsmith users add NAME --role admin -w {workspace.root}` (or serve on 127.0.0.1)")
+    return True
+
+
+def create_server(workspace: Workspace, *, local_mode: bool) -> FastAPI:
+    store = workspace.store
+    ensure_tables(store.engine)
+    renderer = PdfRenderer(workspace.blobs)
+    ctx = AppContext(workspace, Reviewer(store, renderer), ScoreDesk(store), renderer, local_mode)
+    blocks = build_app(ctx).queue(default_concurrency_limit=8)
+    api = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+
+    def current_user(request: Request) -> str:
+        if local_mode:
+            return LOCAL_USER
+        gradio_app = next(route.app for route in api.routes if isinstance(route, Mount))
+        token = (request.cookies.get(f"access-token-{gradio_app.cookie_id}")
+                 or request.cookies.get(f"access-token-unsecure-{gradio_app.cookie_id}"))
+        user = gradio_app.tokens.get(token) if token else None
+        if user is None:
+            raise HTTPException(status_code=401, detail="log in first")
+        return user
+
+    @api.get("/bs/blob/{ref}")
+    def blob(ref: str, request: Request) -> Response:
+        current_user(request)
+        try:
+            path = workspace.blobs.path(ref)
+        except NotFoundError:
+            raise HTTPException(status_code=404, detail="no such blob") from None
+        media = MEDIA_TYPES.get(path.suffix.lstrip("."))
+        if media is None:
+            raise HTTPException(status_code=404, detail="not an image blob")
+        return Response(path.read_bytes(), media_type=media, headers=SAFE_HEADERS)
+
+    @api.get("/bs/page/{pdf_sha256}/{page}")
+    def page(pdf_sha256: str, page: int, request: Request) -> Response:
+        current_user(request)
+        try:
+            png = renderer.page_png(pdf_sha256, page)
+        except (NotFoundError, RenderError):
+            raise HTTPException(status_code=404, detail="no such page") from None
+        return Response(png, media_type="image/png", headers=SAFE_HEADERS)
+
+    login = None if local_mode else partial(auth.verify_login, store.engine)
+    return gr.mount_gradio_app(api, blocks, path="/", auth=login, auth_message=AUTH_MESSAGE,
+                               head=head_script(), css=CSS, footer_links=[], ssr_mode=False)
+
+
+def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860) -> None:
+    ensure_tables(workspace.store.engine)
+    local_mode = check_can_serve(workspace, host)
+    app = create_server(workspace, local_mode=local_mode)
+    import uvicorn
+
+    print(f"annotator: http://{host}:{port}/" + ("  (local mode: no users configured)" if local_mode else ""), flush=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")

@@ -1,0 +1,156 @@
+"""HTML fragments for the app. Every piece of item text passes through `esc` (html.escape),
+so OCR text such as `<script>` or `<img onerror=…>` shows as text, never as markup."""
+
+from __future__ import annotations
+
+import json
+import time
+from html import escape
+from typing import Any
+
+from annotator.actions import Conflict, View
+from annotator.render import PageInfo
+from curation.store import Revision
+
+BLOB_URL = "/bs/blob/{ref}"
+PAGE_URL = "/bs/page/{sha}/{page}"
+
+
+def esc(value: Any) -> str:
+    return escape(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), quote=True)
+
+
+def _box_style(bbox: list[float], info: PageInfo) -> str:
+    x0, y0, x1, y1 = bbox
+    return (f"left:{100 * x0 / info.width:.3f}%;top:{100 * y0 / info.height:.3f}%;"
+            f"width:{100 * (x1 - x0) / info.width:.3f}%;height:{100 * (y1 - y0) / info.height:.3f}%")
+
+
+def image_slots(record: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    """(field path, label, image) for the question's images and the option images."""
+    slots = [(f"images.{n}", f"문제 그림 {n} · Question image {n}", image)
+             for n, image in enumerate(record.get("images") or [], start=1)]
+    slots += [(f"options.{n}.image", f"보기 {n} 그림 · Option {n} image", option["image"])
+              for n, option in enumerate(record.get("options") or [], start=1) if option.get("image")]
+    return slots
+
+
+def page_html(record: dict[str, Any], info: PageInfo | None) -> str:
+    source = record.get("source") or {}
+    sha, page, bbox = source.get("pdf_sha256"), source.get("page"), source.get("bbox")
+    if info is None or not sha or not page:
+        return '<div class="bs-note">원본 PDF 페이지 없음 · No source PDF page for this item</div>'
+    boxes = []
+    if bbox:
+        boxes.append(f'<div class="bs-box bs-item-box" title="item box" style="{_box_style(bbox, info)}"></div>')
+    for _, label, image in image_slots(record):
+        where = image.get("provenance") or {}
+        if where.get("bbox") and where.get("page", page) == page and where.get("pdf_sha256", sha) == sha:
+            boxes.append(f'<div class="bs-box bs-crop-box" title="{esc(label)}" style="{_box_style(where["bbox"], info)}"></div>')
+    return (f'<div class="bs-page-caption">p.{int(page)} / {info.pages} · PDF {esc(sha[:12])}… · '
+            f'box {esc(bbox)}</div>'
+            f'<div class="bs-page"><img alt="page {int(page)}" src="{PAGE_URL.format(sha=esc(sha), page=int(page))}">'
+            + "".join(boxes) + "</div>")
+
+
+def crops_html(record: dict[str, Any]) -> str:
+    slots = image_slots(record)
+    if not slots:
+        return '<div class="bs-note">그림 없음 · No images</div>'
+    figures = []
+    for path, label, image in slots:
+        where = image.get("provenance") or {}
+        provenance = (f"p.{esc(where.get('page'))} · box {esc(where.get('bbox'))} · PDF {esc((where.get('pdf_sha256') or '?')[:12])}…"
+                      if where else "출처 없음 · no provenance")
+        figures.append(
+            f'<figure class="bs-crop" data-path="{esc(path)}"><img alt="{esc(image.get("alt") or label)}" '
+            f'src="{BLOB_URL.format(ref=esc(image["blob"]))}"><figcaption><b>{esc(label)}</b> · {esc(image.get("kind"))}'
+            f"<br>{provenance}<br><code>{esc(image['blob'][:16])}…</code></figcaption></figure>")
+    return '<div class="bs-crops">' + "".join(figures) + "</div>"
+
+
+def status_html(view: View) -> str:
+    parts = []
+    if view.stored is not None:
+        session = view.session
+        parts.append(
+            f'<span class="bs-rev" data-rev="{session.rev}" data-shown="{time.time_ns()}">'
+            f"{esc(view.stored.item.id)} · rev {session.rev}"
+            f" · {esc(view.stored.item.status)} · last by {esc(view.stored.updated_by)} ({esc(view.stored.updated_at)})"
+            "</span>")
+    if view.message:
+        parts.append(f'<div class="bs-message">{esc(view.message)}</div>')
+    if view.error:
+        parts.append(f'<div class="bs-error" role="alert">{esc(view.error)}</div>')
+    return "".join(parts)
+
+
+def draft_html(session: Any) -> str:
+    edited = len(session.edits)
+    if not edited:
+        return ""
+    return f'<span class="bs-draft">임시 저장됨 · <b>{edited} unsaved edit{"s" if edited != 1 else ""}</b> kept on the server</span>'
+
+
+def conflict_html(conflict: Conflict | None) -> str:
+    if conflict is None:
+        return ""
+    since = "".join(f"<li>{esc(line)}</li>" for line in conflict.since)
+    rows = "".join(
+        f"<tr><td><code>{esc(path)}</code></td><td>{esc(base)}</td><td>{esc(now)}</td><td>{esc(mine)}</td></tr>"
+        for path, base, now, mine in conflict.fields)
+    return (f'<div class="bs-conflict"><b>충돌 · Conflict</b>: {esc(conflict.message)}<ul>{since}</ul>'
+            "<table><tr><th>field</th><th>your revision</th><th>now (theirs)</th><th>yours</th></tr>"
+            f"{rows}</table></div>")
+
+
+def history_html(rows: list[tuple[Revision, list[tuple[str, Any, Any]]]]) -> str:
+    body = []
+    for revision, changes in reversed(rows):
+        diff = "created" if revision.rev == 1 else "<br>".join(
+            f"<code>{esc(path)}</code>: {esc(before)} → {esc(after)}" for path, before, after in changes) or "—"
+        body.append(f'<tr class="bs-history-row" data-rev="{revision.rev}"><td>{revision.rev}</td>'
+                    f"<td>{esc(revision.created_at)}</td><td>{esc(revision.author)}</td><td>{esc(revision.stage)}</td>"
+                    f"<td>{esc(revision.reason or '')}</td><td>{diff}</td></tr>")
+    return ('<table class="bs-history"><tr><th>rev</th><th>time</th><th>author</th><th>stage</th><th>reason</th>'
+            "<th>changes</th></tr>" + "".join(body) + "</table>")
+
+
+def reasons_html(title: str, reasons: list[str]) -> str:
+    if not reasons:
+        return f'<div class="bs-note">{esc(title)}: —</div>'
+    return f"<div><b>{esc(title)}</b><ul>" + "".join(f"<li>{esc(r)}</li>" for r in reasons) + "</ul></div>"
+
+
+def table_html(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> str:
+    if not rows:
+        return '<div class="bs-note">아직 없음 · Nothing yet</div>'
+    head = "".join(f"<th>{esc(title)}</th>" for _, title in columns)
+
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return "—" if value != value else f"{value:.3f}"  # NaN → —
+        return "—" if value is None else esc(str(value))
+
+    body = "".join("<tr>" + "".join(f"<td>{cell(row.get(key))}</td>" for key, _ in columns) + "</tr>" for row in rows)
+    return f'<table class="bs-table"><tr>{head}</tr>{body}</table>'
+
+
+CSS = """
+.bs-page { position: relative; display: inline-block; width: 100%; border: 1px solid #ccc; }
+.bs-page img { width: 100%; display: block; }
+.bs-box { position: absolute; pointer-events: none; }
+.bs-item-box { border: 3px solid #e11d48; background: rgba(225, 29, 72, 0.08); }
+.bs-crop-box { border: 2px dashed #2563eb; }
+.bs-crops { display: flex; flex-wrap: wrap; gap: 8px; }
+.bs-crop { margin: 0; max-width: 240px; border: 1px solid #ddd; padding: 4px; font-size: 12px; }
+.bs-crop img { max-width: 100%; max-height: 160px; }
+.bs-error { color: #b91c1c; font-weight: 600; }
+.bs-message { color: #166534; }
+.bs-conflict { border: 2px solid #b45309; padding: 8px; background: #fffbeb; }
+.bs-conflict table, .bs-history, .bs-table { border-collapse: collapse; font-size: 13px; }
+.bs-conflict td, .bs-conflict th, .bs-history td, .bs-history th, .bs-table td, .bs-table th {
+  border: 1px solid #ddd; padding: 2px 6px; vertical-align: top; }
+.bs-preview { min-height: 1.5em; border-left: 3px solid #a5b4fc; padding-left: 6px; }
+.bs-note { color: #6b7280; }
+"""

@@ -1,0 +1,322 @@
+"""The annotator in a real Chromium against the real server on 127.0.0.1 (a subprocess of
+`benchsmith annotate`), and its API through gradio_client. Skips when Chromium, playwright
+or gradio are missing."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+playwright_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed (extra: test)")
+pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)")
+CHROMIUM = os.environ.get("BENCHSMITH_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+if not Path(CHROMIUM).exists():
+    pytest.skip("Chromium is not installed (Debian package chromium)", allow_module_level=True)
+
+from playwright.sync_api import expect  # noqa: E402
+
+from annotator import auth  # noqa: E402
+from annotator.sample import load_sample, write_scoring_files  # noqa: E402
+from annotator.scoring import load_rationales  # noqa: E402
+from curation.item import parse_item  # noqa: E402
+from curation.workspace import init_workspace, open_workspace  # noqa: E402
+
+PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "carol": "password-carol", "dave": "password-dave"}
+ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator", "dave": "annotator"}
+XSS = "<img src=x onerror=alert(1)> <script>alert(2)</script> 태그가 글자로 보여야 한다"
+BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_until_up(url: str, process: subprocess.Popen, log: Path) -> None:
+    import httpx
+
+    for _ in range(600):
+        if process.poll() is not None:
+            raise RuntimeError(f"annotator exited: {log.read_text()}")
+        try:
+            if httpx.get(url, timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"annotator did not come up: {log.read_text()}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("annotator") / "ws"
+    workspace = init_workspace(root)
+    load_sample(workspace)
+    xss = {"id": "xss-001", "source": {"exam": "기상기사 (예시)"}, "stem": XSS,
+           "options": [{"text": "<b>굵게?</b>"}, {"text": "보기 2"}], "answer": 1}
+    workspace.store.save_items([parse_item(xss)], author="test", stage="import")
+    for name, password in PASSWORDS.items():
+        auth.add_user(workspace.store.engine, name, ROLES[name], password)
+    rationales, _ = write_scoring_files(root)
+    load_rationales(workspace.store.engine, rationales)
+    port = _free_port()
+    log = root.parent / "server.log"
+    with log.open("w") as handle:
+        process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root),
+                                    "--port", str(port)], stdout=handle, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        _wait_until_up(url, process, log)
+        yield url, root
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with playwright_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+        yield chromium
+        chromium.close()
+
+
+def login(browser, url: str, name: str):
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    page = context.new_page()
+    page.dialogs = []  # type: ignore[attr-defined]
+    page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))  # type: ignore[attr-defined]
+    page.goto(url)
+    page.locator("input[type=text]").first.fill(name)
+    page.locator("input[type=password]").fill(PASSWORDS[name])
+    page.get_by_role("button", name="Login").click()
+    expect(page.locator("#whoami")).to_contain_text(name, timeout=60_000)
+    return context, page
+
+
+def open_item(page, queue: str, item_id: str) -> None:
+    """Search the id and wait for this response (each render stamps data-shown anew)."""
+    stamp = page.locator(f"#{queue}-status .bs-rev")
+    before = stamp.get_attribute("data-shown") if stamp.count() else None
+    page.locator(f"#{queue}-search textarea, #{queue}-search input").first.fill(item_id)
+    page.locator(f"#{queue}-find").click()
+    expect(stamp).not_to_have_attribute("data-shown", before or "-", timeout=30_000)
+    expect(page.locator(f"#{queue}-status")).to_contain_text(item_id, timeout=30_000)
+
+
+def stored(root: Path, item_id: str):
+    return open_workspace(root).store.get(item_id)
+
+
+def field(page, element_id: str):
+    return page.locator(f"#{element_id} textarea, #{element_id} input").first
+
+
+def type_into(page, element_id: str, text: str) -> None:
+    """Replace a field's text by typing it, key by key, as a person does."""
+    box = field(page, element_id)
+    box.click()
+    box.press("Control+A")
+    box.press("Delete")
+    box.press_sequentially(text)
+
+
+def test_wrong_password_is_refused(server, browser):
+    url, _ = server
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(url)
+    page.locator("input[type=text]").first.fill("alice")
+    page.locator("input[type=password]").fill("not-her-password")
+    page.get_by_role("button", name="Login").click()
+    expect(page.get_by_text("Incorrect credentials")).to_be_visible(timeout=30_000)
+    expect(page.locator("#whoami")).to_have_count(0)
+    context.close()
+
+
+def test_failed_logins_are_rate_limited_over_http(server):
+    import httpx
+
+    url, _ = server
+    for _ in range(auth.MAX_FAILURES):
+        assert httpx.post(url + "login", data={"username": "dave", "password": "guess"}).status_code == 400
+    right = httpx.post(url + "login", data={"username": "dave", "password": PASSWORDS["dave"]})
+    assert right.status_code == 400  # locked for the window, even with the right password
+
+
+def test_edit_latex_stem_preview_save_and_history(server, browser):
+    url, root = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "sample-001")
+    stem = "수정된 문제: $\\frac{dT}{dz} = -\\Gamma_d$ 일 때 비용 \\$5 는?"
+    type_into(page, "item-stem", stem)
+    preview = page.locator("#item-stem-preview")
+    expect(preview.locator(".katex").first).to_be_visible(timeout=30_000)
+    expect(preview).to_contain_text("수정된 문제")
+    expect(preview).to_contain_text("$")  # the literal dollar, rendered, not a formula opener
+    assert preview.locator(".katex annotation").first.text_content() == "\\frac{dT}{dz} = -\\Gamma_d"
+    page.locator("#item-save").click()
+    expect(page.locator("#item-status")).to_contain_text("Saved as rev 2", timeout=30_000)
+    assert stored(root, "sample-001").item.stem == stem and stored(root, "sample-001").rev == 2
+    page.locator("#item-history-box").click()
+    row = page.locator("#item-history tr[data-rev='2']")
+    expect(row).to_contain_text("alice")
+    expect(row).to_contain_text("annotate")
+    expect(row).to_contain_text("stem")
+    context.close()
+
+
+def test_unsaved_edit_survives_a_page_refresh(server, browser):
+    url, root = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "sample-005")
+    type_into(page, "item-options-2-text", "새로고침 뒤에도 남는 수정")
+    expect(page.locator("#item-draft")).to_contain_text("1 unsaved edit", timeout=30_000)
+    page.reload()
+    expect(field(page, "item-options-2-text")).to_have_value("새로고침 뒤에도 남는 수정", timeout=60_000)
+    expect(page.locator("#item-status")).to_contain_text("Restored your unsaved edits")
+    assert stored(root, "sample-005").item.options[1].text == "hPa"
+    context.close()
+
+
+def test_two_users_editing_the_same_item_see_the_conflict_and_keep_both_edits(server, browser):
+    url, root = server
+    first, page_a = login(browser, url, "alice")
+    second, page_b = login(browser, url, "carol")
+    open_item(page_a, "item", "sample-003")
+    open_item(page_b, "item", "sample-003")
+    rev = stored(root, "sample-003").rev
+    type_into(page_a, "item-stem", "앨리스가 고친 문제")
+    type_into(page_b, "item-options-4-text", "캐롤이 고친 보기")
+    expect(page_b.locator("#item-draft")).to_contain_text("1 unsaved edit", timeout=30_000)
+    page_a.locator("#item-save").click()
+    expect(page_a.locator("#item-status")).to_contain_text(f"Saved as rev {rev + 1}", timeout=30_000)
+    page_b.locator("#item-save").click()
+    conflict = page_b.locator("#item-conflict")
+    expect(conflict).to_contain_text(f"rev {rev + 1} by alice", timeout=30_000)
+    expect(conflict).to_contain_text("캐롤이 고친 보기")
+    expect(field(page_b, "item-options-4-text")).to_have_value("캐롤이 고친 보기")
+    page_b.locator("#item-reapply").click()
+    expect(page_b.locator("#item-status")).to_contain_text(f"rev {rev + 1}", timeout=30_000)
+    expect(field(page_b, "item-stem")).to_have_value("앨리스가 고친 문제")
+    page_b.locator("#item-save").click()
+    expect(page_b.locator("#item-status")).to_contain_text(f"Saved as rev {rev + 2}", timeout=30_000)
+    item = stored(root, "sample-003").item
+    assert item.stem == "앨리스가 고친 문제" and item.options[3].text == "캐롤이 고친 보기"
+    first.close()
+    second.close()
+
+
+def test_html_in_item_text_renders_as_text(server, browser):
+    url, _ = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "xss-001")
+    preview = page.locator("#item-stem-preview")
+    expect(preview).to_contain_text("<img src=x onerror=alert(1)>", timeout=30_000)
+    expect(preview).to_contain_text("<script>alert(2)</script>")
+    assert preview.locator("img, script").count() == 0
+    expect(page.locator("#item-options-1-text-preview")).to_contain_text("<b>굵게?</b>")
+    page.locator("#tab-korea-button, button[role=tab]:has-text('Korea')").first.click()
+    page.locator("button[role=tab]:has-text('Item review')").first.click()
+    assert page.dialogs == []  # type: ignore[attr-defined]
+    context.close()
+
+
+def test_shortcuts_use_event_code_and_ignore_ime_composition(server, browser):
+    url, root = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "sample-001")
+    page.locator("#whoami").click()  # focus outside any text field
+    composing = "{code: 'KeyA', key: 'ㅁ', isComposing: true, keyCode: 229, bubbles: true}"
+    page.evaluate(f"document.body.dispatchEvent(new KeyboardEvent('keydown', {composing}))")
+    page.locator("#item-next").click()  # a round trip, so a stray accept would have landed before we look
+    open_item(page, "item", "sample-001")
+    assert stored(root, "sample-001").item.status == "extracted"
+    korean_layout = "{code: 'KeyA', key: 'ㅁ', bubbles: true}"  # the A key under a Korean layout
+    page.evaluate(f"document.body.dispatchEvent(new KeyboardEvent('keydown', {korean_layout}))")
+    expect(page.locator("#item-status")).to_contain_text("accepted", timeout=30_000)
+    assert stored(root, "sample-001").item.status == "accepted"
+    context.close()
+
+
+def test_expert_scores_with_digit_keys_and_sees_no_model_names(server, browser):
+    url, root = server
+    context, page = login(browser, url, "bob")
+    page.locator("button[role=tab]:has-text('Expert scoring')").click()
+    expect(page.locator("#score-label")).to_contain_text("응답", timeout=30_000)
+    body = page.locator("#tab-score").inner_text()
+    assert "model-alpha" not in body and "model-beta" not in body and "model-gamma" not in body
+    page.locator("#score-label").click()
+    for key in ("Digit4", "Digit5", "Digit3", "Digit4"):
+        page.keyboard.press(key)
+    expect(page.locator("#score-clarity input[value='4']")).to_be_checked(timeout=30_000)
+    page.locator("#score-save").click()
+    expect(page.locator("#score-status")).to_contain_text("Saved", timeout=30_000)
+    from sqlalchemy import select
+
+    from annotator.tables import expert_scores
+    with open_workspace(root).store.engine.connect() as conn:
+        row = conn.execute(select(expert_scores).where(expert_scores.c.expert == "bob")).one()
+    assert (row.factuality, row.logic, row.depth, row.clarity) == (4, 5, 3, 4)
+    context.close()
+
+
+def test_annotators_do_not_get_the_scoring_tab(server, browser):
+    url, _ = server
+    context, page = login(browser, url, "carol")
+    expect(page.locator("button[role=tab]:has-text('Item review')")).to_be_visible()
+    expect(page.locator("button[role=tab]:has-text('Expert scoring')")).to_be_hidden()
+    context.close()
+
+
+def test_images_come_only_from_the_blob_store_by_hash(server, browser):
+    url, root = server
+    anonymous = browser.new_context()
+    crop = stored(root, "sample-002").item.options[0].image.blob
+    assert anonymous.request.get(url + f"bs/blob/{crop}").status == 401
+    context, page = login(browser, url, "alice")
+    good = context.request.get(url + f"bs/blob/{crop}")
+    assert good.status == 200 and good.headers["content-type"] == "image/png"
+    for bad in ("..%2Fstore.db", "..%2F..%2Fbenchsmith.toml", crop.replace(".png", ".PNG"), "x" * 64 + ".png"):
+        assert context.request.get(url + f"bs/blob/{bad}").status == 404, bad
+    pdf_sha = stored(root, "sample-002").item.source.pdf_sha256
+    assert context.request.get(url + f"bs/blob/{pdf_sha}.pdf").status == 404  # not an image
+    assert context.request.get(url + f"bs/page/{pdf_sha}/1").headers["content-type"] == "image/png"
+    assert context.request.get(url + "bs/page/..%2Fstore.db/1").status == 404
+    open_item(page, "item", "sample-002")
+    expect(page.locator("#item-crops img")).to_have_count(4)
+    assert all(src.startswith("/bs/blob/") for src in page.locator("#item-crops img").evaluate_all("e => e.map(i => i.getAttribute('src'))"))
+    anonymous.close()
+    context.close()
+
+
+def test_api_save_and_score_endpoints_with_gradio_client(server):
+    client_module = pytest.importorskip("gradio_client")
+    url, root = server
+    client = client_module.Client(url, auth=("bob", PASSWORDS["bob"]), verbose=False)
+    current = client.predict("sample-004", api_name="/get_item")
+    rev = current["rev"]
+    saved = client.predict("item", "sample-004", rev, json.dumps({"stem": "API로 고친 문제"}), "", "",
+                           api_name="/save_item")
+    assert saved["status"] == "saved" and saved["rev"] == rev + 1
+    stale = client.predict("item", "sample-004", rev, json.dumps({"answer": "3"}), "", "", api_name="/save_item")
+    assert stale["status"] == "conflict" and any("by bob" in line for line in stale["since"])
+    invalid = client.predict("item", "sample-004", rev + 1, json.dumps({"answer": "7"}), "", "", api_name="/save_item")
+    assert invalid["status"] == "invalid" and "answer 7 is not an option number 1..4" in invalid["message"]
+    assert stored(root, "sample-004").rev == rev + 1
+    from annotator.scoring import tasks
+    task = tasks(open_workspace(root).store.engine)[-1]
+    first = client.predict(task.id, 0, 5, 4, 4, 5, "API 채점", api_name="/save_score")
+    assert first["status"] == "saved"
+    assert client.predict(task.id, 0, 1, 1, 1, 1, "", api_name="/save_score")["status"] == "conflict"
+    assert client.predict(task.id, 1, 9, 1, 1, 1, "", api_name="/save_score")["status"] == "invalid"

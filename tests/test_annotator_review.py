@@ -1,0 +1,179 @@
+"""The review layer on a real SQLite workspace: drafts, compare-and-swap saves, conflicts,
+decisions, navigation, assignment and re-cropping from the PDF."""
+
+import pytest
+
+from annotator import drafts, queues
+from annotator.actions import EditError, Session
+from annotator.queues import Filters
+from annotator.render import RenderError
+
+from .annotator_support import fresh_reviewer, sample_desk
+
+
+@pytest.fixture
+def desk(workspace):
+    return sample_desk(workspace)
+
+
+def test_unsaved_edits_survive_a_new_session_and_are_only_a_draft(desk):
+    view = desk.reviewer.open("alice", "item", "sample-001")
+    desk.reviewer.edit("alice", view.session, "stem", "고친 문제 $x^2$")
+    assert desk.workspace.store.get("sample-001").rev == 1  # nothing saved yet
+    again = fresh_reviewer(desk).resume("alice", "item")
+    assert again.session.item_id == "sample-001" and again.restored_draft
+    assert again.shown["stem"] == "고친 문제 $x^2$"
+    assert fresh_reviewer(desk).resume("bob", "item").shown["stem"] != "고친 문제 $x^2$"  # drafts are per user
+
+
+def test_save_is_a_revision_by_the_user_with_stage_annotate(desk):
+    view = desk.reviewer.open("alice", "item", "sample-001")
+    desk.reviewer.edit("alice", view.session, "stem", "새 문제 $\\Gamma$")
+    saved = desk.reviewer.save("alice", view.session)
+    assert saved.session.rev == 2 and not saved.error
+    last = desk.workspace.store.history("sample-001")[-1]
+    assert (last.rev, last.author, last.stage, last.changed_fields) == (2, "alice", "annotate", ["stem"])
+    assert drafts.load_draft(desk.workspace.store.engine, "alice", "item", "sample-001") is None
+
+
+def test_concurrent_edits_conflict_and_both_stay_recoverable(desk):
+    alice = desk.reviewer.open("alice", "item", "sample-001").session
+    bob = desk.reviewer.open("bob", "item", "sample-001").session
+    desk.reviewer.edit("alice", alice, "stem", "앨리스의 수정")
+    desk.reviewer.edit("bob", bob, "options.2.text", "밥의 수정")
+    assert desk.reviewer.save("alice", alice).session.rev == 2
+    refused = desk.reviewer.save("bob", bob)
+    assert refused.conflict is not None and refused.conflict.current_rev == 2
+    assert any("rev 2 by alice" in line and "stem" in line for line in refused.conflict.since)
+    assert refused.session.edits == {"options.2.text": "밥의 수정"}  # bob's edit is kept
+    assert drafts.load_draft(desk.workspace.store.engine, "bob", "item", "sample-001").edits == refused.session.edits
+    rebased = desk.reviewer.reapply("bob", refused.session)
+    assert rebased.session.rev == 2
+    final = desk.reviewer.save("bob", rebased.session)
+    item = desk.workspace.store.get("sample-001").item
+    assert final.session.rev == 3 and item.stem == "앨리스의 수정" and item.options[1].text == "밥의 수정"
+
+
+def test_reload_drops_the_users_edits(desk):
+    bob = desk.reviewer.open("bob", "item", "sample-001").session
+    desk.reviewer.edit("bob", bob, "stem", "버릴 수정")
+    reloaded = desk.reviewer.reload("bob", bob)
+    assert reloaded.session.edits == {} and reloaded.shown["stem"] != "버릴 수정"
+
+
+@pytest.mark.parametrize(("path", "value", "message"), [
+    ("answer", "7", "answer 7 is not an option number 1..4"),
+    ("answer", "가", "give option numbers"),
+    ("options.1.text", "", "an option needs text or an image"),
+])
+def test_an_invalid_edit_is_refused_and_loses_nothing(desk, path, value, message):
+    session = desk.reviewer.open("alice", "item", "sample-001").session
+    desk.reviewer.edit("alice", session, path, value)
+    view = desk.reviewer.save("alice", session, "accept")
+    assert message in view.error and view.session.edits == {path: value}
+    assert desk.workspace.store.get("sample-001").rev == 1
+    assert drafts.load_draft(desk.workspace.store.engine, "alice", "item", "sample-001").edits == {path: value}
+    assert queues.reviews_of(desk.workspace.store.engine, "sample-001") == []
+
+
+def test_fields_outside_the_queue_cannot_be_edited(desk):
+    session = desk.reviewer.open("alice", "korea", "sample-003").session
+    with pytest.raises(EditError, match="not editable"):
+        desk.reviewer.edit("alice", session, "answer", "2")
+    forged = Session("korea", "sample-003", 1, {"status": "accepted"})
+    assert "not editable" in desk.reviewer.save("alice", forged).error
+
+
+def test_item_decisions_set_status_record_reviews_and_need_a_reason(desk):
+    session = desk.reviewer.open("alice", "item", "sample-005").session
+    assert "reason" in desk.reviewer.save("alice", session, "reject").error.lower()
+    view = desk.reviewer.save("alice", session, "needs_fix", "보기 3 OCR 오류")
+    item = desk.workspace.store.get("sample-005").item
+    assert item.status == "in_review" and item.flags.review_reasons == ["보기 3 OCR 오류"]
+    accepted = desk.reviewer.save("alice", view.session, "accept")
+    assert desk.workspace.store.get("sample-005").item.status == "accepted" and not accepted.error
+    decisions = [(r["user"], r["decision"]) for r in queues.reviews_of(desk.workspace.store.engine, "sample-005")]
+    assert decisions == [("alice", "needs_fix"), ("alice", "accept")]
+
+
+def test_korea_review_confirms_and_keeps_the_explicit_variant(desk):
+    assert queues.neighbour(desk.workspace.store.engine, "korea", Filters(), None, "next") == "sample-003"
+    session = desk.reviewer.open("alice", "korea", "sample-003").session
+    desk.reviewer.edit("alice", session, "explicit_variant", "한국의 동해안에서 겨울철 …")
+    desk.reviewer.save("alice", session, "confirm")
+    item = desk.workspace.store.get("sample-003").item
+    assert item.flags.korea_specific is True and item.explicit_variant == "한국의 동해안에서 겨울철 …"
+
+
+def test_rationale_review_records_the_edit_distance(desk):
+    session = desk.reviewer.open("bob", "rationale", "sample-004").session
+    draft = desk.workspace.store.get("sample-004").item.rationale.text
+    desk.reviewer.edit("bob", session, "rationale.text", draft + " 추가")
+    assert "minor fix or major fix" in desk.reviewer.save("bob", session, "adopted").error
+    desk.reviewer.save("bob", session, "minor_fix")
+    rationale = desk.workspace.store.get("sample-004").item.rationale
+    assert (rationale.status, rationale.edit_distance, rationale.author) == ("minor_fix", 3, "bob")
+    assert desk.reviewer.draft_rationale("sample-004") == draft
+
+
+def test_next_unreviewed_for_me_follows_assignments_with_overlap(desk):
+    engine = desk.workspace.store.engine
+    report = queues.assign(engine, "item", ["alice", "bob", "carol"], 2)
+    assert report.added == 10 and sorted(report.per_user.values()) == [3, 3, 4]
+    assert queues.assign(engine, "item", ["alice", "bob", "carol"], 2).added == 0  # idempotent
+    with pytest.raises(queues.QueueError, match="overlap"):
+        queues.assign(engine, "item", ["alice"], 2)
+    mine = Filters(assignee="alice")
+    seen = []
+    current = None
+    while (found := queues.next_unreviewed(engine, "item", Filters(), "alice", current)) and found not in seen:
+        seen.append(found)
+        queues.record_review(engine, "item", found, "alice", "accept", 1)
+        current = found
+    assert sorted(seen) == sorted(_assigned(engine, "alice")) and len(seen) == report.per_user["alice"]
+    assert queues.count(engine, "item", mine) == len(seen)
+
+
+def _assigned(engine, user):
+    from sqlalchemy import select
+
+    from annotator.tables import assignments
+    with engine.connect() as conn:
+        return set(conn.execute(select(assignments.c.item_id).where(assignments.c.user == user)).scalars())
+
+
+def test_filters_and_search(desk):
+    engine = desk.workspace.store.engine
+    assert queues.count(engine, "item", Filters(flag="multimodal")) == 1
+    assert queues.count(engine, "item", Filters(search="동해안")) == 1
+    assert queues.count(engine, "item", Filters(search="100%")) == 1  # a LIKE wildcard is matched literally
+    assert queues.count(engine, "item", Filters(status=("accepted",))) == 1
+    assert queues.count(engine, "rationale", Filters()) == 1
+    assert desk.reviewer.navigate("alice", "item", Filters(search="sample-004"), None, "first").session.item_id == "sample-004"
+    with pytest.raises(queues.QueueError, match="flag filter"):
+        queues.count(engine, "item", Filters(flag="nope"))
+
+
+def test_recrop_renders_a_new_blob_from_the_pdf_with_provenance(desk):
+    session = desk.reviewer.open("alice", "item", "sample-002").session
+    old = desk.workspace.store.get("sample-002").item.options[2].image
+    box = [old.provenance.bbox[0] + 5, old.provenance.bbox[1] + 5, old.provenance.bbox[2] - 5, old.provenance.bbox[3]]
+    view = desk.reviewer.recrop("alice", session, "options.3.image", box)
+    new = view.shown["options"][2]["image"]
+    assert new["blob"] != old.blob and new["provenance"]["bbox"] == box
+    assert desk.workspace.blobs.get(new["blob"]).startswith(b"\x89PNG")
+    desk.reviewer.save("alice", view.session)
+    assert desk.workspace.store.get("sample-002").item.options[2].image.blob == new["blob"]
+    with pytest.raises(RenderError, match="outside page"):
+        desk.reviewer.recrop("alice", view.session, "options.3.image", [0, 0, 9000, 50])
+
+
+def test_an_edit_event_landing_after_the_save_leaves_no_stale_draft(desk):
+    session = desk.reviewer.open("alice", "item", "sample-001").session
+    desk.reviewer.edit("alice", Session("item", "sample-001", 1, {}), "stem", "빠른 저장")
+    desk.reviewer.edit("alice", Session("item", "sample-001", 1, {}), "options.1.text", "보기도 고침")
+    saved = desk.reviewer.save("alice", desk.reviewer.sync("alice", session, {"stem": "빠른 저장"}))
+    item = desk.workspace.store.get("sample-001").item
+    assert saved.session.rev == 2 and item.options[0].text == "보기도 고침"  # both fields' edits saved
+    desk.reviewer.edit("alice", Session("item", "sample-001", 1, {}), "stem", "빠른 저장")  # the late event
+    assert drafts.load_draft(desk.workspace.store.engine, "alice", "item", "sample-001") is None

@@ -1,0 +1,131 @@
+"""Users and logins, scoring tasks and scores, the LaTeX preview, the CLI's refusals."""
+
+import math
+
+import pytest
+
+from annotator import auth, scoring, stats
+from annotator.preview import LITERAL_DOLLAR, to_markdown
+from annotator.sample import MODEL_RATIONALES, load_sample, write_scoring_files
+from annotator.tables import ensure_tables
+from curation.errors import ConflictError
+
+from .conftest import run_cli
+
+
+@pytest.fixture
+def engine(workspace):
+    ensure_tables(workspace.store.engine)
+    return workspace.store.engine
+
+
+def test_passwords_are_salted_scrypt_and_checked(engine):
+    auth.add_user(engine, "김연구", "expert", "correct horse")
+    stored = auth.hash_password("correct horse")
+    assert stored.startswith("scrypt$") and "correct horse" not in stored and stored != auth.hash_password("correct horse")
+    assert auth.verify_login(engine, "김연구", "correct horse")
+    assert not auth.verify_login(engine, "김연구", "wrong password")
+    assert not auth.verify_login(engine, "nobody", "correct horse")
+
+
+def test_failed_logins_lock_the_name_even_for_the_right_password(engine):
+    auth.add_user(engine, "alice", "annotator", "password-alice")
+    for _ in range(auth.MAX_FAILURES):
+        assert not auth.verify_login(engine, "alice", "guess")
+    assert not auth.verify_login(engine, "alice", "password-alice")
+    assert auth.recent_failures(engine, "alice") >= auth.MAX_FAILURES
+    assert auth.recent_failures(engine, "alice", at=2e10) == 0  # the window passes
+
+
+@pytest.mark.parametrize(("name", "role", "password", "message"), [
+    ("alice", "boss", "password-1", "role"),
+    ("alice", "admin", "short", "too short"),
+    ("../x", "admin", "password-1", "user name"),
+])
+def test_bad_users_are_refused(engine, name, role, password, message):
+    with pytest.raises(auth.AuthError, match=message):
+        auth.add_user(engine, name, role, password)
+    assert auth.list_users(engine) == []
+
+
+def test_rationales_load_once_and_experts_see_them_blind_in_their_own_order(workspace, engine, tmp_path):
+    load_sample(workspace)
+    rationales, judge = write_scoring_files(tmp_path)
+    assert scoring.load_rationales(engine, rationales, set(workspace.store.ids())).added == 3
+    assert scoring.load_rationales(engine, rationales).unchanged == 3
+    tasks = scoring.tasks(engine)
+    orders = {expert: [t.model for t in scoring.blind_order(tasks, expert)] for expert in ("e1", "e2", "e3", "e4")}
+    assert all(sorted(order) == sorted(MODEL_RATIONALES) for order in orders.values())
+    assert len({tuple(order) for order in orders.values()}) > 1  # shuffled per expert
+    assert orders["e1"] == [t.model for t in scoring.blind_order(tasks, "e1")]  # stable
+
+
+def test_bad_rationale_lines_are_reported_and_the_rest_load(engine, tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text('{"item_id": "a", "model": "m", "rationale": "r", "run_id": "x"}\nnot json\n{"item_id": "b"}\n',
+                    encoding="utf-8")
+    report = scoring.load_rationales(engine, path)
+    assert report.added == 1 and len(report.errors) == 2 and "r.jsonl:2: not JSON" in report.errors[0]
+
+
+def test_scores_are_validated_and_compare_and_swap(workspace, engine, tmp_path):
+    load_sample(workspace)
+    rationales, judge = write_scoring_files(tmp_path)
+    scoring.load_rationales(engine, rationales)
+    task = scoring.tasks(engine)[0]
+    values = {"factuality": 5, "logic": 4, "depth": 3, "clarity": "4"}
+    with pytest.raises(scoring.ScoringError, match="not a score 1–5"):
+        scoring.save_score(engine, task.id, "e1", {**values, "depth": 6}, "", 0)
+    assert scoring.save_score(engine, task.id, "e1", values, "좋음", 0) == 1
+    with pytest.raises(ConflictError):
+        scoring.save_score(engine, task.id, "e1", values, "다른 탭", 0)
+    assert scoring.get_score(engine, task.id, "e1").comment == "좋음"
+
+
+def test_stats_agreement_between_experts_and_with_the_judge(workspace, engine, tmp_path):
+    load_sample(workspace)
+    rationales, judge = write_scoring_files(tmp_path)
+    scoring.load_rationales(engine, rationales)
+    for n, task in enumerate(scoring.tasks(engine)):
+        for expert, shift in (("e1", 0), ("e2", 1 if n == 0 else 0)):
+            scoring.save_score(engine, task.id, expert, {a: 2 + n + (shift if a == "logic" else 0) for a in scoring.AXES}, "", 0)
+    rows = {(r.raters, r.axis): r for r in stats.agreement_rows(engine)}
+    assert rows[("experts", "factuality")].alpha_interval == pytest.approx(1.0)
+    assert rows[("experts", "logic")].alpha_interval < 1.0 and rows[("experts", "logic")].units == 3
+    assert ("experts + judge", "factuality") not in rows
+    scoring.load_judge(engine, judge)
+    rows = {(r.raters, r.axis): r for r in stats.agreement_rows(engine)}
+    assert not math.isnan(rows[("experts + judge", "factuality")].icc_2_1)
+    assert [r["decided"] for r in stats.progress_rows(engine) if r["queue"] == "score"] == [3, 3]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)&gt;"),
+    ("기온 $T_d < T$", "기온 $T_d &lt; T$"),
+    ("비용 \\$5 와 $x^2$", f"비용 {LITERAL_DOLLAR}5 와 $x^2$"),
+    ("lone $ sign", f"lone {LITERAL_DOLLAR} sign"),
+    ("\\(\\frac{a}{b}\\) *강조* # 제목", "\\(\\frac{a}{b}\\) \\*강조\\* \\# 제목"),
+])
+def test_preview_escapes_text_and_keeps_math(text, expected):
+    assert to_markdown(text) == expected
+
+
+def test_serving_a_public_host_without_users_is_refused(workspace):
+    result = run_cli("annotate", "-w", str(workspace.root), "--host", "0.0.0.0", "--port", "7999")
+    assert result.returncode == 1 and "refusing to serve on 0.0.0.0 with no users" in result.stderr
+
+
+def test_users_cli_adds_with_a_password_from_stdin(workspace):
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-m", "benchsmith.cli", "users", "add", "kim", "--role", "expert",
+                           "--password-stdin", "-w", str(workspace.root)], input="password-kim\n",
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    listed = run_cli("users", "list", "-w", str(workspace.root))
+    assert "kim\texpert" in listed.stdout
+    again = subprocess.run([sys.executable, "-m", "benchsmith.cli", "users", "add", "kim", "--role", "expert",
+                            "--password-stdin", "-w", str(workspace.root)], input="password-kim\n",
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1 and "exists" in again.stderr
