@@ -21,6 +21,7 @@ from rich.progress import (
 
 from curation.cli import JsonOption, WorkspaceOption, print_json, workspace_from
 from curation.errors import BenchsmithError
+from curation.executor_options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
 from evaluation.executor import ExecutorSettings
 from evaluation.models import ModelSpec, resolve_model
 
@@ -69,9 +70,12 @@ def progress_bar(enabled: bool, label: str) -> Iterator[tuple[Callable[[int, int
 
 
 def run_command(
-    model: Annotated[str, typer.Option("--model", "-m", help="inline spec (baseline:longest, "
-                                       "openai-compatible:MODEL@URL, gemini:ID, vllm:ID, hf:ID, llamacpp:PATH|gemma3-270m), "
-                                       "FILE.yaml[:NAME] or a name in models.yaml")],
+    model: Annotated[list[str] | None, typer.Option("--model", "-m", help="inline spec (baseline:longest, "
+                                                    "openai-compatible:MODEL@URL, gemini:ID, vllm:ID, hf:ID, "
+                                                    "llamacpp:PATH|gemma3-270m), FILE.yaml[:NAME] or a name in "
+                                                    "models.yaml; repeat for several models")] = None,
+    model_list: Annotated[Path | None, typer.Option("--model-list", help="a models YAML (all its models) or a text "
+                                                    "file with one model per line")] = None,
     workspace: WorkspaceOption = None,
     prompt: Annotated[str, typer.Option("--prompt", "-p", help="standard | advanced | reasoning")] = "standard",
     variant: Annotated[str, typer.Option("--variant", help="implicit | explicit (explicit_variant stems) | "
@@ -87,30 +91,83 @@ def run_command(
     cache: Annotated[bool, typer.Option("--cache/--no-cache", help="reuse and store cached responses")] = True,
     retry_errors: Annotated[bool, typer.Option("--retry-errors", help="on resume, send error outcomes again")] = False,
     models_file: ModelsFileOption = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    workers: WorkersOption = None,
+    shard_size: Annotated[int, typer.Option("--shard-size", min=1, help="items per shard (several models or Ray)")] = 100,
+    max_attempts: MaxAttemptsOption = 3,
     progress: ProgressOption = True,
     as_json: JsonOption = False,
 ) -> None:
-    """Ask a model every selected item; responses are cached and logged; a rerun resumes."""
+    """Ask models every selected item; responses are cached and logged; a rerun resumes.
+
+    One model runs in this process; several models (or `--executor ray`) run as shards on local
+    processes or a Ray cluster, with this process the only writer of logs and cache."""
     from evaluation.prompts import VARIANTS
     from evaluation.runner import RunRequest, parse_item_query, run_model
 
     if variant not in VARIANTS:
         raise BenchsmithError(f"--variant {variant!r}: choose one of {', '.join(VARIANTS)}")
     ws = workspace_from(workspace)
-    spec = _model(model, models_file, ws.root)
-    request = RunRequest(spec, prompt, variant, parse_item_query(items), limit, run_id, resume, cache, retry_errors,  # type: ignore[arg-type]
-                         _settings(spec, concurrency, timeout, retries))
-    with progress_bar(progress and not as_json, spec.name) as (on_start, on_record):
-        summary = run_model(ws, request, on_start, on_record)
+    specs = _models(model or [], model_list, models_file, ws.root)
+    if run_id is not None and len(specs) > 1:
+        raise BenchsmithError("--run-id names one run: use it with a single model")
+    query = parse_item_query(items)
+    requests = [RunRequest(spec, prompt, variant, query, limit, run_id, resume, cache, retry_errors,  # type: ignore[arg-type]
+                           _settings(spec, concurrency, timeout, retries)) for spec in specs]
+    if len(requests) == 1 and executor == "local" and ray_address is None:
+        with progress_bar(progress and not as_json, specs[0].name) as (on_start, on_record):
+            summaries, failed = [run_model(ws, requests[0], on_start, on_record)], {}
+    else:
+        summaries, failed = _run_sharded(ws, requests, executor, ray_address, workers, shard_size, max_attempts,
+                                         progress and not as_json)
+    _print_runs(summaries, failed, as_json)
+    if failed:
+        raise typer.Exit(1)
+
+
+def _models(models: list[str], model_list: Path | None, models_file: Path | None, root: Path) -> list[ModelSpec]:
+    from evaluation.models import resolve_model_list
+
+    specs = [_model(spec, models_file, root) for spec in models]
+    if model_list is not None:
+        specs += resolve_model_list(model_list, models_file or root / "models.yaml")
+    if not specs:
+        raise BenchsmithError("no model: give --model (repeatable) or --model-list")
+    return specs
+
+
+def _run_sharded(ws: Any, requests: list[Any], executor_name: str, ray_address: str | None, workers: int | None,
+                 shard_size: int, max_attempts: int, show: bool) -> tuple[list[Any], dict[str, str]]:
+    from curation.executors import make_executor
+    from curation.shard_progress import shard_progress
+    from evaluation.sharded_run import run_models
+
+    executor = make_executor(executor_name, units=len(requests), workers=workers, ray_address=ray_address)
+    try:
+        label = f"{len(requests)} models on {executor.name}"
+        with shard_progress(show, label, console) as (on_plan, on_progress):
+            result = run_models(ws, requests, executor, shard_size=shard_size, max_attempts=max_attempts,
+                                on_plan=on_plan, on_progress=on_progress)
+    finally:
+        executor.close()
+    return result.summaries, result.failed
+
+
+def _print_runs(summaries: list[Any], failed: dict[str, str], as_json: bool) -> None:
     if as_json:
-        print_json({"run_id": summary.run_id, "run_dir": str(summary.run_dir), "items": summary.total,
-                    "resumed": summary.done_before, "counts": summary.counts, "not_sent": len(summary.skipped),
-                    "stats": summary.stats})
-        return
-    counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
-    out.print(f"run {summary.run_id}: {summary.total} items ({summary.done_before} from before), {counts}"
-              + (f"; {len(summary.skipped)} not sent" if summary.skipped else ""), highlight=False)
-    out.print(f"log: {summary.run_dir / 'responses.jsonl'}", highlight=False)
+        runs = [{"run_id": s.run_id, "run_dir": str(s.run_dir), "items": s.total, "resumed": s.done_before,
+                 "counts": s.counts, "not_sent": len(s.skipped), "stats": s.stats} for s in summaries]
+        print_json(runs[0] if len(runs) == 1 and not failed else {"runs": runs, "failed_shards": failed})
+    else:
+        for summary in summaries:
+            counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
+            out.print(f"run {summary.run_id}: {summary.total} items ({summary.done_before} from before), {counts}"
+                      + (f"; {len(summary.skipped)} not sent" if summary.skipped else ""), highlight=False)
+            out.print(f"log: {summary.run_dir / 'responses.jsonl'}", highlight=False)
+    for key, error in failed.items():
+        console.print(f"shard {key} failed: {error} (its finished requests are kept; rerun the same command to "
+                      "resume)", highlight=False, markup=False)
 
 
 def judge_command(

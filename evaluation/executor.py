@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from curation.errors import BenchsmithError
 from evaluation.backends import make_backend
@@ -30,6 +30,12 @@ class BackendUnreachable(BenchsmithError):
 
 class InvalidResponse(Exception):
     """Raised by a job's `finish` when the completion must be requested again (a judge's bad JSON)."""
+
+
+class RecordSink(Protocol):
+    """Where finished records go: the run log on the driver, a queue back to it on a worker."""
+
+    def append(self, record: dict[str, Any]) -> None: ...
 
 
 @dataclass
@@ -97,7 +103,7 @@ class ExecutionStats:
 
 
 class Executor:
-    def __init__(self, backend: Backend, settings: ExecutorSettings, log: RunLog, cache: ResponseCache | None,
+    def __init__(self, backend: Backend, settings: ExecutorSettings, log: RecordSink, cache: ResponseCache | None,
                  on_record: Callable[[dict[str, Any]], None] | None = None):
         self.backend = backend
         self.settings = settings

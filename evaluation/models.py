@@ -192,6 +192,20 @@ def resolve_model(spec: str, models_file: Path | None = None) -> ModelSpec:
     )
 
 
+def resolve_model_list(path: Path, models_file: Path | None = None) -> list[ModelSpec]:
+    """Every model of a models YAML file, or one spec per line of a text file (`#` starts a comment)."""
+    if path.suffix in (".yaml", ".yml"):
+        return list(load_models_file(path).values())
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise ModelConfigError(f"{path}: cannot read the model list: {error.strerror}") from None
+    specs = [resolve_model(line.split("#", 1)[0], models_file) for line in lines if line.split("#", 1)[0].strip()]
+    if not specs:
+        raise ModelConfigError(f"{path}: no models listed")
+    return specs
+
+
 def _pick(specs: dict[str, ModelSpec], name: str, where: str) -> ModelSpec:
     if name not in specs:
         raise ModelConfigError(f"{where}: no model named {name!r} (declared: {', '.join(specs)})")

@@ -151,11 +151,30 @@ def _open_run_dir(ws: Workspace, request: RunRequest, config: dict[str, Any]) ->
     return run_id, run_dir
 
 
-def run_model(ws: Workspace, request: RunRequest,
-              on_start: Callable[[int, int], None] | None = None,
-              on_record: Callable[[dict[str, Any]], None] | None = None) -> RunSummary:
-    """Run one model over the selected items; resumable; returns the counts of this run."""
-    started = time.perf_counter()
+@dataclass
+class PreparedRun:
+    """A run ready to execute: its folder and manifest exist, finished items are known."""
+
+    run_id: str
+    run_dir: Path
+    items: list[Item]
+    skipped: dict[str, str]
+    done: dict[str, dict[str, Any]]
+    jobs: list[Job]  # what is left to do, in item order
+
+    @property
+    def done_before(self) -> int:
+        return len(self.items) - len(self.jobs)
+
+    def counts(self) -> dict[str, int]:
+        counts = {outcome: 0 for outcome in OUTCOMES}
+        for record in self.done.values():
+            counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
+        return counts
+
+
+def prepare_run(ws: Workspace, request: RunRequest) -> PreparedRun:
+    """Select the items, open (or resume) the run folder and build the requests still to send."""
     spec = request.spec
     prompt = get_prompt(request.prompt_name, spec)
     config = run_config(spec, prompt, request.variant, request.query, request.limit)
@@ -182,20 +201,28 @@ def run_model(ws: Workspace, request: RunRequest,
             continue
         chat = build_request(item, prompt, images, request.variant)
         jobs.append(Job(item.id, chat, cache_key(spec, chat, prompt.version), _finisher(item)))
+    return PreparedRun(run_id, run_dir, items, skipped, done, jobs)
+
+
+def run_model(ws: Workspace, request: RunRequest,
+              on_start: Callable[[int, int], None] | None = None,
+              on_record: Callable[[dict[str, Any]], None] | None = None) -> RunSummary:
+    """Run one model over the selected items in this process; resumable; returns the counts of this run."""
+    started = time.perf_counter()
+    run = prepare_run(ws, request)
     if on_start is not None:
-        on_start(len(items), len(items) - len(jobs))
-    counts = {outcome: 0 for outcome in OUTCOMES}
-    for record in done.values():
-        counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
+        on_start(len(run.items), run.done_before)
+    counts = run.counts()
     stats: dict[str, Any] = {}
     prepared = time.perf_counter()
-    if jobs:
+    if run.jobs:
         cache_path = ws.cache_path if request.use_cache else None
-        stats = asyncio.run(run_jobs(spec, request.settings, run_dir / RESPONSES, jobs, cache_path, on_record)).__dict__
+        stats = asyncio.run(run_jobs(request.spec, request.settings, run.run_dir / RESPONSES, run.jobs, cache_path,
+                                     on_record)).__dict__
     stats.update(prepare_s=round(prepared - started, 3), execute_s=round(time.perf_counter() - prepared, 3))
     for outcome, count in stats.get("by_outcome", {}).items():
         counts[outcome] = counts.get(outcome, 0) + count
-    return RunSummary(run_id, run_dir, len(items), len(items) - len(jobs), counts, skipped, stats)
+    return RunSummary(run.run_id, run.run_dir, len(run.items), run.done_before, counts, run.skipped, stats)
 
 
 def _finisher(item: Item) -> Callable[[Job, Completion | None, BackendError | None, dict[str, Any]], dict[str, Any]]:

@@ -8,9 +8,12 @@ from typing import Annotated
 import typer
 
 from curation.errors import BenchsmithError
+from curation.executor_options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
+from curation.extract.answer_keys import AnswerKey
 from curation.extract.document import ENGINES
 from curation.extract.pipeline import ExtractOptions, extract_pdf, load_answer_key
 from curation.extract.report import PdfReport
+from curation.workspace import Workspace
 
 
 def extract_command(
@@ -25,33 +28,74 @@ def extract_command(
     workspace: Annotated[Path | None, typer.Option("--workspace", "-w", envvar="BENCHSMITH_WORKSPACE",
                                                    help="workspace folder", show_default=False)] = None,
     author: Annotated[str | None, typer.Option("--author", envvar="BENCHSMITH_USER", help="who runs it")] = None,
+    executor: ExecutorOption = "local",
+    ray_address: RayAddressOption = None,
+    workers: WorkersOption = None,
+    max_attempts: MaxAttemptsOption = 3,
     as_json: Annotated[bool, typer.Option("--json", help="print JSON for scripts")] = False,
 ) -> None:
     """Extract questions, options, figures and answers from exam PDFs into the store."""
-    from curation.cli import console, current_author, out, print_json, workspace_from
+    from curation.cli import current_author, print_json, workspace_from
 
     if engine not in ENGINES:
         raise BenchsmithError(f"--engine {engine!r}: choose one of {', '.join(ENGINES)}")
     ws = workspace_from(workspace)
     key = load_answer_key(answer_key)
     options = ExtractOptions(exam, session, engine, answer_key, force, current_author(author))
-    reports: list[PdfReport] = []
-    for pdf in pdfs:
-        with console.status(f"extracting {pdf.name}…"):
-            try:
-                if engine == "mineru":
-                    from curation.extract.mineru import extract_with_mineru
-
-                    report = extract_with_mineru(pdf, ws, options, key, mineru_output)
-                else:
-                    report = extract_pdf(pdf, ws, options, key)
-            except BenchsmithError as error:  # PdfError, MineruError, OcrError: this file only
-                report = PdfReport(str(pdf), error=str(error))
-        reports.append(report)
-        if not as_json:
-            for line in report.summary_lines():
-                (console if report.error else out).print(line, highlight=False, markup=False, soft_wrap=True)
+    if engine == "mineru" and executor != "local":
+        raise BenchsmithError("--engine mineru runs on this machine only: use --executor local")
+    in_process = executor == "local" and ray_address is None and (len(pdfs) == 1 or engine == "mineru" or workers == 1)
+    if in_process:
+        reports = [_extract_here(pdf, ws, options, key, mineru_output, as_json) for pdf in pdfs]
+    else:
+        reports = _extract_sharded(pdfs, ws, options, key, executor, ray_address, workers, max_attempts, as_json)
     if as_json:
         print_json([report.to_json() for report in reports])
     if any(report.error for report in reports):
         raise typer.Exit(1)
+
+
+def _show(report: PdfReport) -> None:
+    from curation.cli import console, out
+
+    for line in report.summary_lines():
+        (console if report.error else out).print(line, highlight=False, markup=False, soft_wrap=True)
+
+
+def _extract_here(pdf: Path, ws: Workspace, options: ExtractOptions, key: AnswerKey | None, mineru_output: Path | None,
+                  as_json: bool) -> PdfReport:
+    from curation.cli import console
+
+    with console.status(f"extracting {pdf.name}…"):
+        try:
+            if options.engine == "mineru":
+                from curation.extract.mineru import extract_with_mineru
+
+                report = extract_with_mineru(pdf, ws, options, key, mineru_output)
+            else:
+                report = extract_pdf(pdf, ws, options, key)
+        except BenchsmithError as error:  # PdfError, MineruError, OcrError: this file only
+            report = PdfReport(str(pdf), error=str(error))
+    if not as_json:
+        _show(report)
+    return report
+
+
+def _extract_sharded(pdfs: list[Path], ws: Workspace, options: ExtractOptions, key: AnswerKey | None, executor_name: str,
+                     ray_address: str | None, workers: int | None, max_attempts: int, as_json: bool) -> list[PdfReport]:
+    from curation.cli import console
+    from curation.executors import make_executor
+    from curation.extract.parallel import extract_many
+    from curation.shard_progress import shard_progress
+
+    executor = make_executor(executor_name, units=len(pdfs), workers=workers, ray_address=ray_address)
+    try:
+        with shard_progress(not as_json, f"{len(pdfs)} PDFs on {executor.name}", console, "PDFs") as (on_plan, on_progress):
+            on_plan(len(pdfs), 0)
+            reports = extract_many(pdfs, ws, options, key, executor, max_attempts=max_attempts, on_progress=on_progress)
+    finally:
+        executor.close()
+    if not as_json:
+        for report in reports:
+            _show(report)
+    return reports
