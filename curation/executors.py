@@ -51,6 +51,7 @@ class Started:
 
     pid: int
     host: str
+    node: str = ""  # the Ray node id, where there is one
 
 
 @dataclass

@@ -20,7 +20,11 @@ _CONNECT_TIMEOUT_S = 5.0
 
 
 def _pump_task(fn: Any, payload: Any) -> Any:
-    yield from pump(fn, payload)
+    import ray
+
+    node = ray.get_runtime_context().get_node_id()
+    for value in pump(fn, payload):
+        yield Started(value.pid, value.host, node) if isinstance(value, Started) else value
 
 
 def _check_reachable(address: str) -> None:

@@ -166,8 +166,8 @@ def _print_runs(summaries: list[Any], failed: dict[str, str], as_json: bool) -> 
                       + (f"; {len(summary.skipped)} not sent" if summary.skipped else ""), highlight=False)
             out.print(f"log: {summary.run_dir / 'responses.jsonl'}", highlight=False)
     for key, error in failed.items():
-        console.print(f"shard {key} failed: {error} (its finished requests are kept; rerun the same command to "
-                      "resume)", highlight=False, markup=False)
+        hint = "" if "rerun" in error else " (its finished requests are kept; rerun the same command to resume)"
+        console.print(f"shard {key} failed: {error}{hint}", highlight=False, markup=False, soft_wrap=True)
 
 
 def judge_command(
