@@ -19,7 +19,7 @@ from curation.errors import BenchsmithError
 from curation.extract.cli_command import extract_command
 from curation.importers import FORMATS, export_jsonl, import_file
 from curation.item import item_json_schema
-from curation.store import ItemQuery
+from curation.store import ItemQuery, get_path
 from curation.workspace import Workspace, init_workspace, open_workspace
 
 console = Console(stderr=True, soft_wrap=True)
@@ -218,17 +218,6 @@ def _coerce(raw: str, current: Any) -> Any:
         return raw
 
 
-def _get_path(record: Any, path: str) -> Any:
-    for part in path.split("."):
-        if isinstance(record, list) and part.isdigit() and 1 <= int(part) <= len(record):
-            record = record[int(part) - 1]
-        elif isinstance(record, dict):
-            record = record.get(part)
-        else:
-            return None
-    return record
-
-
 @items_app.command("edit")
 def edit_command(
     item_id: Annotated[str, typer.Argument(help="item id")],
@@ -246,7 +235,7 @@ def edit_command(
         path, sep, raw = assignment.partition("=")
         if not sep or not path:
             raise BenchsmithError(f"--set {assignment!r}: expected FIELD=VALUE")
-        changes[path] = _coerce(raw, _get_path(record, path))
+        changes[path] = _coerce(raw, get_path(record, path))
     new_rev = ws.store.update_fields(item_id, changes, expect_rev=expect_rev, author=current_author(author),
                                      stage="edit", reason=reason)
     out.print(f"{item_id}: revision {new_rev}")
