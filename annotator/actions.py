@@ -20,7 +20,7 @@ from annotator.render import PdfRenderer
 from curation.diff import field_changes
 from curation.errors import BenchsmithError, ConflictError, NotFoundError, WorkspaceError
 from curation.item import ItemValidationError
-from curation.store import Revision, Store, StoredItem, set_path
+from curation.store import Revision, Store, StoredItem, get_path, set_path
 
 STAGE = "annotate"
 
@@ -92,17 +92,6 @@ def to_change(path: str, value: Any) -> Any:
 def check_editable(queue: str, path: str) -> None:
     if not any(pattern.match(path) for pattern in EDITABLE.get(queue, ())):
         raise EditError(f"field {path!r} is not editable in the {queue!r} queue")
-
-
-def get_path(record: Any, path: str) -> Any:
-    for part in path.split("."):
-        if isinstance(record, list) and part.isdigit() and 1 <= int(part) <= len(record):
-            record = record[int(part) - 1]
-        elif isinstance(record, dict):
-            record = record.get(part)
-        else:
-            return None
-    return record
 
 
 def apply_edits(record: dict[str, Any], edits: dict[str, Any]) -> dict[str, Any]:

@@ -15,13 +15,14 @@ from typing import Any
 import gradio as gr
 
 from annotator import auth, queues, scoring, stats, views
-from annotator.actions import EditError, Reviewer, Session, View, get_path
+from annotator.actions import EditError, Reviewer, Session, View
 from annotator.preview import LATEX_DELIMITERS, to_markdown
 from annotator.queues import FLAG_FILTERS, QUEUES, Filters
 from annotator.render import PdfRenderer, RenderError
 from annotator.score_desk import ScoreDesk, ScoreSession, ScoreView
 from curation.errors import BenchsmithError
 from curation.item import STATUSES
+from curation.store import get_path
 from curation.workspace import Workspace
 
 MAX_OPTIONS = 6

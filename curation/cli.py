@@ -19,7 +19,7 @@ from curation.errors import BenchsmithError
 from curation.extract.cli_command import extract_command
 from curation.importers import FORMATS, export_jsonl, import_file
 from curation.item import item_json_schema
-from curation.store import ItemQuery
+from curation.store import ItemQuery, get_path
 from curation.workspace import Workspace, init_workspace, open_workspace
 
 console = Console(stderr=True, soft_wrap=True)
@@ -218,17 +218,6 @@ def _coerce(raw: str, current: Any) -> Any:
         return raw
 
 
-def _get_path(record: Any, path: str) -> Any:
-    for part in path.split("."):
-        if isinstance(record, list) and part.isdigit() and 1 <= int(part) <= len(record):
-            record = record[int(part) - 1]
-        elif isinstance(record, dict):
-            record = record.get(part)
-        else:
-            return None
-    return record
-
-
 @items_app.command("edit")
 def edit_command(
     item_id: Annotated[str, typer.Argument(help="item id")],
@@ -246,7 +235,7 @@ def edit_command(
         path, sep, raw = assignment.partition("=")
         if not sep or not path:
             raise BenchsmithError(f"--set {assignment!r}: expected FIELD=VALUE")
-        changes[path] = _coerce(raw, _get_path(record, path))
+        changes[path] = _coerce(raw, get_path(record, path))
     new_rev = ws.store.update_fields(item_id, changes, expect_rev=expect_rev, author=current_author(author),
                                      stage="edit", reason=reason)
     out.print(f"{item_id}: revision {new_rev}")
@@ -254,6 +243,9 @@ def edit_command(
 
 # -- curation stages --------------------------------------------------------------------------
 tag_app = typer.Typer(help="Tag items: Korea-specific candidates, taxonomy.", no_args_is_help=True)
+rationale_app = typer.Typer(help="Draft rationales for expert review.", no_args_is_help=True)
+ModelsOption = Annotated[list[str], typer.Option("--model", "-m", help="model spec (repeatable), as for `benchsmith run`")]
+ItemsOption = Annotated[str | None, typer.Option("--items", help="only these item ids, comma-separated")]
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="report what would change; write nothing")]
 
 
@@ -261,7 +253,9 @@ def register_stages(app: typer.Typer) -> None:
     app.command("dedup")(dedup_command)
     app.command("shuffle")(shuffle_command)
     app.command("explicit")(explicit_command)
+    app.command("paraphrase")(paraphrase_command)
     app.add_typer(tag_app, name="tag")
+    app.add_typer(rationale_app, name="rationale")
 
 
 def dedup_command(
@@ -333,18 +327,32 @@ def _korea_lexicon(terms: Path | None, rules: Path | None):  # noqa: ANN202
 def tag_korea_command(
     workspace: WorkspaceOption = None,
     terms: Annotated[Path | None, typer.Option(help="extra Korea-context terms, one per line")] = None,
+    models: Annotated[list[str], typer.Option("--model", "-m", help="LLM detector (repeatable); its 'yes' "
+                                              "needs a reason, united with the lexicon")] = [],  # noqa: B006
     dry_run: DryRunOption = False,
     author: AuthorOption = None,
 ) -> None:
-    """Find Korea-specific candidates with the lexicon; reasons stored, candidates queued for review."""
+    """Find Korea-specific candidates (lexicon, plus LLM detectors); reasons stored, candidates queued for review."""
     from curation.korea import tag_korea
-    from curation.revise import active_items, revise
+    from curation.revise import active_items
 
     ws = workspace_from(workspace)
     lexicon = _korea_lexicon(terms, None)
-    report = revise(ws.store, active_items(ws.store), lambda item: (tag_korea(item, lexicon), "korea lexicon"),
-                    stage="tag-korea", author=current_author(author), dry_run=dry_run)
-    out.print(report.line() + " (new Korea-specific candidates)", highlight=False)
+    stored = active_items(ws.store)
+    if not models:
+        from curation.revise import revise
+
+        report = revise(ws.store, stored, lambda item: (tag_korea(item, lexicon), "korea lexicon"),
+                        stage="tag-korea", author=current_author(author), dry_run=dry_run)
+        out.print(report.line() + " (new Korea-specific candidates)", highlight=False)
+        return
+    from curation.llm import model_client
+    from curation.model_steps import detect_korea
+
+    clients = [model_client(spec, ws) for spec in models]
+    result = detect_korea([s.item for s in stored], clients, lexicon)
+    _apply_step(ws, stored, result, "tag-korea", f"korea lexicon + {', '.join(c.name for c in clients)}",
+                author, dry_run)
 
 
 @tag_app.command("taxonomy")
@@ -363,6 +371,7 @@ def tag_taxonomy_command(workspace: WorkspaceOption = None, dry_run: DryRunOptio
 def explicit_command(
     workspace: WorkspaceOption = None,
     rules: Annotated[Path | None, typer.Option(help="extra rewrite rules, 'implicit => explicit' per line")] = None,
+    model: Annotated[str | None, typer.Option("--model", "-m", help="a model proposes the rewrite instead of the rules")] = None,
     dry_run: DryRunOption = False,
     author: AuthorOption = None,
 ) -> None:
@@ -373,6 +382,88 @@ def explicit_command(
     ws = workspace_from(workspace)
     lexicon = _korea_lexicon(None, rules)
     candidates = [s for s in active_items(ws.store) if s.item.flags.korea_specific or s.item.flags.korea_reasons]
+    if model:
+        from curation.llm import model_client
+        from curation.model_steps import explicit_rewrites
+
+        client = model_client(model, ws)
+        result = explicit_rewrites([s.item for s in candidates], client)
+        _apply_step(ws, candidates, result, "explicit", f"explicit rewrite by {client.name}", author, dry_run)
+        return
     report = revise(ws.store, candidates, lambda item: (with_explicit_variant(item, lexicon), "explicit rules"),
                     stage="explicit", author=current_author(author), dry_run=dry_run)
     out.print(report.line(), highlight=False)
+
+
+def _apply_step(ws: Workspace, stored: list, result, stage: str, reason: str, author: str | None,  # noqa: ANN001
+                dry_run: bool) -> None:
+    from curation.revise import revise
+
+    report = revise(ws.store, stored, lambda item: (result.changed[item.id], reason) if item.id in result.changed else None,
+                    stage=stage, author=current_author(author), dry_run=dry_run)
+    out.print(report.line() + (f"; {len(result.failures)} failures (e.g. {next(iter(result.failures.items()))})"
+                               if result.failures else ""), highlight=False, markup=False)
+
+
+def _selected(ws: Workspace, items: str | None) -> list:
+    from curation.revise import active_items
+
+    stored = active_items(ws.store)
+    if items:
+        wanted = {part.strip() for part in items.split(",") if part.strip()}
+        stored = [s for s in stored if s.item.id in wanted]
+        missing = wanted - {s.item.id for s in stored}
+        if missing:
+            raise BenchsmithError(f"--items: no active item {sorted(missing)[0]!r}")
+    return stored
+
+
+def paraphrase_command(
+    models: ModelsOption,
+    workspace: WorkspaceOption = None,
+    items: ItemsOption = None,
+    max_tries: Annotated[int, typer.Option(min=1, help="retries when a paraphrase loses a protected term")] = 3,
+    terms: Annotated[Path | None, typer.Option(help="extra domain terms that must survive, one per line")] = None,
+    dry_run: DryRunOption = False,
+    author: AuthorOption = None,
+) -> None:
+    """Paraphrase stems (term-preserving, original kept); results go to review."""
+    from curation.llm import model_client
+    from curation.model_steps import paraphrase_items
+    from curation.terms import load_terms
+
+    if len(models) != 1:
+        raise BenchsmithError("paraphrase takes one --model")
+    ws = workspace_from(workspace)
+    stored = _selected(ws, items)
+    client = model_client(models[0], ws)
+    result = paraphrase_items([s.item for s in stored], client, max_tries=max_tries, domain_terms=load_terms(terms))
+    _apply_step(ws, stored, result, "paraphrase", f"paraphrase by {client.name}", author, dry_run)
+
+
+@rationale_app.command("draft")
+def rationale_draft_command(
+    models: ModelsOption,
+    workspace: WorkspaceOption = None,
+    items: ItemsOption = None,
+    max_tries: Annotated[int, typer.Option(min=1, help="regenerate until the drafted answer is the gold one")] = 5,
+    dry_run: DryRunOption = False,
+    author: AuthorOption = None,
+) -> None:
+    """Draft a rationale per item with the reasoning prompt, regenerated until it reaches the gold answer."""
+    from curation.llm import model_client
+    from curation.model_steps import draft_rationales
+
+    if len(models) != 1:
+        raise BenchsmithError("rationale draft takes one --model")
+    ws = workspace_from(workspace)
+    stored = [s for s in _selected(ws, items) if s.item.rationale is None]
+    client = model_client(models[0], ws)
+    result = draft_rationales([s.item for s in stored], client, max_tries=max_tries)
+    _apply_step(ws, stored, result, "rationale-draft", f"rationale drafted by {client.name}", author, dry_run)
+    if result.tries:
+        from collections import Counter
+
+        tries = Counter(result.tries.values())
+        out.print("tries needed: " + ", ".join(f"{n} try: {count}" for n, count in sorted(tries.items())),
+                  highlight=False)

@@ -481,6 +481,18 @@ class Store:
             }
 
 
+def get_path(record: Any, path: str) -> Any:
+    """The value at a dotted path (1-based list positions), or None where there is none."""
+    for part in path.split("."):
+        if isinstance(record, list) and part.isdigit() and 1 <= int(part) <= len(record):
+            record = record[int(part) - 1]
+        elif isinstance(record, dict):
+            record = record.get(part)
+        else:
+            return None
+    return record
+
+
 def set_path(record: dict[str, Any], path: str, value: Any) -> None:
     """Set a dotted path in a JSON record; list indices are 1-based like option numbers."""
     parts = path.split(".")

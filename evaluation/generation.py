@@ -37,19 +37,29 @@ class RunnerTextModel:
                                      "created_at": now_iso(), "model": self.spec.model_dump(mode="json")})
         return run_dir
 
+    def _seeded(self, attempt: int) -> ModelSpec:
+        """Attempt k samples with seed + k, so a retry is a new sample, not the cached one."""
+        if not attempt or self.spec.decoding.seed is None:
+            return self.spec
+        decoding = self.spec.decoding.model_copy(update={"seed": self.spec.decoding.seed + attempt})
+        return self.spec.model_copy(update={"decoding": decoding})
+
     def generate(self, requests: list[TextRequest], purpose: str) -> dict[str, TextResult]:
         run_dir = self._run_dir(purpose)
         log_key = lambda request: f"{request.key}#{request.attempt}"  # noqa: E731
         done = read_records(run_dir / RESPONSES, key="job")
-        jobs = []
+        jobs_by_attempt: dict[int, list[Job]] = {}
         for request in requests:
             if log_key(request) in done and done[log_key(request)].get("text") is not None:
                 continue
             chat = ChatRequest((Message("system", (request.system,)), Message("user", (request.user,))),
                                response_schema=request.json_schema, salt=request.attempt)
-            jobs.append(Job(log_key(request), chat, cache_key(self.spec, chat, purpose), _finish))
-        if jobs:
-            asyncio.run(run_jobs(self.spec, self.settings, run_dir / RESPONSES, jobs, self.ws.cache_path))
+            spec = self._seeded(request.attempt)
+            jobs_by_attempt.setdefault(request.attempt, []).append(
+                Job(log_key(request), chat, cache_key(spec, chat, purpose), _finish))
+        for attempt, jobs in sorted(jobs_by_attempt.items()):
+            asyncio.run(run_jobs(self._seeded(attempt), self.settings, run_dir / RESPONSES, jobs, self.ws.cache_path))
+        if jobs_by_attempt:
             done = read_records(run_dir / RESPONSES, key="job")
         results = {}
         for request in requests:
@@ -60,10 +70,7 @@ class RunnerTextModel:
     def solve_with_rationale(self, items: list[Item], attempt: int) -> dict[str, SolvedItem]:
         """The reasoning prompt (free scratchpad, then JSON with rationale and answer); attempt k
         uses seed + k so a retry is a new sample, not the cached one."""
-        spec = self.spec
-        if attempt and spec.decoding.seed is not None:
-            spec = spec.model_copy(update={"decoding": spec.decoding.model_copy(update={"seed": spec.decoding.seed + attempt})})
-        summary = run_model(self.ws, RunRequest(spec, "reasoning", "implicit", ItemQuery(ids=[i.id for i in items]),
+        summary = run_model(self.ws, RunRequest(self._seeded(attempt), "reasoning", "implicit", ItemQuery(ids=[i.id for i in items]),
                                                 settings=self.settings))
         records = read_records(summary.run_dir / RESPONSES)
         return {item_id: SolvedItem(item_id, record.get("answer"), record.get("rationale"), record["outcome"])

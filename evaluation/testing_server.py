@@ -85,9 +85,21 @@ def _from_schema(schema: dict[str, Any], seed: int) -> Any:
     return "근거가 충분함"
 
 
+def compose_rewrite(prompt_text: str, h: int) -> str:
+    """For rewrite requests (paraphrase, explicit variants): the question reworded, and for one
+    seed in three a dropped number, the mistake a term-preservation check must catch."""
+    question = prompt_text.split("[문제]\n", 1)[-1].strip()
+    reworded = question.replace("것은?", "것을 고르시오.").replace("우리나라", "한국")
+    if h % 3 == 0:
+        reworded = re.sub(r"\d+(?:\.\d+)?", "", reworded, count=1)
+    return reworded
+
+
 def compose_answer(prompt_text: str, seed: int, style: str) -> str:
     """A deterministic reply in one of the answer forms real models use."""
     h = _hash(seed, prompt_text)
+    if "바꿔 쓰세요" in prompt_text:
+        return compose_rewrite(prompt_text, h)
     option = h % _option_count(prompt_text) + 1
     circled = "①②③④⑤⑥⑦⑧⑨⑩"[option - 1] if option <= 10 else str(option)
     if "생성된_추론_근거" in prompt_text:

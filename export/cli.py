@@ -14,6 +14,7 @@ release_app = typer.Typer(help="Build and publish versioned releases.", no_args_
 
 def register(app: typer.Typer) -> None:
     app.add_typer(release_app, name="release")
+    app.command("evaluate")(evaluate_command)
 
 
 @release_app.command("build")
@@ -55,3 +56,37 @@ def publish_command(
 
     for line in publish(path, repo, dry_run=dry_run):
         out.print(line, highlight=False, markup=False)
+
+
+def evaluate_command(
+    release: Annotated[str, typer.Option("--release", help="PATH[:CONFIG] of a built release (default config: full)")],
+    model: Annotated[list[str], typer.Option("--model", "-m", help="model spec (repeatable), as for `benchsmith run`")],
+    workspace: WorkspaceOption = None,
+    prompt: Annotated[str, typer.Option("--prompt", "-p", help="standard | advanced | reasoning")] = "standard",
+    concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, max=1024)] = 16,
+    report_dir: Annotated[Path | None, typer.Option("--out", help="report folder (default: WS/reports/RELEASE)")] = None,
+) -> None:
+    """Evaluate models on a release with the runners (same cache, logs and report as `run`)."""
+    from curation.store import ItemQuery
+    from evaluation.executor import ExecutorSettings
+    from evaluation.metrics import load_run
+    from evaluation.models import resolve_model
+    from evaluation.report import write_report
+    from evaluation.runner import RunRequest, run_model
+    from export.evaluate import load_release_items, split_release_arg
+
+    ws = workspace_from(workspace)
+    path, config = split_release_arg(release)
+    ids = load_release_items(ws, path, config)
+    runs = []
+    for spec_text in model:
+        spec = resolve_model(spec_text, ws.root / "models.yaml")
+        settings = ExecutorSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
+        summary = run_model(ws, RunRequest(spec, prompt, "implicit", ItemQuery(ids=ids), settings=settings))
+        counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
+        out.print(f"{summary.run_id}: {summary.total} items, {counts}"
+                  + (f"; {len(summary.skipped)} not sent" if summary.skipped else ""), highlight=False)
+        runs.append(load_run(summary.run_dir, ws.store))
+    target = report_dir or ws.root / "reports" / f"{path.name}-{config}"
+    result = write_report(runs, target)
+    out.print(f"report: {result.markdown}", highlight=False)

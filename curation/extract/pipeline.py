@@ -189,6 +189,9 @@ def write_extraction(extraction: Extraction, workspace: Workspace, options: Extr
         return report
     for ref, data in sorted(extraction.blobs.items()):
         workspace.blobs.put(data, ref.rsplit(".", 1)[1])
+    source = Path(report.path)
+    if source.is_file():  # the annotator renders the page and re-crops from `<sha256>.pdf`
+        workspace.blobs.put(source.read_bytes(), "pdf")
     written = workspace.store.save_items(extraction.items, author=options.author, stage=STAGE,
                                          reason=f"extract {Path(report.path).name}")
     report.created, report.updated, report.unchanged = len(written.created), len(written.updated), len(written.unchanged)

@@ -1,4 +1,4 @@
-"""Screenshots of each annotator queue with the sample content (one PNG per queue here).
+"""Screenshots of each annotator queue with the sample exam (extracted from its PDF), one PNG per queue.
 
     python docs/screenshots/take_screenshots.py   # needs the annotator extra, playwright, Debian chromium
 """
@@ -17,7 +17,7 @@ from PIL import Image
 from playwright.sync_api import expect, sync_playwright
 
 from annotator import auth, queues, scoring
-from annotator.sample import load_sample, write_scoring_files
+from annotator.tables import ensure_tables
 from curation.workspace import init_workspace
 
 HERE = Path(__file__).resolve().parent
@@ -26,21 +26,60 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 MAX_BYTES = 300_000
 
 
+# Rationales the project wrote for the sample exam's lapse-rate question (blind scoring shows them
+# as 응답 A/B/C); the judge scores are what an LLM judge would have recorded for them.
+MODEL_RATIONALES = {
+    "model-alpha": "건조 공기가 단열 상승하면 팽창하여 냉각되며, 그 비율은 $\\Gamma_d = g/c_p \\approx 9.8\\,\\mathrm{K/km}$ 이다.",
+    "model-beta": "습윤단열감률과 같으므로 약 $6\\,\\mathrm{K/km}$ 이다.",
+    "model-gamma": "$g/c_p$ 로 주어지며 기압과 무관하고 약 $9.8\\,^{\\circ}\\mathrm{C/km}$ 이다.",
+}
+JUDGE = {"model-alpha": (5, 5, 4, 5), "model-beta": (1, 2, 2, 4), "model-gamma": (5, 4, 3, 4)}
+
+
 def prepare(root: Path) -> None:
+    """The sample exam as the demo makes it: extracted from its PDF, Korea candidates tagged,
+    explicit variants proposed; one draft rationale and three blind model rationales."""
+    import json
+
+    from curation.extract.pipeline import ExtractOptions, extract_pdf
+    from curation.korea import KoreaLexicon, tag_korea, with_explicit_variant
+    from curation.revise import active_items, revise
+    from curation.sample_exam import write_sample_exam
+
     workspace = init_workspace(root)
-    load_sample(workspace)
+    pdf, _ = write_sample_exam(root / "sample-exam.pdf")
+    extract_pdf(pdf, workspace, ExtractOptions(exam="기상기사", session="sample-0", author="extract"))
+    lexicon = KoreaLexicon()
+    revise(workspace.store, active_items(workspace.store), lambda i: (tag_korea(i, lexicon), "korea lexicon"),
+           stage="tag-korea", author="demo")
+    revise(workspace.store, active_items(workspace.store),
+           lambda i: (with_explicit_variant(i, lexicon), "explicit rules") if i.flags.korea_reasons else None,
+           stage="explicit", author="demo")
+    lapse = next(s.item for s in active_items(workspace.store) if "건조단열감률" in s.item.stem)
+    workspace.store.update_fields(lapse.id, {"rationale": {
+        "text": "건조 공기 덩이가 단열 상승하면 팽창하며 냉각된다. 이 비율 $\\Gamma_d = g/c_p$ 는 약 "
+                "$9.8\\,\\mathrm{K/km}$ 로, 수증기 응결이 없으므로 습윤단열감률보다 크다.",
+        "status": "draft", "author": "sample"}}, expect_rev=workspace.store.get(lapse.id).rev, author="sample",
+        stage="rationale-draft", reason="draft rationale for review")
     engine = workspace.store.engine
+    ensure_tables(engine)
     for name, role in (("alice", "admin"), ("bob", "expert"), ("erin", "expert"), ("carol", "annotator")):
         auth.add_user(engine, name, role, f"password-{name}")
-    rationales, judge = write_scoring_files(root)
+    rationales, judge = root / "rationales.jsonl", root / "judge.jsonl"
+    rationales.write_text("".join(json.dumps({"item_id": lapse.id, "model": m, "rationale": t, "run_id": "sample-run"},
+                                             ensure_ascii=False) + "\n" for m, t in MODEL_RATIONALES.items()),
+                          encoding="utf-8")
+    judge.write_text("".join(json.dumps({"item_id": lapse.id, "model": m, **dict(zip(scoring.AXES, v, strict=True))})
+                             + "\n" for m, v in JUDGE.items()), encoding="utf-8")
     scoring.load_rationales(engine, rationales)
     scoring.load_judge(engine, judge)
     for task, bob, erin in zip(scoring.tasks(engine), ((5, 5, 4, 5), (1, 2, 2, 3), (4, 4, 3, 4)),
                                ((5, 4, 4, 5), (2, 2, 1, 4), (5, 4, 3, 3)), strict=True):
         for expert, values in (("bob", bob), ("erin", erin)):
             scoring.save_score(engine, task.id, expert, dict(zip(scoring.AXES, values, strict=True)), "", 0)
+    item_ids = workspace.store.ids()
     queues.assign(engine, "item", ["alice", "carol"], 2)
-    for item_id in ("sample-004", "sample-005"):
+    for item_id in item_ids[3:5]:
         queues.record_review(engine, "item", item_id, "carol", "accept", 1)
 
 
@@ -93,7 +132,8 @@ def main() -> None:
                 open_tab(page, "Korea-specific")
                 variant = page.locator("#korea-explicit_variant textarea")
                 variant.click()
-                variant.press_sequentially("한국의 동해안에서 겨울철 북동기류에 의해 많은 눈이 내리는 주된 원인은?")
+                variant.press("End")
+                variant.press_sequentially(" (검토)")
                 expect(page.locator("#korea-draft")).to_contain_text("unsaved", timeout=30_000)
                 save(page, "korea-review")
                 open_tab(page, "Rationale review")
