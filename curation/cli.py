@@ -418,6 +418,14 @@ def _selected(ws: Workspace, items: str | None) -> list:
     return stored
 
 
+def _one_client(models: list[str], ws: Workspace, step: str):  # noqa: ANN202
+    from curation.llm import model_client
+
+    if len(models) != 1:
+        raise BenchsmithError(f"{step} takes one --model")
+    return model_client(models[0], ws)
+
+
 def paraphrase_command(
     models: ModelsOption,
     workspace: WorkspaceOption = None,
@@ -428,15 +436,12 @@ def paraphrase_command(
     author: AuthorOption = None,
 ) -> None:
     """Paraphrase stems (term-preserving, original kept); results go to review."""
-    from curation.llm import model_client
     from curation.model_steps import paraphrase_items
     from curation.terms import load_terms
 
-    if len(models) != 1:
-        raise BenchsmithError("paraphrase takes one --model")
     ws = workspace_from(workspace)
     stored = _selected(ws, items)
-    client = model_client(models[0], ws)
+    client = _one_client(models, ws, "paraphrase")
     result = paraphrase_items([s.item for s in stored], client, max_tries=max_tries, domain_terms=load_terms(terms))
     _apply_step(ws, stored, result, "paraphrase", f"paraphrase by {client.name}", author, dry_run)
 
@@ -451,14 +456,11 @@ def rationale_draft_command(
     author: AuthorOption = None,
 ) -> None:
     """Draft a rationale per item with the reasoning prompt, regenerated until it reaches the gold answer."""
-    from curation.llm import model_client
     from curation.model_steps import draft_rationales
 
-    if len(models) != 1:
-        raise BenchsmithError("rationale draft takes one --model")
     ws = workspace_from(workspace)
     stored = [s for s in _selected(ws, items) if s.item.rationale is None]
-    client = model_client(models[0], ws)
+    client = _one_client(models, ws, "rationale draft")
     result = draft_rationales([s.item for s in stored], client, max_tries=max_tries)
     _apply_step(ws, stored, result, "rationale-draft", f"rationale drafted by {client.name}", author, dry_run)
     if result.tries:

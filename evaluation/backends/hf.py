@@ -7,11 +7,11 @@ from typing import Any
 
 from curation.errors import require_extra
 from evaluation.backends.base import ChatRequest, Completion, ImagePart
-from evaluation.backends.local import MicroBatcher, require_text_only
+from evaluation.backends.local import MicroBatcher, OneByOneBackend
 from evaluation.models import ModelSpec
 
 
-class HFBackend:
+class HFBackend(OneByOneBackend):
     def __init__(self, spec: ModelSpec):
         self.spec = spec
         self.torch = require_extra("torch", "hf")
@@ -52,13 +52,6 @@ class HFBackend:
         finish = "length" if len(new_tokens) >= (decoding.max_tokens or 1024) else "stop"
         return Completion(decode(new_tokens, skip_special_tokens=True), None, finish,
                           {"prompt_tokens": int(prompt_length), "completion_tokens": len(new_tokens)}, self.spec.model)
-
-    def _generate(self, requests: list[ChatRequest]) -> list[Completion]:
-        return [self._one(request) for request in requests]
-
-    async def complete(self, request: ChatRequest) -> Completion:
-        require_text_only(self.spec, request)
-        return await self.batcher.submit(request)
 
     async def aclose(self) -> None:
         return None

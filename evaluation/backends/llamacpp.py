@@ -10,7 +10,7 @@ from typing import Any
 
 from curation.errors import require_extra
 from evaluation.backends.base import ChatRequest, Completion
-from evaluation.backends.local import MicroBatcher, plain_messages, require_text_only, sampling
+from evaluation.backends.local import MicroBatcher, OneByOneBackend, plain_messages, sampling
 from evaluation.models import PACKAGED_LLAMACPP, ModelConfigError, ModelSpec
 
 
@@ -29,7 +29,7 @@ def resolve_gguf(model: str) -> Path:
     return path
 
 
-class LlamaCppBackend:
+class LlamaCppBackend(OneByOneBackend):
     def __init__(self, spec: ModelSpec):
         llama_cpp = require_extra("llama_cpp", "llamacpp")
         self.spec = spec
@@ -47,13 +47,6 @@ class LlamaCppBackend:
         usage = result.get("usage") or {}
         return Completion(choice["message"].get("content") or "", None, choice.get("finish_reason"),
                           {k: usage[k] for k in ("prompt_tokens", "completion_tokens") if k in usage}, result.get("model"))
-
-    def _generate(self, requests: list[ChatRequest]) -> list[Completion]:
-        return [self._one(request) for request in requests]
-
-    async def complete(self, request: ChatRequest) -> Completion:
-        require_text_only(self.spec, request)
-        return await self.batcher.submit(request)
 
     async def aclose(self) -> None:
         close = getattr(self.llm, "close", None)

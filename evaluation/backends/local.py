@@ -51,6 +51,24 @@ class MicroBatcher:
                     future.set_result(result)
 
 
+class OneByOneBackend:
+    """An in-process backend that answers one request at a time through its MicroBatcher;
+    subclasses set `spec` and `batcher` and implement `_one`."""
+
+    spec: ModelSpec
+    batcher: MicroBatcher
+
+    def _one(self, request: ChatRequest) -> Completion:
+        raise NotImplementedError
+
+    def _generate(self, requests: list[ChatRequest]) -> list[Completion]:
+        return [self._one(request) for request in requests]
+
+    async def complete(self, request: ChatRequest) -> Completion:
+        require_text_only(self.spec, request)
+        return await self.batcher.submit(request)
+
+
 def require_text_only(spec: ModelSpec, request: ChatRequest) -> None:
     if request.has_images() and not spec.capabilities.vision:
         raise BackendError("client", f"model {spec.name!r} is text-only but the request has images")
