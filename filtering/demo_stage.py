@@ -40,4 +40,5 @@ def shift_report(workspace: Workspace) -> str:
     cache.close()
     (out_dir / "shift.json").write_text(json.dumps(asdict(report), ensure_ascii=False, indent=2), encoding="utf-8")
     kl = ", ".join(f"KL({k}) {v:.3f}" for k, v in report.kl.items())
-    return f"{name} embeddings, {report.projection.split(' (')[0]}: {kl}; {out_dir / 'shift.json'}"
+    notes = "".join(f" ({note})" for note in report.notes if note.startswith("plots skipped"))
+    return f"{name} embeddings, {report.projection.split(' (')[0]}: {kl}; {out_dir / 'shift.json'}{notes}"

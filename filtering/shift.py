@@ -166,6 +166,11 @@ def analyze_shift(items: list[Any], hard_ids: set[str] | None, embedder_name: st
     }
     report = ShiftReport(embedder_name, projection_note, {n: int(m.sum()) for n, m in membership.items()}, kl,
                          compositions, notes=notes)
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        report.notes.append("plots skipped: matplotlib is not installed: pip install 'benchsmith[report]'")
+        return report
     report.plots = [str(plot_projection(points, membership, out_dir / "projection.png",
                                         f"{embedder_name}: {projection_note}"))]
     report.plots += [str(plot_composition(shares, out_dir / f"composition-{name}.png", f"composition by {name}"))
