@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from curation.errors import BenchsmithError
 from curation.workspace import CONFIG_NAME, Workspace, init_workspace, open_workspace
@@ -185,7 +186,8 @@ def run_demo(directory: Path) -> DemoContext:
         with console.status(f"{name}…"):
             line = stage(ctx)
         ctx.results[name] = line
-        console.print(f"[green]✓[/] {name:<12} {line}  [dim]({time.perf_counter() - started:.1f} s)[/]", highlight=False)
+        console.print(f"[green]✓[/] {name:<12} {escape(line)}  [dim]({time.perf_counter() - started:.1f} s)[/]",
+                      highlight=False)
     return ctx
 
 

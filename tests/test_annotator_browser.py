@@ -164,7 +164,8 @@ def test_edit_latex_stem_preview_save_and_history(server, browser):
     expect(preview.locator(".katex").first).to_be_visible(timeout=30_000)
     expect(preview).to_contain_text("수정된 문제")
     expect(preview).to_contain_text("$")  # the literal dollar, rendered, not a formula opener
-    assert preview.locator(".katex annotation").first.text_content() == "\\frac{dT}{dz} = -\\Gamma_d"
+    # the preview follows the typing; wait for the render of the final text, not an intermediate one
+    expect(preview.locator(".katex annotation").first).to_have_text("\\frac{dT}{dz} = -\\Gamma_d", timeout=30_000)
     page.locator("#item-save").click()
     expect(page.locator("#item-status")).to_contain_text("Saved as rev 2", timeout=30_000)
     assert stored(root, "sample-001").item.stem == stem and stored(root, "sample-001").rev == 2
