@@ -11,7 +11,7 @@ import typer
 
 from annotator import auth, queues, scoring
 from annotator.tables import ensure_tables
-from curation.cli import WorkspaceOption, out, workspace_from
+from curation.cli_kit import WorkspaceOption, out, workspace_from
 from curation.errors import BenchsmithError
 from curation.workspace import Workspace
 

@@ -21,10 +21,10 @@ import time
 from collections import defaultdict
 from pathlib import Path
 
-from curation.canonical import canonical_item
-from curation.dedup import DedupConfig, dedup_items, pool_order_key
 from curation.importers import import_file
 from curation.item import parse_item
+from curation.steps.canonical import canonical_item
+from curation.steps.dedup import DedupConfig, dedup_items, pool_order_key
 from curation.workspace import init_workspace
 
 REALDATA = Path(__file__).resolve().parents[1].parent / "shared" / "realdata"

@@ -68,7 +68,7 @@ class Server:
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             self.port = sock.getsockname()[1]
-        args = [sys.executable, "-m", "evaluation.testing_server", "--port", str(self.port), "--latency", str(latency)]
+        args = [sys.executable, "-m", "tests.fault_server", "--port", str(self.port), "--latency", str(latency)]
         for name, rate in rates.items():
             args += [f"--rate-{name}", str(rate)]
         self.process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, text=True)

@@ -24,8 +24,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.runner_bench import Server, make_items  # noqa: E402
-from curation.executors import ProcessPoolExecutor, Shard, ShardExecutor  # noqa: E402
-from curation.shard_driver import drive  # noqa: E402
+from curation.execution.executors import ProcessPoolExecutor, Shard, ShardExecutor  # noqa: E402
+from curation.execution.shard_driver import drive  # noqa: E402
 from curation.workspace import init_workspace  # noqa: E402
 from evaluation.executor import ExecutorSettings  # noqa: E402
 from evaluation.models import resolve_model  # noqa: E402
@@ -78,7 +78,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp_name, Server(0.1) as server, two_node_cluster() as address:
         tmp = Path(tmp_name)
         pin_loopback()
-        from curation.ray_executor import RayExecutor
+        from curation.execution.ray_executor import RayExecutor
 
         executors: dict[str, ShardExecutor] = {"local": ProcessPoolExecutor(), "ray": RayExecutor(address)}
         try:

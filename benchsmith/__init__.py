@@ -1,3 +1,5 @@
 """benchsmith: turn exam papers into expert benchmarks."""
 
-__version__ = "0.1.0"
+from curation.version import BENCHSMITH_VERSION as __version__
+
+__all__ = ["__version__"]

@@ -1,40 +1,56 @@
-"""The `benchsmith` command: it only assembles the commands each package registers."""
+"""The `benchsmith` command: it only assembles the commands each package registers.
+
+A package's commands are imported when one of them runs (or its help is asked for), so
+`benchsmith --help` lists every command from the table below without importing PyMuPDF,
+SQLAlchemy, the runners or Gradio. `tests/test_cli.py` checks the table against what each
+package really registers.
+"""
 
 from __future__ import annotations
 
+import importlib
 import sys
 
+import click
 import typer
-from rich.console import Console
-from rich.markup import escape
+from typer.core import TyperGroup
 
-from curation.errors import BenchsmithError
-from curation.item import ItemValidationError
+# command name → (module whose `register(app)` adds it, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "demo": ("benchsmith.demo", "Run every stage on the built-in sample exam, offline, and print where the results are."),
+    "init": ("curation.cli", "Create a workspace: benchsmith.toml, the store, blobs/, cache.db, runs/, releases/."),
+    "schema": ("curation.cli", "Print the item JSON Schema."),
+    "sample-exam": ("curation.cli", "Write the project's own sample exam PDF and its ground truth (OUT.truth.jsonl)."),
+    "extract": ("curation.cli", "Extract questions, options, figures and answers from exam PDFs into the store."),
+    "items": ("curation.cli", "Import, export, inspect and edit items."),
+    "dedup": ("curation.cli", "Remove near-duplicates: one item kept per cluster, the rest excluded; inverted-logic pairs queued."),
+    "shuffle": ("curation.cli", "Shuffle options per item (deterministic); answers remapped, the original order kept."),
+    "tag": ("curation.cli", "Tag items: Korea-specific candidates, taxonomy."),
+    "explicit": ("curation.cli", "Propose explicit variants (우리나라 → 한국 …) for Korea-specific items and candidates."),
+    "paraphrase": ("curation.cli", "Paraphrase stems (term-preserving, original kept); results go to review."),
+    "rationale": ("curation.cli", "Draft rationales for expert review."),
+    "run": ("evaluation.cli", "Ask models every selected item; responses are cached and logged; a rerun resumes."),
+    "judge": ("evaluation.cli", "Score each rationale of a reasoning run on four axes (1–5) against the reference rationale."),
+    "report": ("evaluation.cli", "Accuracy per subset with bootstrap CIs, reasoning scores, error rates: Markdown, CSV, PNG."),
+    "probe": ("filtering.cli", "Shortcut probes: options-only and question-only runs; items solvable without the question."),
+    "matrix": ("filtering.cli", "The solve matrix: items × models × attempts from the run logs."),
+    "filter": ("filtering.cli", "Adversarial filtering and hard subsets."),
+    "analyze": ("filtering.cli", "Distribution shift and model comparisons."),
+    "evaluate": ("export.cli", "Evaluate models on a release with the runners (same cache, logs and report as `run`)."),
+    "release": ("export.cli", "Build and publish versioned releases."),
+    "annotate": ("annotator.cli", "The review app in a browser: queues, editors, expert scoring, agreement."),
+    "users": ("annotator.cli", "Users of the review app and their roles."),
+}
 
-app = typer.Typer(
-    name="benchsmith",
-    help="Turn exam papers into expert benchmarks.",
-    no_args_is_help=True,
-    pretty_exceptions_enable=False,
-    add_completion=False,
-)
 
-
-def _assemble() -> None:
-    from benchsmith import demo
-    from curation import cli as curation_cli
-
-    curation_cli.register(app)
-    demo.register(app)
-    for module in ("evaluation.cli", "filtering.cli", "export.cli", "annotator.cli"):
-        try:
-            package_cli = __import__(module, fromlist=["register"])
-        except ModuleNotFoundError as error:
-            if error.name != module:
-                raise
-            continue
-        package_cli.register(app)
-    _wire_model_client()
+def load_package_commands(module_name: str) -> click.Group:
+    """The click group holding every command one package registers."""
+    module = importlib.import_module(module_name)
+    holder = typer.Typer(pretty_exceptions_enable=False)
+    module.register(holder)
+    if module_name == "curation.cli":
+        _wire_model_client()
+    return typer.main.get_group(holder)
 
 
 def _wire_model_client() -> None:
@@ -48,21 +64,65 @@ def _wire_model_client() -> None:
     set_client_factory(client_factory)
 
 
-_assemble()
+class LazyCommands(TyperGroup):
+    """Lists commands from COMMANDS; imports a package only to run (or show help of) its command."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """A placeholder carrying the help line: enough for the root's command list."""
+        if cmd_name not in COMMANDS:
+            return None
+        help_line = COMMANDS[cmd_name][1]
+        return click.Command(cmd_name, help=help_line, short_help=help_line)
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):  # noqa: ANN201
+        """The real command, imported from its package, for running it or showing its help."""
+        name = args[0] if args else None
+        if name in COMMANDS:
+            command = load_package_commands(COMMANDS[name][0]).commands.get(name)
+            if command is not None:
+                return name, command, args[1:]
+        return super().resolve_command(ctx, args)
+
+
+app = typer.Typer(
+    name="benchsmith",
+    cls=LazyCommands,
+    help="Turn exam papers into expert benchmarks.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+@app.callback()
+def root() -> None:
+    """Turn exam papers into expert benchmarks."""
 
 
 def main() -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from curation.errors import BenchsmithError
+
     try:
         app()
-    except ItemValidationError as error:
-        Console(stderr=True, soft_wrap=True).print(f"[red]error[/]: invalid item: {escape(str(error))}", highlight=False)
-        sys.exit(2)
     except BenchsmithError as error:
         Console(stderr=True, soft_wrap=True).print(f"[red]error[/]: {escape(str(error))}", highlight=False)
         sys.exit(error.exit_code)
     except KeyboardInterrupt:
         Console(stderr=True, soft_wrap=True).print("interrupted: work saved so far is kept")
         sys.exit(130)
+    except Exception as error:
+        from curation.item import ItemValidationError
+
+        if not isinstance(error, ItemValidationError):
+            raise
+        Console(stderr=True, soft_wrap=True).print(f"[red]error[/]: invalid item: {escape(str(error))}", highlight=False)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

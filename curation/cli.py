@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 import sys
@@ -10,42 +9,26 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from curation.cli_kit import (
+    AuthorOption,
+    JsonOption,
+    WorkspaceOption,
+    console,
+    current_author,
+    out,
+    print_json,
+    workspace_from,
+)
 from curation.diff import field_changes
 from curation.errors import BenchsmithError
 from curation.extract.cli_command import extract_command
 from curation.importers import FORMATS, export_jsonl, import_file
 from curation.item import item_json_schema
 from curation.store import ItemQuery, get_path
-from curation.workspace import Workspace, init_workspace, open_workspace
-
-console = Console(stderr=True, soft_wrap=True)
-out = Console(soft_wrap=True)
-
-WorkspaceOption = Annotated[
-    Path | None,
-    typer.Option("--workspace", "-w", envvar="BENCHSMITH_WORKSPACE", help="workspace folder", show_default=False),
-]
-JsonOption = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
-AuthorOption = Annotated[
-    str | None, typer.Option("--author", envvar="BENCHSMITH_USER", help="who makes the change (default: login name)")
-]
-
-
-def current_author(author: str | None) -> str:
-    return author or getpass.getuser() or "unknown"
-
-
-def workspace_from(path: Path | None) -> Workspace:
-    return open_workspace(path)
-
-
-def print_json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
-
+from curation.workspace import Workspace, init_workspace
 
 items_app = typer.Typer(help="Import, export, inspect and edit items.", no_args_is_help=True)
 
@@ -272,9 +255,9 @@ def dedup_command(
     as_json: JsonOption = False,
 ) -> None:
     """Remove near-duplicates: one item kept per cluster, the rest excluded; inverted-logic pairs queued."""
-    from curation.antonyms import AntonymLexicon
-    from curation.dedup import DedupConfig
-    from curation.dedup_stage import example_pairs, run_dedup
+    from curation.steps.antonyms import AntonymLexicon
+    from curation.steps.dedup import DedupConfig
+    from curation.steps.dedup_stage import example_pairs, run_dedup
 
     if method not in ("difflib", "fuzz", "lsh") or scope not in ("exam", "subject", "all"):
         raise BenchsmithError("--method is difflib|fuzz|lsh and --scope is exam|subject|all")
@@ -309,7 +292,7 @@ def shuffle_command(
 ) -> None:
     """Shuffle options per item (deterministic); answers remapped, the original order kept."""
     from curation.revise import active_items, revise
-    from curation.shuffle import shuffle_item
+    from curation.steps.shuffle import shuffle_item
 
     ws = workspace_from(workspace)
     report = revise(ws.store, active_items(ws.store), lambda item: (shuffle_item(item, seed), f"shuffle seed {seed}"),
@@ -318,7 +301,7 @@ def shuffle_command(
 
 
 def _korea_lexicon(terms: Path | None, rules: Path | None):  # noqa: ANN202
-    from curation.korea import KoreaLexicon
+    from curation.steps.korea import KoreaLexicon
 
     return KoreaLexicon().extended(terms, rules)
 
@@ -333,8 +316,8 @@ def tag_korea_command(
     author: AuthorOption = None,
 ) -> None:
     """Find Korea-specific candidates (lexicon, plus LLM detectors); reasons stored, candidates queued for review."""
-    from curation.korea import tag_korea
     from curation.revise import active_items
+    from curation.steps.korea import tag_korea
 
     ws = workspace_from(workspace)
     lexicon = _korea_lexicon(terms, None)
@@ -347,7 +330,7 @@ def tag_korea_command(
         out.print(report.line() + " (new Korea-specific candidates)", highlight=False)
         return
     from curation.llm import model_client
-    from curation.model_steps import detect_korea
+    from curation.steps.model_steps import detect_korea
 
     clients = [model_client(spec, ws) for spec in models]
     result = detect_korea([s.item for s in stored], clients, lexicon)
@@ -360,7 +343,7 @@ def tag_taxonomy_command(workspace: WorkspaceOption = None, dry_run: DryRunOptio
                          author: AuthorOption = None) -> None:
     """Fill part/subject, visual type and question format by rules (never overwriting a value)."""
     from curation.revise import active_items, revise
-    from curation.taxonomy import tag_taxonomy
+    from curation.steps.taxonomy import tag_taxonomy
 
     ws = workspace_from(workspace)
     report = revise(ws.store, active_items(ws.store), lambda item: (tag_taxonomy(item), "taxonomy rules"),
@@ -376,15 +359,15 @@ def explicit_command(
     author: AuthorOption = None,
 ) -> None:
     """Propose explicit variants (우리나라 → 한국 …) for Korea-specific items and candidates."""
-    from curation.korea import with_explicit_variant
     from curation.revise import active_items, revise
+    from curation.steps.korea import with_explicit_variant
 
     ws = workspace_from(workspace)
     lexicon = _korea_lexicon(None, rules)
     candidates = [s for s in active_items(ws.store) if s.item.flags.korea_specific or s.item.flags.korea_reasons]
     if model:
         from curation.llm import model_client
-        from curation.model_steps import explicit_rewrites
+        from curation.steps.model_steps import explicit_rewrites
 
         client = model_client(model, ws)
         result = explicit_rewrites([s.item for s in candidates], client)
@@ -436,8 +419,8 @@ def paraphrase_command(
     author: AuthorOption = None,
 ) -> None:
     """Paraphrase stems (term-preserving, original kept); results go to review."""
-    from curation.model_steps import paraphrase_items
-    from curation.terms import load_terms
+    from curation.steps.model_steps import paraphrase_items
+    from curation.steps.terms import load_terms
 
     ws = workspace_from(workspace)
     stored = _selected(ws, items)
@@ -456,7 +439,7 @@ def rationale_draft_command(
     author: AuthorOption = None,
 ) -> None:
     """Draft a rationale per item with the reasoning prompt, regenerated until it reaches the gold answer."""
-    from curation.model_steps import draft_rationales
+    from curation.steps.model_steps import draft_rationales
 
     ws = workspace_from(workspace)
     stored = [s for s in _selected(ws, items) if s.item.rationale is None]

@@ -19,9 +19,9 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from curation.cli import JsonOption, WorkspaceOption, print_json, workspace_from
+from curation.cli_kit import JsonOption, WorkspaceOption, print_json, workspace_from
 from curation.errors import BenchsmithError
-from curation.executor_options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
+from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
 from evaluation.executor import ExecutorSettings
 from evaluation.models import ModelSpec, resolve_model
 
@@ -139,8 +139,8 @@ def _models(models: list[str], model_list: Path | None, models_file: Path | None
 
 def _run_sharded(ws: Any, requests: list[Any], executor_name: str, ray_address: str | None, workers: int | None,
                  shard_size: int, max_attempts: int, show: bool) -> tuple[list[Any], dict[str, str]]:
-    from curation.executors import make_executor
-    from curation.shard_progress import shard_progress
+    from curation.execution.executors import make_executor
+    from curation.execution.shard_progress import shard_progress
     from evaluation.sharded_run import run_models
 
     executor = make_executor(executor_name, units=len(requests), workers=workers, ray_address=ray_address)

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from curation.errors import BenchsmithError
-from curation.executors import Shard, ShardExecutor
-from curation.shard_driver import DEFAULT_MAX_ATTEMPTS, ShardProgress, drive
+from curation.execution.executors import Shard, ShardExecutor
+from curation.execution.shard_driver import DEFAULT_MAX_ATTEMPTS, ShardProgress, drive
 from curation.workspace import Workspace
 from evaluation.cache import ResponseCache
 from evaluation.executor import Job

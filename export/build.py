@@ -143,7 +143,7 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
     import datasets
     import pyarrow
 
-    from benchsmith import __version__
+    from curation.version import BENCHSMITH_VERSION as __version__
 
     return {
         "name": config.name,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli import JsonOption, WorkspaceOption, out, print_json, workspace_from
+from curation.cli_kit import JsonOption, WorkspaceOption, out, print_json, workspace_from
 
 release_app = typer.Typer(help="Build and publish versioned releases.", no_args_is_help=True)
 

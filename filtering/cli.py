@@ -9,7 +9,7 @@ from typing import Annotated
 
 import typer
 
-from curation.cli import JsonOption, WorkspaceOption, console, out, print_json, workspace_from
+from curation.cli_kit import JsonOption, WorkspaceOption, console, out, print_json, workspace_from
 from curation.errors import BenchsmithError
 from evaluation.cli import ConcurrencyOption, ModelsFileOption
 

@@ -1,6 +1,8 @@
 """The CLI as a user runs it: a real subprocess, real exit codes, one-line errors."""
 
 import json
+import subprocess
+import sys
 
 from .conftest import run_cli
 from .helpers import make_record
@@ -97,3 +99,23 @@ def test_an_unreachable_database_is_named(tmp_path):
 def test_schema_prints_json_schema():
     result = run_cli("schema")
     assert result.returncode == 0 and json.loads(result.stdout)["title"] == "Item"
+
+
+def test_the_root_command_table_matches_what_each_package_registers() -> None:
+    """`benchsmith --help` lists commands from a static table; it must name every real command."""
+    from benchsmith.cli import COMMANDS, load_package_commands
+
+    registered: dict[str, tuple[str, str]] = {}
+    for module in sorted({module for module, _ in COMMANDS.values()}):
+        for name, command in load_package_commands(module).commands.items():
+            registered[name] = (module, command.get_short_help_str(limit=200))
+    assert registered == COMMANDS
+
+
+def test_help_imports_no_package_of_the_pipeline() -> None:
+    script = ("import sys; from benchsmith.cli import main; sys.argv = ['benchsmith', '--help']\n"
+              "try:\n    main()\nexcept SystemExit:\n    pass\n"
+              "heavy = [m for m in ('pymupdf', 'sqlalchemy', 'evaluation', 'filtering', 'export', 'annotator', 'gradio')"
+              " if m in sys.modules]\nprint('HEAVY', heavy)")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert "HEAVY []" in result.stdout

@@ -1,8 +1,8 @@
 from curation.item import parse_item
-from curation.korea import KoreaLexicon, tag_korea, with_explicit_variant
-from curation.shuffle import original_order, shuffle_item
-from curation.taxonomy import tag_taxonomy
-from curation.terms import missing_terms
+from curation.steps.korea import KoreaLexicon, tag_korea, with_explicit_variant
+from curation.steps.shuffle import original_order, shuffle_item
+from curation.steps.taxonomy import tag_taxonomy
+from curation.steps.terms import missing_terms
 
 from .helpers import make_record
 

@@ -2,12 +2,12 @@ from collections import defaultdict
 
 import pytest
 
-from curation.antonyms import AntonymLexicon
-from curation.canonical import canonical_item
-from curation.dedup import DedupConfig, all_pairs_difflib, dedup_items, pool_order_key
-from curation.dedup_stage import run_dedup
 from curation.importers import import_file
 from curation.item import parse_item
+from curation.steps.antonyms import AntonymLexicon
+from curation.steps.canonical import canonical_item
+from curation.steps.dedup import DedupConfig, all_pairs_difflib, dedup_items, pool_order_key
+from curation.steps.dedup_stage import run_dedup
 
 from .helpers import make_record
 
@@ -82,7 +82,7 @@ def test_dry_run_writes_nothing(workspace):
 
 
 def test_an_edit_made_meanwhile_is_not_overwritten(workspace, monkeypatch):
-    import curation.dedup_stage as stage
+    import curation.steps.dedup_stage as stage
 
     workspace.store.save_items([_item("a"), _item("b", session="2021-1")], author="t", stage="import")
     real = stage.dedup_items

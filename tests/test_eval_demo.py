@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from evaluation.demo_stage import DEMO_MODELS, evaluate_sample, local_model_available
+from benchsmith.demo_evaluate import DEMO_MODELS, evaluate_sample, local_model_available
 from tests.eval_support import seed_items
 
 

@@ -14,8 +14,8 @@ from evaluation.models import resolve_model
 from evaluation.report import write_report
 from evaluation.runlog import RESPONSES, read_records
 from evaluation.runner import RunRequest, run_model
-from evaluation.testing_server import ServerConfig, ServerThread
 from tests.eval_support import seed_items
+from tests.fault_server import ServerConfig, ServerThread
 
 FAST = ExecutorSettings(concurrency=4, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=6, timeout_s=10)
 

@@ -8,9 +8,9 @@ import pytest
 
 from evaluation.models import ModelConfigError, load_models_file, parse_inline_spec, resolve_model
 from evaluation.prompts import get_prompt
-from evaluation.testing_server import ServerThread
 from tests.conftest import run_cli
 from tests.eval_support import seed_items
+from tests.fault_server import ServerThread
 
 
 @pytest.mark.parametrize(("spec", "backend", "model", "url"), [

@@ -10,8 +10,8 @@ import json
 import pytest
 
 from curation.store import ItemQuery
-from evaluation.testing_server import ServerThread
 from tests.conftest import run_cli
+from tests.fault_server import ServerThread
 
 pytestmark = pytest.mark.realdata
 

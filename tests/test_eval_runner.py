@@ -22,9 +22,9 @@ from evaluation.models import resolve_model
 from evaluation.prompts import ImageResolver, build_request, get_prompt
 from evaluation.runlog import RESPONSES, read_records
 from evaluation.runner import OUTCOMES, RunRequest, run_model
-from evaluation.testing_server import ServerConfig, ServerThread
 from tests.conftest import REPO
 from tests.eval_support import seed_items
+from tests.fault_server import ServerConfig, ServerThread
 
 FAST = ExecutorSettings(concurrency=8, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=6, timeout_s=5)
 

@@ -4,11 +4,11 @@ import json
 
 import pytest
 
-from curation.korea import KoreaLexicon
-from curation.model_steps import detect_korea, draft_rationales, paraphrase_items
-from curation.terms import missing_terms
+from curation.steps.korea import KoreaLexicon
+from curation.steps.model_steps import detect_korea, draft_rationales, paraphrase_items
+from curation.steps.terms import missing_terms
 from evaluation.generation import client_factory
-from evaluation.testing_server import ServerConfig, ServerThread
+from tests.fault_server import ServerConfig, ServerThread
 
 from .conftest import run_cli
 from .eval_support import seed_items

@@ -13,16 +13,16 @@ import pytest
 
 pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'benchsmith[ray]')")
 
-from curation.executors import ProcessPoolExecutor, Started  # noqa: E402
+from curation.execution.executors import ProcessPoolExecutor, Started  # noqa: E402
 from curation.workspace import init_workspace  # noqa: E402
 from evaluation.executor import ExecutorSettings  # noqa: E402
 from evaluation.models import resolve_model  # noqa: E402
 from evaluation.runlog import RESPONSES, read_records  # noqa: E402
 from evaluation.runner import RunRequest  # noqa: E402
 from evaluation.sharded_run import run_models  # noqa: E402
-from evaluation.testing_server import ServerConfig, ServerThread  # noqa: E402
 from tests.conftest import run_cli  # noqa: E402
 from tests.eval_support import seed_items  # noqa: E402
+from tests.fault_server import ServerConfig, ServerThread  # noqa: E402
 
 from .ray_cluster import pin_loopback, two_node_cluster  # noqa: E402
 from .scaleout_support import log_lines, run_results, stored_items, write_sample_pdfs  # noqa: E402
@@ -41,7 +41,7 @@ def ray_address():
 
 @pytest.fixture
 def ray_executor(ray_address):
-    from curation.ray_executor import RayExecutor
+    from curation.execution.ray_executor import RayExecutor
 
     executor = RayExecutor(ray_address)
     yield executor

@@ -10,14 +10,14 @@ import sys
 
 import pytest
 
-from curation.executors import InProcessExecutor, ProcessPoolExecutor
+from curation.execution.executors import InProcessExecutor, ProcessPoolExecutor
 from evaluation.executor import ExecutorSettings
 from evaluation.models import resolve_model
 from evaluation.runner import RunRequest, run_model
 from evaluation.sharded_run import plan_slices, run_models, shard_resources
-from evaluation.testing_server import ServerThread
 from tests.conftest import REPO, run_cli
 from tests.eval_support import seed_items
+from tests.fault_server import ServerThread
 
 from .scaleout_support import log_lines, run_results, stored_items, write_sample_pdfs
 

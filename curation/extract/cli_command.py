@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from curation.errors import BenchsmithError
-from curation.executor_options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
+from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
 from curation.extract.answer_keys import AnswerKey
 from curation.extract.document import ENGINES
 from curation.extract.pipeline import ExtractOptions, extract_pdf, load_answer_key
@@ -35,7 +35,7 @@ def extract_command(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON for scripts")] = False,
 ) -> None:
     """Extract questions, options, figures and answers from exam PDFs into the store."""
-    from curation.cli import current_author, print_json, workspace_from
+    from curation.cli_kit import current_author, print_json, workspace_from
 
     if engine not in ENGINES:
         raise BenchsmithError(f"--engine {engine!r}: choose one of {', '.join(ENGINES)}")
@@ -56,7 +56,7 @@ def extract_command(
 
 
 def _show(report: PdfReport) -> None:
-    from curation.cli import console, out
+    from curation.cli_kit import console, out
 
     for line in report.summary_lines():
         (console if report.error else out).print(line, highlight=False, markup=False, soft_wrap=True)
@@ -64,7 +64,7 @@ def _show(report: PdfReport) -> None:
 
 def _extract_here(pdf: Path, ws: Workspace, options: ExtractOptions, key: AnswerKey | None, mineru_output: Path | None,
                   as_json: bool) -> PdfReport:
-    from curation.cli import console
+    from curation.cli_kit import console
 
     with console.status(f"extracting {pdf.name}…"):
         try:
@@ -83,10 +83,10 @@ def _extract_here(pdf: Path, ws: Workspace, options: ExtractOptions, key: Answer
 
 def _extract_sharded(pdfs: list[Path], ws: Workspace, options: ExtractOptions, key: AnswerKey | None, executor_name: str,
                      ray_address: str | None, workers: int | None, max_attempts: int, as_json: bool) -> list[PdfReport]:
-    from curation.cli import console
-    from curation.executors import make_executor
+    from curation.cli_kit import console
+    from curation.execution.executors import make_executor
+    from curation.execution.shard_progress import shard_progress
     from curation.extract.parallel import extract_many
-    from curation.shard_progress import shard_progress
 
     executor = make_executor(executor_name, units=len(pdfs), workers=workers, ray_address=ray_address)
     try:

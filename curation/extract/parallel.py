@@ -14,11 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from curation.errors import BenchsmithError
-from curation.executors import Shard, ShardExecutor
+from curation.execution.executors import Shard, ShardExecutor
+from curation.execution.shard_driver import DEFAULT_MAX_ATTEMPTS, ShardProgress, drive
 from curation.extract.answer_keys import AnswerKey
 from curation.extract.pipeline import Extraction, ExtractOptions, extract_items, write_extraction
 from curation.extract.report import PdfReport
-from curation.shard_driver import DEFAULT_MAX_ATTEMPTS, ShardProgress, drive
 from curation.workspace import Workspace
 
 _PDF_MARK = "\x00pdf\x00"  # the worker's temporary path in an error, put back as the driver's path

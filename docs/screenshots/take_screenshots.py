@@ -42,9 +42,9 @@ def prepare(root: Path) -> None:
     import json
 
     from curation.extract.pipeline import ExtractOptions, extract_pdf
-    from curation.korea import KoreaLexicon, tag_korea, with_explicit_variant
     from curation.revise import active_items, revise
     from curation.sample_exam import write_sample_exam
+    from curation.steps.korea import KoreaLexicon, tag_korea, with_explicit_variant
 
     workspace = init_workspace(root)
     pdf, _ = write_sample_exam(root / "sample-exam.pdf")

@@ -13,7 +13,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from curation.errors import require_extra
-from curation.executors import Event, ExecutorError, Shard, Started, describe_error, pump
+from curation.execution.executors import Event, ExecutorError, Shard, Started, describe_error, pump
 
 _WAIT_S = 1.0
 _CONNECT_TIMEOUT_S = 5.0

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from curation.item import Item, Paraphrase, Rationale
-from curation.korea import KoreaLexicon, tag_korea
 from curation.llm import TextModel, TextRequest
 from curation.revise import with_review_reason
-from curation.terms import DOMAIN_TERMS, missing_terms
+from curation.steps.korea import KoreaLexicon, tag_korea
+from curation.steps.terms import DOMAIN_TERMS, missing_terms
 
 PARAPHRASE_PROMPT = "paraphrase-v1"
 _PARAPHRASE_SYSTEM = ("당신은 국가 시험 문제를 다듬는 편집자입니다. 문제의 뜻, 정답, 난이도를 바꾸지 않고 문장만 "

@@ -8,7 +8,7 @@ streams. It answers deterministically from the request content (an option picked
 seeded hash of the prompt) and never knows any gold answer. With a JSON schema in the
 request it answers with an object that follows the schema.
 
-    python -m evaluation.testing_server --port 8000 --latency 0.1 --rate-500 0.2
+    python -m tests.fault_server --port 8000 --latency 0.1 --rate-500 0.2
 """
 
 from __future__ import annotations

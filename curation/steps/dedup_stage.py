@@ -7,10 +7,10 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from curation.antonyms import AntonymLexicon
-from curation.dedup import DedupConfig, DedupResult, dedup_items
 from curation.item import Item
 from curation.revise import StageReport, active_items, revise, with_review_reason
+from curation.steps.antonyms import AntonymLexicon
+from curation.steps.dedup import DedupConfig, DedupResult, dedup_items
 from curation.store import Store
 
 

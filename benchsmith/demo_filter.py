@@ -8,8 +8,8 @@ import json
 from dataclasses import asdict
 from datetime import UTC, datetime
 
+from benchsmith.demo_evaluate import DEMO_MODELS, LOCAL_MODEL, local_model_available
 from curation.workspace import Workspace
-from evaluation.demo_stage import DEMO_MODELS, LOCAL_MODEL, local_model_available
 from evaluation.models import resolve_model
 from filtering.adversarial import FilterPlan, run_filter
 from filtering.embeddings import EmbeddingCache, resolve_embedder

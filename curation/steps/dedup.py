@@ -35,9 +35,9 @@ from typing import Literal
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from curation.antonyms import AntonymLexicon
-from curation.canonical import canonical_item, canonical_stem
 from curation.item import Item
+from curation.steps.antonyms import AntonymLexicon
+from curation.steps.canonical import canonical_item, canonical_stem
 
 Method = Literal["difflib", "fuzz", "lsh"]
 Scope = Literal["all", "exam", "subject"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from curation.shard_driver import ShardProgress
+from curation.execution.shard_driver import ShardProgress
 
 
 @dataclass

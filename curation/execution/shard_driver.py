@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from curation.executors import Shard, ShardExecutor, Started
+from curation.execution.executors import Shard, ShardExecutor, Started
 
 DEFAULT_MAX_ATTEMPTS = 3
 

@@ -3,11 +3,11 @@
 A shard is a deterministic unit of work (a model's slice of items, one PDF) given as a module-level
 generator function and its payload. The function never touches the workspace: it yields results
 back to the driver, which alone writes the store, the cache and the run logs. Executors only move
-shards to workers and results back; retries and bookkeeping live in `curation.shard_driver`.
+shards to workers and results back; retries and bookkeeping live in `curation.execution.shard_driver`.
 
 - `InProcessExecutor`: shards run one after another in this process.
 - `ProcessPoolExecutor`: a pool of local processes (spawned), sized to the cores.
-- `RayExecutor` (`curation.ray_executor`, the `ray` extra, imported lazily): a Ray cluster.
+- `RayExecutor` (`curation.execution.ray_executor`, the `ray` extra, imported lazily): a Ray cluster.
 """
 
 from __future__ import annotations
@@ -219,7 +219,7 @@ def make_executor(name: str, *, units: int = 2, workers: int | None = None,
                   ray_address: str | None = None) -> ShardExecutor:
     """`local`: in this process for a single unit of work, else a process pool; `ray`: a Ray cluster."""
     if name == "ray":
-        from curation.ray_executor import RayExecutor
+        from curation.execution.ray_executor import RayExecutor
 
         return RayExecutor(ray_address)
     if name != "local":

@@ -1,0 +1,39 @@
+"""The CLI kit every package's `cli.py` shares: the consoles, the common options and the
+workspace lookup. It imports nothing heavy, so `benchsmith --help` stays fast."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+
+from curation.workspace import Workspace, open_workspace
+
+console = Console(stderr=True, soft_wrap=True)
+out = Console(soft_wrap=True)
+
+WorkspaceOption = Annotated[
+    Path | None,
+    typer.Option("--workspace", "-w", envvar="BENCHSMITH_WORKSPACE", help="workspace folder", show_default=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="print JSON for scripts")]
+AuthorOption = Annotated[
+    str | None, typer.Option("--author", envvar="BENCHSMITH_USER", help="who makes the change (default: login name)")
+]
+
+
+def current_author(author: str | None) -> str:
+    return author or getpass.getuser() or "unknown"
+
+
+def workspace_from(path: Path | None) -> Workspace:
+    return open_workspace(path)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")

@@ -1,0 +1,2 @@
+"""Where work runs: the executor seam (this process, a local process pool, Ray), the shard
+driver loop with its retries, its progress bar and the CLI options that choose an executor."""
