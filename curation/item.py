@@ -168,6 +168,22 @@ class Item(_Strict):
             return []
         return [self.answer] if isinstance(self.answer, int) else list(self.answer)
 
+    def requires_all_answers(self) -> bool:
+        """A multi-answer item asks for every listed option only when its format says so."""
+        return self.taxonomy.question_format == "multiple_answers"
+
+    def accepts(self, chosen: int | list[int] | set[int] | None) -> bool:
+        """The one scoring rule for every runner, report and export: with several listed answers
+        any one of them is correct (a choice of several must all be listed), unless the item
+        requires all of them, then the choice must be exactly the listed set."""
+        answers = set(self.answer_list())
+        if chosen is None or not answers:
+            return False
+        picked = {chosen} if isinstance(chosen, int) else set(chosen)
+        if not picked:
+            return False
+        return picked == answers if self.requires_all_answers() else picked <= answers
+
     def blob_refs(self) -> list[str]:
         refs = [image.blob for image in self.images]
         refs += [option.image.blob for option in self.options if option.image is not None]

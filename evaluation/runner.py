@@ -64,8 +64,7 @@ def score(item: Item, completion: Completion | None, error: BackendError | None)
         return record | {"outcome": "error", "error": {"kind": "refusal", "message": "the model refused to answer"}}
     if parsed.answer is None:
         return record | {"outcome": "unparseable", "error": None}
-    chosen = {parsed.answer} if isinstance(parsed.answer, int) else set(parsed.answer)
-    return record | {"outcome": "correct" if chosen == set(item.answer_list()) else "wrong", "error": None}
+    return record | {"outcome": "correct" if item.accepts(parsed.answer) else "wrong", "error": None}
 
 
 def parse_item_query(text: str | None) -> ItemQuery:
