@@ -25,12 +25,14 @@ from curation.cli_kit import (
 from curation.diff import field_changes
 from curation.errors import BenchsmithError
 from curation.extract.cli_command import extract_command
-from curation.importers import FORMATS, export_jsonl, import_file
+from curation.import_command import import_command
+from curation.importers import export_jsonl
 from curation.item import item_json_schema
 from curation.store import ItemQuery, get_path
 from curation.workspace import Workspace, init_workspace
 
 items_app = typer.Typer(help="Import, export, inspect and edit items.", no_args_is_help=True)
+items_app.command("import")(import_command)
 
 
 def register(app: typer.Typer) -> None:
@@ -65,59 +67,6 @@ def sample_exam_command(
 
     pdf_path, truth_path = write_sample_exam(out_pdf, seed=seed)
     out.print(f"sample exam: {pdf_path}\nground truth: {truth_path}")
-
-
-def _parse_map(pairs: list[str]) -> dict[str, str]:
-    mapping = {}
-    for pair in pairs:
-        for part in pair.split(","):
-            ours, sep, theirs = part.partition("=")
-            if not sep or not ours.strip() or not theirs.strip():
-                raise BenchsmithError(f"--map {part!r}: expected OURS=THEIRS, e.g. 'Question=문제'")
-            mapping[ours.strip()] = theirs.strip()
-    return mapping
-
-
-@items_app.command("import")
-def import_command(
-    files: Annotated[list[Path], typer.Argument(help="JSONL, Q-Net CSV, K-MetBench JSON, KMMLU JSON/CSV files")],
-    workspace: WorkspaceOption = None,
-    fmt: Annotated[str, typer.Option("--format", help=f"one of {', '.join(FORMATS)}")] = "auto",
-    exam: Annotated[str | None, typer.Option(help="exam name for every imported item")] = None,
-    column_map: Annotated[list[str], typer.Option("--map", help="CSV column names: OURS=THEIRS[,…]")] = [],  # noqa: B006
-    answer_base: Annotated[int, typer.Option(help="0 when the file's answers are 0-based")] = 1,
-    force: Annotated[bool, typer.Option("--force", help="overwrite items already in the store with the file's version (new revisions)")] = False,
-    author: AuthorOption = None,
-    as_json: JsonOption = False,
-) -> None:
-    """Import items; bad rows are reported and skipped, and the exit code is 1 if any failed."""
-    if fmt not in FORMATS:
-        raise BenchsmithError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
-    if answer_base not in (0, 1):
-        raise BenchsmithError("--answer-base must be 0 or 1")
-    ws = workspace_from(workspace)
-    mapping = _parse_map(column_map)
-    reports = [
-        import_file(path, ws.store, fmt=fmt, exam=exam, column_map=mapping, answer_base=answer_base,
-                    blobs=ws.blobs, author=current_author(author), force=force)
-        for path in files
-    ]
-    if as_json:
-        print_json([report.__dict__ | {"errors": [e.__dict__ for e in report.errors]} for report in reports])
-    else:
-        for report in reports:
-            if report.fatal:
-                console.print(f"[red]error[/]: {escape(report.fatal)}", highlight=False)
-                continue
-            out.print(f"{report.path} ({report.format}): {report.rows} rows, {report.created} new, "
-                      f"{report.updated} updated, {report.unchanged} unchanged, "
-                      f"{report.skipped} already in the store with other content (kept; --force overwrites), "
-                      f"{len(report.errors)} failed",
-                      highlight=False)
-            for error in report.errors:
-                console.print(f"  {report.path}: row {error.row}: {error.reason}", highlight=False, markup=False)
-    if any(not report.ok for report in reports):
-        raise typer.Exit(1)
 
 
 @items_app.command("export")
@@ -175,8 +124,12 @@ def show_command(
 
 @items_app.command("stats")
 def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False) -> None:
-    """Counts by status, exam, subject/part and flags."""
+    """Counts by status, exam, subject/part and flags; exam names that are likely one exam."""
+    from curation.exam_names import similar_names
+
     stats = workspace_from(workspace).store.stats()
+    stats["similar_exam_names"] = [{"name": head, "likely_same": others}
+                                   for head, others in similar_names(stats["by_exam"])]
     if as_json:
         print_json(stats)
         return
@@ -187,8 +140,37 @@ def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False
     for title, counts in groups:
         table = Table(title=title, show_header=False, title_justify="left")
         for key, count in counts.items():
-            table.add_row(key, str(count))
+            table.add_row(escape(key), str(count))
         out.print(table)
+    for group in stats["similar_exam_names"]:
+        head, by_exam = group["name"], stats["by_exam"]
+        others = ", ".join(f"{name!r} ({by_exam[name]})" for name in group["likely_same"])
+        out.print(f"likely the same exam as {head!r} ({by_exam[head]}): {others} — merge with "
+                  f"`benchsmith items rename-exam OLD {head!r}`", highlight=False, markup=False)
+
+
+@items_app.command("rename-exam")
+def rename_exam_command(
+    old: Annotated[str, typer.Argument(help="the exam name items carry now")],
+    new: Annotated[str, typer.Argument(help="the name to give them")],
+    workspace: WorkspaceOption = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="count; write nothing")] = False,
+    author: AuthorOption = None,
+) -> None:
+    """Rename an exam on every item that carries it (a revision per item, CAS; ids stay)."""
+    from curation.revise import revise
+
+    if not new.strip():
+        raise BenchsmithError("the new exam name is empty")
+    ws = workspace_from(workspace)
+    stored = list(ws.store.iter_items(ItemQuery(exam=old)))
+    if not stored:
+        raise BenchsmithError(f"no item has exam {old!r} (see `benchsmith items stats`)")
+    report = revise(ws.store, stored,
+                    lambda item: (item.model_copy(update={"source": item.source.model_copy(update={"exam": new})}),
+                                  f"exam {old!r} renamed {new!r}"),
+                    stage="rename-exam", author=current_author(author), dry_run=dry_run)
+    out.print(("[dry run] " if dry_run else "") + report.line(), highlight=False, markup=False)
 
 
 def _coerce(raw: str, current: Any) -> Any:

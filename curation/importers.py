@@ -5,7 +5,13 @@ Question_image, Option 1..4, Answer`, other column names through a map); K-MetBe
 (`question{text,image}`, `choices[{text,image}]`, `answer`, `part`, `korean`, `multimodal`,
 `rationale`); KMMLU JSON/CSV (`question, A..D, answer`); 한국사능력검정 JSON (`questions` with
 circled-digit `choices`, keys in a sibling `answers_*.json`). Text files may be UTF-8, UTF-8
-with a BOM, or CP949. A bad row is reported with file, row and reason; the rest import.
+with a BOM, or CP949, and may sit inside a Markdown code fence; a Q-Net CSV may lack its
+header row. A bad row is reported with file, row and reason; the rest import.
+
+Q-Net files hold one exam each: every row gets the file's majority exam name (or `exam`),
+and the variants are reported. A file that numbers a second section from 1 again gets ids
+`…-s2` for that section's rows (stable across re-imports). Rows whose text looks garbled
+(U+FFFD, mojibake) import with status `in_review` and the reason.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import io
 import json
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +29,10 @@ from typing import Any
 
 from curation.answers import CIRCLED, parse_answer_key
 from curation.blobs import BlobStore
+from curation.csv_shapes import headerless_qnet_columns, strip_code_fence
 from curation.errors import BenchsmithError
+from curation.exam_names import UNKNOWN, majority_name
+from curation.garbled import garbled_fields
 from curation.item import Item, ItemValidationError, parse_item
 from curation.store import Store
 
@@ -53,8 +63,11 @@ class FileReport:
     updated: int = 0
     unchanged: int = 0
     skipped: int = 0
+    garbled: int = 0
     errors: list[RowError] = field(default_factory=list)
     fatal: str | None = None
+    notes: list[str] = field(default_factory=list)  # how the file was read (no header, fenced …)
+    exam_variants: dict[str, int] = field(default_factory=dict)  # Test Name -> rows, when not one name
 
     @property
     def ok(self) -> bool:
@@ -95,15 +108,18 @@ def _jsonl_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row]:
             yield number, ValueError(f"not JSON: {error.msg} at column {error.colno}")
 
 
-def _csv_records(text: str) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]]]:
-    reader = csv.DictReader(io.StringIO(text))
+def _csv_records(text: str, fieldnames: list[str] | None = None) -> tuple[list[str], Iterator[tuple[int, dict[str, str]]]]:
+    reader = csv.DictReader(io.StringIO(text), fieldnames=fieldnames)
     header = [name.strip() for name in reader.fieldnames or []]
     reader.fieldnames = header
     return header, enumerate(reader, start=1)
 
 
 def _qnet_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row]:
-    header, rows = _csv_records(text)
+    fieldnames = None if context.column_map else headerless_qnet_columns(text, QNET_COLUMNS)
+    if fieldnames:
+        context.notes.append(f"no header row: read as the Q-Net columns ({len(fieldnames)})")
+    header, records = _csv_records(text, fieldnames)
     columns = {name: context.column_map.get(name, name) for name in QNET_COLUMNS}
     if columns["Question_image"] not in header:
         columns["Question_image"] = next((a for a in QNET_IMAGE_ALIASES if a in header), "")
@@ -111,11 +127,24 @@ def _qnet_rows(path: Path, text: str, context: ImportContext) -> Iterator[Row]:
                for ours, theirs in columns.items() if theirs and theirs not in header and ours != "Question_image"]
     if missing:
         raise ImportFormatError(f"{path}: missing columns {', '.join(missing)}; map them with --map OURS=THEIRS")
+    rows = list(records)
+    if not context.exam:
+        names = Counter(nfc(row.get(columns["Test Name"])) for _, row in rows)
+        context.file_exam = majority_name(names)
+        if len(names) > 1:
+            context.exam_variants = dict(names.most_common())
+    seen: Counter[str] = Counter()
     for number, row in rows:
         try:
-            yield number, _qnet_item(row, columns, context)
+            item = _qnet_item(row, columns, context)
         except ValueError as error:
             yield number, error
+            continue
+        seen[item["id"]] += 1
+        if seen[item["id"]] > 1:  # the numbering restarted: a later section of the paper
+            item["id"] = f"{item['id']}-s{seen[item['id']]}"
+            context.section_rows += 1
+        yield number, item
 
 
 def _qnet_item(row: dict[str, str], columns: dict[str, str], context: ImportContext) -> dict[str, Any]:
@@ -123,7 +152,7 @@ def _qnet_item(row: dict[str, str], columns: dict[str, str], context: ImportCont
         column = columns[name]
         return nfc(row.get(column)) if column else ""
 
-    exam = context.exam or cell("Test Name")
+    exam = context.exam or context.file_exam or cell("Test Name")
     year, session, subject = cell("Year"), cell("Session"), cell("Subject")
     number_text = cell("Number")
     if not number_text.isdigit():
@@ -139,7 +168,7 @@ def _qnet_item(row: dict[str, str], columns: dict[str, str], context: ImportCont
     return {
         "id": make_item_id(exam, year, session, subject, f"{int(number_text):03d}"),
         "source": {
-            "exam": exam or "unknown",
+            "exam": exam or UNKNOWN,
             "session": "-".join(part for part in (year, session) if part) or None,
             "subject": subject or None,
             "number": int(number_text),
@@ -301,6 +330,11 @@ class ImportContext:
     column_map: dict[str, str] = field(default_factory=dict)
     answer_base: int = 1
     blobs: BlobStore | None = None
+    id_suffix: str | None = None
+    file_exam: str | None = None  # the majority name of a Q-Net file
+    exam_variants: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    section_rows: int = 0
 
 
 def detect_format(path: Path, text: str) -> str:
@@ -308,6 +342,8 @@ def detect_format(path: Path, text: str) -> str:
     if suffix == ".jsonl":
         return "jsonl"
     if suffix == ".csv":
+        if headerless_qnet_columns(text, QNET_COLUMNS):
+            return "qnet"
         header = next(csv.reader(io.StringIO(text)), [])
         names = {name.strip() for name in header}
         if {"Option 1", "Question"} <= names:
@@ -336,23 +372,30 @@ def import_file(
     blobs: BlobStore | None = None,
     author: str = "import",
     force: bool = False,
+    id_suffix: str | None = None,
 ) -> FileReport:
     """Import one file. Items already in the store are left as they are (later stages may
-    have revised them) unless `force`, which writes the file's version as a new revision."""
+    have revised them) unless `force`, which writes the file's version as a new revision.
+    `id_suffix` is appended to every id of the file (two files that number alike)."""
     path = Path(path)
     report = FileReport(str(path), fmt)
+    context = ImportContext(path.name, path.stem, exam, column_map or {}, answer_base, blobs, id_suffix)
     try:
         if not path.is_file():
             raise ImportFormatError(f"{path}: no such file")
-        text = read_text(path)
+        text, fenced = strip_code_fence(read_text(path))
+        if fenced:
+            report.notes.append("inside a Markdown code fence: read the text between the fence lines")
         report.format = fmt if fmt != "auto" else detect_format(path, text)
-        context = ImportContext(path.name, path.stem, exam, column_map or {}, answer_base, blobs)
         items: list[tuple[int, Item]] = []
         for number, result in READERS[report.format](path, text, context):
             report.rows += 1
             if isinstance(result, Exception):
                 report.errors.append(RowError(number, str(result)))
                 continue
+            report.garbled += _mark_garbled(result)
+            if id_suffix:
+                result["id"] = make_item_id(result.get("id"), id_suffix)
             try:
                 items.append((number, parse_item(result)))
             except ItemValidationError as error:
@@ -360,6 +403,19 @@ def import_file(
     except ImportFormatError as error:
         report.fatal = str(error)
         return report
+    finally:
+        report.notes += context.notes
+        report.exam_variants = context.exam_variants
+    if context.exam_variants and context.file_exam:
+        others = ", ".join(f"{name or '(empty)'!r} {count}" for name, count in context.exam_variants.items()
+                           if name != context.file_exam)
+        report.notes.append(f"exam names vary: all rows imported as {context.file_exam!r} "
+                            f"({context.exam_variants[context.file_exam]} rows); others: {others}")
+    if context.section_rows:
+        report.notes.append(f"{context.section_rows} rows repeat an earlier question number: "
+                            "imported as a later section (ids …-s2, …-s3)")
+    if report.garbled:
+        report.notes.append(f"{report.garbled} rows look garbled: imported with status in_review")
     first_row: dict[str, int] = {}
     unique: list[Item] = []
     for number, item in items:
@@ -373,6 +429,24 @@ def import_file(
     report.created, report.updated = len(written.created), len(written.updated)
     report.unchanged, report.skipped = len(written.unchanged), len(written.skipped)
     return report
+
+
+def _mark_garbled(record: dict[str, Any]) -> bool:
+    """Send a row whose text looks garbled to review (status and reason). True if it did."""
+    options = record.get("options") or []
+    texts = {"stem": str(record.get("stem") or "")}
+    texts |= {f"option {k}": str(o.get("text") or "") for k, o in enumerate(options, start=1) if isinstance(o, dict)}
+    found = garbled_fields(texts)
+    if not found:
+        return False
+    flags = record.setdefault("flags", {}) if isinstance(record.get("flags", {}), dict) else {}
+    reason = f"garbled text on import ({found}): compare with the source"
+    reasons = flags.setdefault("review_reasons", [])
+    if not any(r.startswith("garbled text on import") for r in reasons):
+        reasons.append(reason)
+    if record.get("status", "extracted") == "extracted":
+        record["status"] = "in_review"
+    return True
 
 
 def export_jsonl(store: Store, out: io.TextIOBase, query=None) -> int:  # noqa: ANN001

@@ -1,0 +1,105 @@
+"""`benchsmith items import`: many files, one progress bar, one summary line (per-file lines
+and notes with --verbose; row errors always)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from curation.cli_kit import (
+    AuthorOption,
+    JsonOption,
+    WorkspaceOption,
+    console,
+    current_author,
+    out,
+    print_json,
+    workspace_from,
+)
+from curation.errors import BenchsmithError
+from curation.importers import FORMATS, FileReport, import_file
+from curation.progress import progress_bar
+
+
+def parse_map(pairs: list[str]) -> dict[str, str]:
+    mapping = {}
+    for pair in pairs:
+        for part in pair.split(","):
+            ours, sep, theirs = part.partition("=")
+            if not sep or not ours.strip() or not theirs.strip():
+                raise BenchsmithError(f"--map {part!r}: expected OURS=THEIRS, e.g. 'Question=문제'")
+            mapping[ours.strip()] = theirs.strip()
+    return mapping
+
+
+def file_line(report: FileReport) -> str:
+    return (f"{report.path} ({report.format}): {report.rows} rows, {report.created} new, {report.updated} updated, "
+            f"{report.unchanged} unchanged, {report.skipped} kept, {report.garbled} garbled, "
+            f"{len(report.errors)} failed")
+
+
+def summary_line(reports: list[FileReport]) -> str:
+    read = [r for r in reports if not r.fatal]
+    formats = ", ".join(sorted({r.format for r in read}))
+
+    def total(name: str) -> int:
+        return sum(getattr(r, name) for r in read)
+
+    shapes = [(sum(any(n.startswith(prefix) for n in r.notes) for r in read), label) for prefix, label in
+              (("no header row", "without a header row"), ("inside a Markdown", "in a code fence"),
+               ("exam names vary", "with exam-name variants"), ("rows repeat", "with a repeated numbering"))]
+    shape_text = "; ".join(f"{count} {label}" for count, label in shapes if count)
+    skipped = total("skipped")
+    return (f"imported {len(read)} of {len(reports)} files ({formats or 'none'}"
+            + (f"; {shape_text}" if shape_text else "") + f"): {total('rows')} rows, {total('created')} new, "
+            f"{total('updated')} updated, {total('unchanged')} unchanged, "
+            + (f"{skipped} already in the store with other content (kept; --force overwrites), " if skipped else "")
+            + f"{total('garbled')} garbled (sent to review), {sum(len(r.errors) for r in read)} rows failed"
+            + (f", {len(reports) - len(read)} files refused" if len(read) < len(reports) else ""))
+
+
+def import_command(
+    files: Annotated[list[Path], typer.Argument(help="JSONL, Q-Net CSV, K-MetBench JSON, KMMLU JSON/CSV files")],
+    workspace: WorkspaceOption = None,
+    fmt: Annotated[str, typer.Option("--format", help=f"one of {', '.join(FORMATS)}")] = "auto",
+    exam: Annotated[str | None, typer.Option(help="exam name for every imported item (else one per file: its majority)")] = None,
+    column_map: Annotated[list[str], typer.Option("--map", help="CSV column names: OURS=THEIRS[,…]")] = [],  # noqa: B006
+    answer_base: Annotated[int, typer.Option(help="0 when the file's answers are 0-based")] = 1,
+    id_suffix: Annotated[str | None, typer.Option("--id-suffix", help="append to every id (files that number alike)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="overwrite items already in the store with the file's version (new revisions)")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="a line per file, with how it was read")] = False,
+    author: AuthorOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Import items; bad rows are reported and skipped, and the exit code is 1 if any failed."""
+    if fmt not in FORMATS:
+        raise BenchsmithError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if answer_base not in (0, 1):
+        raise BenchsmithError("--answer-base must be 0 or 1")
+    ws = workspace_from(workspace)
+    mapping = parse_map(column_map)
+    reports = []
+    with progress_bar(console, "importing", len(files), unit="files") as advance:
+        for path in files:
+            reports.append(import_file(path, ws.store, fmt=fmt, exam=exam, column_map=mapping, answer_base=answer_base,
+                                       blobs=ws.blobs, author=current_author(author), force=force, id_suffix=id_suffix))
+            advance(1)
+    if as_json:
+        print_json([report.__dict__ | {"errors": [e.__dict__ for e in report.errors]} for report in reports])
+    else:
+        for report in reports:
+            if report.fatal:
+                console.print(f"[red]error[/]: {escape(report.fatal)}", highlight=False)
+                continue
+            if verbose:
+                out.print(file_line(report), highlight=False, markup=False)
+                for note in report.notes:
+                    out.print(f"  {note}", highlight=False, markup=False)
+            for error in report.errors:
+                console.print(f"  {report.path}: row {error.row}: {error.reason}", highlight=False, markup=False)
+        out.print(summary_line(reports), highlight=False, markup=False)
+    if any(not report.ok for report in reports):
+        raise typer.Exit(1)
