@@ -225,9 +225,13 @@ def register_stages(app: typer.Typer) -> None:
 
 def dedup_command(
     workspace: WorkspaceOption = None,
-    threshold: Annotated[float, typer.Option(help="difflib ratio at or above which two items are duplicates")] = 0.6,
+    preset: Annotated[str, typer.Option(help="kmetbench (difflib ≥ 0.6, the seeds' rule) | precise "
+                                        "(≥ 0.95, or ≥ 0.8 with the same answer)")] = "kmetbench",
+    threshold: Annotated[float | None, typer.Option(help="difflib ratio at or above which two items are duplicates "
+                                                    "[preset: 0.6 / 0.8]")] = None,
     method: Annotated[str, typer.Option(help="difflib (exact, rapidfuzz-prefiltered) | fuzz | lsh")] = "difflib",
-    scope: Annotated[str, typer.Option(help="compare within: exam | subject | all")] = "exam",
+    scope: Annotated[str, typer.Option(help="near-duplicates within: exam | subject | all "
+                                       "(exact duplicates: always the whole pool)")] = "exam",
     stem_gate: Annotated[float, typer.Option(help="stems must also reach this ratio (0 = the bare rule)")] = 0.6,
     require_same_answer: Annotated[bool, typer.Option(help="merge only when the correct options' texts agree")] = False,
     antonyms: Annotated[Path | None, typer.Option(help="extra antonym pairs, one 높은/낮은 per line")] = None,
@@ -236,34 +240,52 @@ def dedup_command(
     author: AuthorOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Remove near-duplicates: one item kept per cluster, the rest excluded; inverted-logic pairs queued."""
+    """Remove exact duplicates (whole pool) and near-duplicates (within --scope): one item kept per
+    cluster, the rest excluded; inverted-logic pairs and answer conflicts queued for review."""
+    from curation.progress import progress_bar
     from curation.steps.antonyms import AntonymLexicon
-    from curation.steps.dedup import DedupConfig
-    from curation.steps.dedup_stage import example_pairs, run_dedup
+    from curation.steps.dedup import PRESETS, DedupConfig
+    from curation.steps.dedup_stage import band_report, example_pairs, run_dedup
 
     if method not in ("difflib", "fuzz", "lsh") or scope not in ("exam", "subject", "all"):
         raise BenchsmithError("--method is difflib|fuzz|lsh and --scope is exam|subject|all")
-    if not 0 < threshold <= 1 or not 0 <= stem_gate <= 1:
+    if preset not in PRESETS:
+        raise BenchsmithError(f"--preset {preset!r}: choose one of {', '.join(PRESETS)}")
+    settings = dict(PRESETS[preset])
+    if threshold is not None:
+        settings["threshold"] = threshold
+    if not 0 < float(settings.get("threshold", 0.6)) <= 1 or not 0 <= stem_gate <= 1:  # type: ignore[arg-type]
         raise BenchsmithError("--threshold must be in (0, 1] and --stem-gate in [0, 1]")
     ws = workspace_from(workspace)
     lexicon = AntonymLexicon.from_file(antonyms) if antonyms else AntonymLexicon()
-    config = DedupConfig(threshold=threshold, method=method, scope=scope, stem_gate=stem_gate,  # type: ignore[arg-type]
-                         require_same_answer=require_same_answer, workers=workers)
-    with console.status("finding near-duplicates…"):
+    config = DedupConfig(method=method, scope=scope, stem_gate=stem_gate,  # type: ignore[arg-type]
+                         require_same_answer=require_same_answer, workers=workers, **settings)  # type: ignore[arg-type]
+    total = ws.store.count(ItemQuery(status=["extracted", "in_review", "accepted"]))
+    with progress_bar(console, "comparing", total) as advance:
         result, report, path = run_dedup(ws.store, config, author=current_author(author), antonyms=lexicon,
-                                         dry_run=dry_run, report_dir=ws.runs_dir)
+                                         dry_run=dry_run, report_dir=ws.runs_dir, advance=advance)
     summary = result.summary() | {"revised": len(report.changed), "conflicts": report.conflicts,
                                   "report": str(path) if path else None}
+    bands = band_report(result, ws.store) if dry_run else []
     if as_json:
-        print_json(summary | {"examples": example_pairs(result, ws.store)})
+        print_json(summary | {"examples": example_pairs(result, ws.store), "bands": bands})
         return
     out.print(("[dry run] " if dry_run else "") + ", ".join(
         f"{key.replace('_', ' ')} {value}" for key, value in summary.items()
         if not isinstance(value, dict | list) and value is not None), highlight=False)
     if dry_run:
+        out.print("would merge, per ratio band (same answer = correct options' canonical text agrees):", highlight=False)
+        for band in bands:
+            share = f"{band['same_answer'] / band['pairs']:.0%}" if band["pairs"] else "-"
+            out.print(f"  {band['band']:<9} {band['pairs']:>7} pairs, {band['same_answer']:>7} same answer ({share})",
+                      highlight=False)
+            for example in band["examples"]:
+                out.print(f"      {example['ratio']:.3f} {example['first']}  ⇄  {example['second']}",
+                          highlight=False, markup=False)
         for example in example_pairs(result, ws.store):
-            out.print(f"  {example['verdict']:<14} ratio {example['ratio']:.3f} stem {example['stem_ratio']:.3f}"
-                      f"  {example['first']}  ⇄  {example['second']}", highlight=False, markup=False)
+            if example["verdict"] != "merged":
+                out.print(f"  {example['verdict']:<15} ratio {example['ratio']:.3f} stem {example['stem_ratio']:.3f}"
+                          f"  {example['first']}  ⇄  {example['second']}", highlight=False, markup=False)
 
 
 def shuffle_command(

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from curation.item import Item
+from curation.item import Item, Option
 
 # ①–⑩ (NFKC turns them into digits, so strip them first), (1) 1) 1. 가. A. ㄱ. markers
 _CIRCLED = re.compile(r"[\u2460-\u2473\u2776-\u277f]")
@@ -32,7 +32,16 @@ def canonical_stem(item: Item) -> str:
     return canonical_text(item.stem)
 
 
+def _option_key(option: Option) -> str:
+    """Its canonical text, or an image option's blob hash."""
+    return canonical_option(option.text) or (option.image.blob[:16] if option.image else "")
+
+
 def canonical_item(item: Item) -> str:
-    """Stem, then the options in sorted order (image options by their blob hash)."""
-    options = sorted(canonical_option(o.text) or (o.image.blob[:16] if o.image else "") for o in item.options)
-    return canonical_stem(item) + "|" + "|".join(options)
+    """Stem, then the options in sorted order."""
+    return canonical_stem(item) + "|" + "|".join(sorted(_option_key(o) for o in item.options))
+
+
+def canonical_answer(item: Item) -> tuple[str, ...]:
+    """The correct options' canonical texts, sorted: `2.5MPa` = `2.5 MPa`, `2~5㎛` = `2 ~ 5μm`."""
+    return tuple(sorted(_option_key(item.options[n - 1]) for n in item.answer_list()))

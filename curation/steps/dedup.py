@@ -18,7 +18,11 @@ canonical (NFKC, markers and whitespace stripped, options sorted) so permuted op
 caught. A pair is merged only if its stems also pass a similarity gate (same options under
 a new stem is a new question; `stem_gate=0` gives the bare rule) and no antonym swap or
 negation separates them (those go to review). `require_same_answer` is stricter still: the
-correct options' texts must agree.
+correct options' texts must agree (canonical text: `2.5MPa` is `2.5 MPa`).
+
+Exact duplicates (equal canonical text) are found over the whole pool whatever the scope,
+and near-duplicate search runs over distinct texts only. A pair at `conflict_ratio` or above
+whose answers differ is an answer conflict: both go to review, neither is excluded.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import multiprocessing as mp
 import unicodedata
 import zlib
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -36,8 +40,9 @@ import numpy as np
 from rapidfuzz import fuzz, process
 
 from curation.item import Item
+from curation.progress import Advance, no_progress
 from curation.steps.antonyms import AntonymLexicon
-from curation.steps.canonical import canonical_item, canonical_stem
+from curation.steps.canonical import canonical_answer, canonical_item, canonical_stem
 
 Method = Literal["difflib", "fuzz", "lsh"]
 Scope = Literal["all", "exam", "subject"]
@@ -52,9 +57,20 @@ class DedupConfig:
     scope: Scope = "exam"
     stem_gate: float = 0.6
     require_same_answer: bool = False
+    same_answer_below: float | None = None  # a pair with a ratio below this must share the answer
+    conflict_ratio: float = 0.95
     workers: int = 2
     lsh_bands: int = 64
     lsh_rows: int = 2
+
+
+# The seeds' rule (K-MetBench: difflib >= 0.6, reproducible) and a stricter one that merges
+# only near-identical text, or text at 0.8 or above with the same correct answer.
+PRESETS: dict[str, dict[str, object]] = {
+    "kmetbench": {},
+    "precise": {"threshold": 0.8, "same_answer_below": 0.95},
+}
+Verdict = Literal["merged", "stem_gate", "inverted", "answer_differs", "answer_conflict"]
 
 
 @dataclass(frozen=True)
@@ -63,9 +79,11 @@ class Pair:
     second: str
     ratio: float
     stem_ratio: float
-    verdict: Literal["merged", "stem_gate", "inverted", "answer_differs"]
+    verdict: Verdict
     swaps: tuple[tuple[str, str], ...] = ()
     same_answer: bool | None = None
+    exact: bool = False  # equal canonical text
+    cross_scope: bool = False  # an exact duplicate outside the near-duplicate scope (another exam)
 
 
 @dataclass
@@ -76,18 +94,15 @@ class DedupResult:
     pairs: list[Pair]
     clusters: list[list[str]]  # kept item first
     excluded: dict[str, tuple[str, int, float]] = field(default_factory=dict)  # id -> (kept id, cluster, ratio)
+    exact_excluded: dict[str, bool] = field(default_factory=dict)  # excluded as an exact duplicate -> across scope
 
     def verdict_counts(self) -> Counter:
         return Counter(pair.verdict for pair in self.pairs)
 
+    def conflicts(self) -> list[Pair]:
+        return [pair for pair in self.pairs if pair.verdict == "answer_conflict"]
+
     def summary(self) -> dict:
-        merged = [pair for pair in self.pairs if pair.verdict == "merged"]
-        bins: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-        for pair in merged:
-            low = min(int(pair.ratio * 10), 9) / 10
-            key = f"{low:.1f}-{low + 0.1:.1f}"
-            bins[key][0] += 1
-            bins[key][1] += bool(pair.same_answer)
         return {
             "pool": self.pool,
             "candidate_pairs": self.candidates,
@@ -95,9 +110,32 @@ class DedupResult:
             **{f"pairs_{verdict}": n for verdict, n in sorted(self.verdict_counts().items())},
             "clusters": len(self.clusters),
             "excluded": len(self.excluded),
+            "exact_duplicates_excluded": len(self.exact_excluded),
+            "cross_scope_exact_excluded": sum(self.exact_excluded.values()),
+            "answer_conflict_items": len({i for p in self.conflicts() for i in (p.first, p.second)}),
             "largest_cluster": max((len(c) for c in self.clusters), default=0),
-            "merged_same_answer_by_ratio": {k: {"pairs": v[0], "same_answer": v[1]} for k, v in sorted(bins.items())},
+            "merged_same_answer_by_ratio": {band: {"pairs": len(pairs), "same_answer": sum(bool(p.same_answer) for p in pairs)}
+                                            for band, pairs in merged_by_band(self.pairs).items()},
         }
+
+
+BANDS = ("0.6-0.7", "0.7-0.8", "0.8-0.9", "0.9-1.0", "identical")
+
+
+def ratio_band(pair: Pair) -> str:
+    if pair.exact:
+        return "identical"
+    low = min(int(pair.ratio * 10), 9) / 10
+    return f"{low:.1f}-{low + 0.1:.1f}"
+
+
+def merged_by_band(pairs: list[Pair]) -> dict[str, list[Pair]]:
+    """The merged pairs per ratio band, bands in order (below 0.6 only with a lower threshold)."""
+    bands: dict[str, list[Pair]] = defaultdict(list)
+    for pair in pairs:
+        if pair.verdict == "merged":
+            bands[ratio_band(pair)].append(pair)
+    return dict(sorted(bands.items(), key=lambda kv: (kv[0] == "identical", kv[0])))
 
 
 # -- pair finding within one group ------------------------------------------------------------
@@ -132,7 +170,8 @@ def verify_with_difflib(texts: list[str], candidates: list[tuple[int, int]], thr
         return [pair for chunk in pool.imap(_verify_chunk, chunks) for pair in chunk]
 
 
-def fuzz_candidates(texts: list[str], threshold: float, workers: int, rows: int = 512) -> list[tuple[int, int, float]]:
+def fuzz_candidates(texts: list[str], threshold: float, workers: int, rows: int = 512,
+                    advance: Advance = no_progress) -> list[tuple[int, int, float]]:
     """Pairs (i < j) whose rapidfuzz ratio reaches the threshold (a superset of difflib's)."""
     found: list[tuple[int, int, float]] = []
     cutoff = threshold * 100 - 1e-6
@@ -144,6 +183,7 @@ def fuzz_candidates(texts: list[str], threshold: float, workers: int, rows: int 
         rows_idx, cols_idx = np.nonzero(scores >= cutoff)
         found.extend((start + int(r), start + int(c), float(scores[r, c]) / 100)
                      for r, c in zip(rows_idx, cols_idx, strict=True))
+        advance(len(block))
     return found
 
 
@@ -174,18 +214,24 @@ def lsh_candidates(texts: list[str], bands: int, rows: int, seed: int = 13) -> l
     return sorted(pairs)
 
 
-def find_pairs(texts: list[str], config: DedupConfig) -> tuple[int, list[tuple[int, int, float]]]:
-    """(candidate count, pairs i < j with their ratio at or above the threshold)."""
+def find_pairs(texts: list[str], config: DedupConfig, reverse_too: Callable[[int, int], bool] | None = None,
+               advance: Advance = no_progress) -> tuple[int, list[tuple[int, int, float]]]:
+    """(candidate count, verified pairs (x, y, ratio) with ratio(texts[x], texts[y]) at the threshold).
+
+    Candidates are (i, j), i < j; `reverse_too(i, j)` asks for (j, i) as well (difflib is
+    asymmetric and a later copy of text i may follow text j in pool order)."""
     if config.method == "lsh":
         candidates = lsh_candidates(texts, config.lsh_bands, config.lsh_rows)
         cutoff = config.threshold * 100 - 1e-6
         candidates = [(i, j) for i, j in candidates if fuzz.ratio(texts[i], texts[j], score_cutoff=cutoff)]
-        return len(candidates), verify_with_difflib(texts, candidates, config.threshold, config.workers)
-    scored = fuzz_candidates(texts, config.threshold, config.workers)
-    if config.method == "fuzz":
-        return len(scored), scored
-    verified = verify_with_difflib(texts, [(i, j) for i, j, _ in scored], config.threshold, config.workers)
-    return len(scored), verified
+        advance(len(texts))
+    else:
+        scored = fuzz_candidates(texts, config.threshold, config.workers, advance=advance)
+        if config.method == "fuzz":
+            return len(scored), scored + [(j, i, r) for i, j, r in scored if reverse_too and reverse_too(i, j)]
+        candidates = [(i, j) for i, j, _ in scored]
+    oriented = candidates + [(j, i) for i, j in candidates if reverse_too and reverse_too(i, j)]
+    return len(candidates), verify_with_difflib(texts, oriented, config.threshold, config.workers)
 
 
 def all_pairs_difflib(texts: Sequence[str], threshold: float) -> set[tuple[int, int]]:
@@ -215,10 +261,6 @@ def _scope_key(item: Item, scope: Scope) -> str:
     return ""
 
 
-def _answer_texts(item: Item) -> tuple[str, ...]:
-    return tuple(sorted(canonical_stem_text(item.options[n - 1].text) for n in item.answer_list()))
-
-
 def canonical_stem_text(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).split())
 
@@ -240,9 +282,13 @@ class _UnionFind:
             self.parent[ry] = rx
 
 
-def dedup_items(items: list[Item], config: DedupConfig, antonyms: AntonymLexicon | None = None) -> DedupResult:
+def dedup_items(items: list[Item], config: DedupConfig, antonyms: AntonymLexicon | None = None,
+                advance: Advance = no_progress) -> DedupResult:
+    """Pairs, clusters and exclusions for the active items; `advance(n)` reports items done."""
     antonyms = antonyms or AntonymLexicon()
     pool = sorted((item for item in items if item.status in ACTIVE_STATUSES), key=pool_order_key)
+    position = {item.id: k for k, item in enumerate(pool)}
+    text_of = {item.id: canonical_item(item) for item in pool}
     groups: dict[str, list[Item]] = defaultdict(list)
     for item in pool:
         groups[_scope_key(item, config.scope)].append(item)
@@ -250,43 +296,100 @@ def dedup_items(items: list[Item], config: DedupConfig, antonyms: AntonymLexicon
     pairs: list[Pair] = []
     candidates = 0
     for members in groups.values():
-        texts = [canonical_item(item) for item in members]
-        count, found = find_pairs(texts, config)
+        count, found = _scope_pairs(members, text_of, position, config, antonyms, advance)
         candidates += count
-        for i, j, ratio in found:
-            pairs.append(_classify(members[i], members[j], ratio, config, antonyms))
+        pairs += found
+    pairs += _cross_scope_exact(pool, text_of, config, antonyms)
+    return _clusters(pool, pairs, config, candidates)
 
+
+def _scope_pairs(members: list[Item], text_of: dict[str, str], position: dict[str, int], config: DedupConfig,
+                 antonyms: AntonymLexicon, advance: Advance) -> tuple[int, list[Pair]]:
+    """Pairs within one scope group: its exact copies, then near-duplicates among distinct texts."""
+    copies: dict[str, list[Item]] = {}  # distinct text -> its items, in pool order
+    for item in members:
+        copies.setdefault(text_of[item.id], []).append(item)
+    texts, holders = list(copies), list(copies.values())
+    advance(len(members) - len(texts))
+    pairs = []
+    for text, same in copies.items():
+        ratio = difflib.SequenceMatcher(None, text, text).ratio() if len(same) > 1 else 0.0
+        if ratio >= config.threshold:
+            pairs += [_classify(a, b, ratio, config, antonyms, exact=True)
+                      for k, a in enumerate(same) for b in same[k + 1 :]]
+
+    def reverse_too(i: int, j: int) -> bool:  # a copy of text i comes after text j's first item
+        return position[holders[j][0].id] < position[holders[i][-1].id]
+
+    count, found = find_pairs(texts, config, reverse_too, advance)
+    for x, y, ratio in found:
+        pairs += [_classify(a, b, ratio, config, antonyms)
+                  for a in holders[x] for b in holders[y] if position[a.id] < position[b.id]]
+    return count, pairs
+
+
+def _cross_scope_exact(pool: list[Item], text_of: dict[str, str], config: DedupConfig,
+                       antonyms: AntonymLexicon) -> list[Pair]:
+    """Exact duplicates in other scopes: each copy paired with the first copy outside its scope."""
+    if config.scope == "all":
+        return []
+    by_text: dict[str, list[Item]] = defaultdict(list)
+    for item in pool:
+        by_text[text_of[item.id]].append(item)
+    pairs = []
+    for same in by_text.values():
+        first = same[0]
+        first_scope = _scope_key(first, config.scope)
+        for item in same[1:]:
+            if _scope_key(item, config.scope) != first_scope:
+                pairs.append(_classify(first, item, 1.0, config, antonyms, exact=True, cross_scope=True))
+    return pairs
+
+
+def _clusters(pool: list[Item], pairs: list[Pair], config: DedupConfig, candidates: int) -> DedupResult:
     forest = _UnionFind()
-    best_ratio: dict[str, float] = {}
+    best: dict[str, Pair] = {}
     for pair in pairs:
         if pair.verdict == "merged":
             forest.union(pair.first, pair.second)
-            best_ratio[pair.second] = max(best_ratio.get(pair.second, 0), pair.ratio)
-            best_ratio[pair.first] = max(best_ratio.get(pair.first, 0), pair.ratio)
+            for item_id in (pair.first, pair.second):
+                if item_id not in best or (pair.exact, pair.ratio) > (best[item_id].exact, best[item_id].ratio):
+                    best[item_id] = pair
+    in_conflict = {item_id for pair in pairs if pair.verdict == "answer_conflict" for item_id in (pair.first, pair.second)}
     by_root: dict[str, list[Item]] = defaultdict(list)
     for item in pool:
         if item.id in forest.parent:
             by_root[forest.find(item.id)].append(item)
-    clusters, excluded = [], {}
+    result = DedupResult(config, len(pool), candidates, pairs, [])
     for number, members in enumerate(sorted(by_root.values(), key=lambda m: pool_order_key(m[0])), start=1):
         ranked = sorted(members, key=lambda item: (_STATUS_RANK.get(item.status, 3), pool_order_key(item)))
         kept = ranked[0]
-        clusters.append([item.id for item in ranked])
+        result.clusters.append([item.id for item in ranked])
         for item in ranked[1:]:
-            excluded[item.id] = (kept.id, number, best_ratio.get(item.id, 0.0))
-    return DedupResult(config, len(pool), candidates, pairs, clusters, excluded)
+            if item.id in in_conflict:
+                continue
+            link = best[item.id]
+            result.excluded[item.id] = (kept.id, number, link.ratio)
+            if link.exact:
+                result.exact_excluded[item.id] = link.cross_scope
+    return result
 
 
-def _classify(first: Item, second: Item, ratio: float, config: DedupConfig, antonyms: AntonymLexicon) -> Pair:
-    stem_ratio = difflib.SequenceMatcher(None, canonical_stem(first), canonical_stem(second)).ratio()
-    swaps = tuple(antonyms.swaps(canonical_stem_text(first.stem), canonical_stem_text(second.stem)))
-    same_answer = _answer_texts(first) == _answer_texts(second) if first.answer and second.answer else None
+def _classify(first: Item, second: Item, ratio: float, config: DedupConfig, antonyms: AntonymLexicon,
+              exact: bool = False, cross_scope: bool = False) -> Pair:
+    stem_ratio = 1.0 if exact else difflib.SequenceMatcher(None, canonical_stem(first), canonical_stem(second)).ratio()
+    swaps = () if exact else tuple(antonyms.swaps(canonical_stem_text(first.stem), canonical_stem_text(second.stem)))
+    same_answer = canonical_answer(first) == canonical_answer(second) if first.answer and second.answer else None
+    needs_same_answer = config.require_same_answer or (
+        config.same_answer_below is not None and ratio < config.same_answer_below)
     if stem_ratio < config.stem_gate:
-        verdict = "stem_gate"
+        verdict: Verdict = "stem_gate"
     elif swaps:
         verdict = "inverted"
-    elif config.require_same_answer and same_answer is False:
+    elif same_answer is False and ratio >= config.conflict_ratio:
+        verdict = "answer_conflict"
+    elif needs_same_answer and same_answer is False:
         verdict = "answer_differs"
     else:
         verdict = "merged"
-    return Pair(first.id, second.id, ratio, stem_ratio, verdict, swaps, same_answer)
+    return Pair(first.id, second.id, ratio, stem_ratio, verdict, swaps, same_answer, exact, cross_scope)

@@ -1,5 +1,6 @@
-"""The dedup stage over a workspace: find near-duplicates, exclude all but one per cluster,
-queue inverted-logic pairs for review, and keep a JSON report of what was merged and why."""
+"""The dedup stage over a workspace: find exact and near duplicates, exclude all but one per
+cluster, queue inverted-logic pairs and answer conflicts for review, and keep a JSON report of
+what was merged and why."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from curation.item import Item
+from curation.progress import Advance, no_progress
 from curation.revise import StageReport, active_items, revise, with_review_reason
 from curation.steps.antonyms import AntonymLexicon
-from curation.steps.dedup import DedupConfig, DedupResult, dedup_items
+from curation.steps.dedup import BANDS, DedupConfig, DedupResult, dedup_items, merged_by_band
 from curation.store import Store
 
 
@@ -22,26 +24,27 @@ def run_dedup(
     antonyms: AntonymLexicon | None = None,
     dry_run: bool = False,
     report_dir: Path | None = None,
+    advance: Advance = no_progress,
 ) -> tuple[DedupResult, StageReport, Path | None]:
     stored = active_items(store)
-    result = dedup_items([s.item for s in stored], config, antonyms)
-    inverted: dict[str, list[str]] = {}
-    for pair in result.pairs:
-        if pair.verdict == "inverted":
-            swaps = ", ".join(f"{a}/{b}" for a, b in pair.swaps)
-            for this, other in ((pair.first, pair.second), (pair.second, pair.first)):
-                inverted.setdefault(this, []).append(
-                    f"inverted-logic pair with {other} ({swaps}; ratio {pair.ratio:.2f}): check before removing")
+    result = dedup_items([s.item for s in stored], config, antonyms, advance)
+    queued = review_reasons(result)
 
     def change(item: Item) -> tuple[Item, str] | None:
         if item.id in result.excluded:
             kept, cluster, ratio = result.excluded[item.id]
-            reason = f"near-duplicate of {kept} (cluster {cluster}, ratio {ratio:.3f}, {config.method} ≥ {config.threshold})"
+            if item.id in result.exact_excluded:
+                where = " in another scope" if result.exact_excluded[item.id] else ""
+                reason = f"exact duplicate of {kept}{where} (cluster {cluster}, canonical text equal)"
+            else:
+                reason = f"near-duplicate of {kept} (cluster {cluster}, ratio {ratio:.3f}, {config.method} ≥ {config.threshold})"
             return item.model_copy(update={"status": "excluded"}), reason
-        if item.id in inverted:
-            for reason in inverted[item.id]:
+        if item.id in queued:
+            for reason in queued[item.id]:
                 item = with_review_reason(item, reason)
-            return item, "inverted-logic pair queued for review"
+            if any(reason.startswith("answer conflict") for reason in queued[item.id]) and item.status == "extracted":
+                item = item.model_copy(update={"status": "in_review"})
+            return item, "dedup pair queued for review"
         return None
 
     stage_report = revise(store, stored, change, stage="dedup", author=author, dry_run=dry_run)
@@ -52,6 +55,44 @@ def run_dedup(
         report_path = report_dir / f"dedup-{stamp}.json"
         report_path.write_text(json.dumps(dedup_report(result), ensure_ascii=False, indent=2), encoding="utf-8")
     return result, stage_report, report_path
+
+
+def review_reasons(result: DedupResult) -> dict[str, list[str]]:
+    """Per item, why dedup asks a person: inverted-logic pairs and answer conflicts, naming the other item."""
+    queued: dict[str, list[str]] = {}
+    for pair in result.pairs:
+        if pair.verdict == "inverted":
+            swaps = ", ".join(f"{a}/{b}" for a, b in pair.swaps)
+            text = "inverted-logic pair with {other} (" + swaps + f"; ratio {pair.ratio:.2f}): check before removing"
+        elif pair.verdict == "answer_conflict":
+            text = (f"answer conflict with {{other}} (ratio {pair.ratio:.3f}): the same question with another "
+                    "correct answer; fix the wrong key, then exclude one")
+        else:
+            continue
+        for this, other in ((pair.first, pair.second), (pair.second, pair.first)):
+            queued.setdefault(this, []).append(text.format(other=other))
+    return queued
+
+
+def band_report(result: DedupResult, store: Store, per_band: int = 2) -> list[dict]:
+    """Per ratio band: pairs that merge, how many share the correct answer, and examples."""
+    rows = []
+    bands = merged_by_band(result.pairs)
+    for band in [b for b in bands if b not in BANDS] + list(BANDS):
+        pairs = bands.get(band, [])
+        examples = []
+        for pair in pairs[:per_band]:
+            first, second = store.get(pair.first).item, store.get(pair.second).item
+            examples.append({"ratio": round(pair.ratio, 3), "same_answer": pair.same_answer,
+                             "first": f"{first.id}: {first.stem[:60]} → {_answer_text(first)}",
+                             "second": f"{second.id}: {second.stem[:60]} → {_answer_text(second)}"})
+        rows.append({"band": band, "pairs": len(pairs), "same_answer": sum(bool(p.same_answer) for p in pairs),
+                     "examples": examples})
+    return rows
+
+
+def _answer_text(item: Item) -> str:
+    return " / ".join(item.options[n - 1].text[:30] for n in item.answer_list()) or "(no key)"
 
 
 def dedup_report(result: DedupResult) -> dict:
@@ -65,7 +106,7 @@ def dedup_report(result: DedupResult) -> dict:
 
 def example_pairs(result: DedupResult, store: Store, per_verdict: int = 3) -> list[dict]:
     examples = []
-    for verdict in ("merged", "inverted", "stem_gate", "answer_differs"):
+    for verdict in ("merged", "inverted", "answer_conflict", "stem_gate", "answer_differs"):
         for pair in [p for p in result.pairs if p.verdict == verdict][:per_verdict]:
             first, second = store.get(pair.first).item, store.get(pair.second).item
             examples.append({"verdict": verdict, "ratio": round(pair.ratio, 3), "stem_ratio": round(pair.stem_ratio, 3),

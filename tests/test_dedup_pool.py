@@ -1,0 +1,111 @@
+"""Dedup over a whole pool: exact duplicates across exams, answer conflicts, canonical answer
+comparison, the precise preset and the dry run's ratio bands."""
+
+from __future__ import annotations
+
+import difflib
+import json
+
+import pytest
+
+from curation.item import parse_item
+from curation.steps.canonical import canonical_answer, canonical_item
+from curation.steps.dedup import PRESETS, DedupConfig, dedup_items
+from curation.steps.dedup_stage import run_dedup
+
+from .conftest import run_cli
+
+STEM = "콘크리트 압축강도 시험에서 공시체의 재하 속도로 옳은 것은?"
+OPTIONS = ["0.2~0.3MPa/s", "0.6±0.2MPa/s", "1.0~1.5MPa/s", "2.5MPa/s"]
+CLOSE = "콘크리트 공시체의 압축강도 시험에서 하중을 가하는 속도의 기준으로 옳은 것은?"  # 0.8-0.95 to the STEM item
+
+
+def _item(item_id: str, exam: str = "건설안전기사", stem: str = STEM, options: list[str] = OPTIONS, answer: int = 2,
+          session: str = "2020-1", status: str = "extracted"):
+    return parse_item({"id": item_id, "source": {"exam": exam, "session": session}, "stem": stem,
+                       "options": [{"text": text} for text in options], "answer": answer, "status": status})
+
+
+def test_an_exact_duplicate_across_two_exams_is_removed_under_exam_scope(workspace):
+    spaced = [o.replace("/", " / ") for o in OPTIONS]
+    items = [_item("a", exam="건설안전산업기사", session="2021-2"), _item("b", session="2020-1", options=spaced),
+             _item("other", stem="거푸집 동바리의 설치 기준으로 옳지 않은 것은?", options=["가", "나", "다", "라"])]
+    assert canonical_item(items[0]) == canonical_item(items[1])  # equal after NFKC and whitespace folding
+    workspace.store.save_items(items, author="t", stage="import")
+    result, report, _ = run_dedup(workspace.store, DedupConfig(scope="exam"), author="dedup")
+    assert result.excluded == {"a": ("b", 1, 1.0)}  # the earlier session is kept
+    assert result.summary()["cross_scope_exact_excluded"] == 1
+    assert workspace.store.get("a").item.status == "excluded"
+    assert "exact duplicate of b in another scope" in workspace.store.history("a")[-1].reason
+    assert workspace.store.get("b").item.status == workspace.store.get("other").item.status == "extracted"
+
+
+def test_an_accepted_copy_is_kept_over_an_earlier_one(workspace):
+    workspace.store.save_items([_item("early", exam="방재기사", session="2019-1"),
+                                _item("reviewed", session="2023-2", status="accepted")], author="t", stage="import")
+    result, _, _ = run_dedup(workspace.store, DedupConfig(), author="dedup")
+    assert list(result.excluded) == ["early"] and result.excluded["early"][0] == "reviewed"
+
+
+def test_an_identical_question_with_another_key_is_an_answer_conflict(workspace):
+    workspace.store.save_items([_item("a", answer=2), _item("b", answer=3, session="2021-1"),
+                                _item("c", exam="방재기사", answer=2, session="2022-1")], author="t", stage="import")
+    result, _, _ = run_dedup(workspace.store, DedupConfig(), author="dedup")
+    verdicts = {(p.first, p.second): p.verdict for p in result.pairs}
+    assert verdicts[("a", "b")] == "answer_conflict" and verdicts[("a", "c")] == "merged"
+    assert "a" not in result.excluded and "b" not in result.excluded and "c" in result.excluded
+    for this, other in (("a", "b"), ("b", "a")):
+        item = workspace.store.get(this).item
+        assert item.status == "in_review"
+        assert any(r.startswith(f"answer conflict with {other}") for r in item.flags.review_reasons)
+
+
+@pytest.mark.parametrize(("mine", "theirs"), [("2.5MPa", "2.5 MPa"), ("2~5㎛", "2 ~ 5μm"), ("0.6±0.2MPa/s", "0.6 ± 0.2 MPa/s")])
+def test_answers_equal_in_canonical_text_are_the_same_answer(mine, theirs):
+    first = _item("a", options=[mine, "다른 보기 1", "다른 보기 2", "다른 보기 3"], answer=1)
+    second = _item("b", options=["다른 보기 1", theirs, "다른 보기 2", "다른 보기 3"], answer=2, session="2021-1")
+    assert canonical_answer(first) == canonical_answer(second)
+    result = dedup_items([first, second], DedupConfig(require_same_answer=True))
+    assert [(p.verdict, p.same_answer) for p in result.pairs] == [("merged", True)]
+
+
+def _ratio(a, b) -> float:
+    return difflib.SequenceMatcher(None, canonical_item(a), canonical_item(b)).ratio()
+
+
+def test_the_precise_preset_merges_near_identical_text_or_close_text_with_one_answer():
+    base = _item("a")
+    close_same = _item("b", stem=CLOSE, session="2021-1")
+    close_other = _item("c", stem=CLOSE, answer=3, session="2021-2")
+    loose = _item("d", stem="콘크리트 휨강도 시험의 재하 방법과 지간 길이로 가장 옳은 것은?", session="2022-1",
+                  options=["지간의 1/3", "0.06±0.04MPa/s", "1.0~1.5MPa/s", "2.5MPa/s"])
+    assert 0.8 <= _ratio(base, close_same) < 0.95 and 0.6 <= _ratio(base, loose) < 0.8
+    precise = DedupConfig(**PRESETS["precise"])  # type: ignore[arg-type]
+    merged = {(p.first, p.second) for p in dedup_items([base, close_same, close_other, loose], precise).pairs
+              if p.verdict == "merged"}
+    assert ("a", "b") in merged and ("a", "c") not in merged and ("a", "d") not in merged
+    default = {(p.first, p.second) for p in dedup_items([base, close_same, close_other, loose], DedupConfig(stem_gate=0)).pairs
+               if p.verdict == "merged"}
+    assert {("a", "b"), ("a", "c")} <= default
+
+
+def test_dry_run_prints_ratio_bands_with_the_answer_share(tmp_path):
+    ws = tmp_path / "ws"
+    run_cli("init", str(ws))
+    items = [_item("a"), _item("b", session="2021-1"), _item("c", stem=CLOSE, answer=3, session="2022-1")]
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(i.to_record(), ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    assert run_cli("items", "import", str(path), "-w", str(ws)).returncode == 0
+    dry = run_cli("dedup", "--dry-run", "-w", str(ws))
+    assert dry.returncode == 0, dry.stderr
+    band = _ratio(items[0], items[2])
+    low = f"{int(band * 10) / 10:.1f}-{int(band * 10) / 10 + 0.1:.1f}"
+    lines = dry.stdout.splitlines()
+    assert any(line.split()[:5] == [low, "2", "pairs,", "0", "same"] for line in lines), dry.stdout  # a-c, b-c
+    assert any(line.split()[:5] == ["identical", "1", "pairs,", "1", "same"] for line in lines), dry.stdout
+    as_json = json.loads(run_cli("dedup", "--dry-run", "--json", "-w", str(ws)).stdout)
+    assert {b["band"]: b["pairs"] for b in as_json["bands"]}[low] == 2
+    stats = json.loads(run_cli("items", "stats", "--json", "-w", str(ws)).stdout)
+    assert stats["by_status"] == {"extracted": 3}  # a dry run writes nothing
+    bad = run_cli("dedup", "--preset", "loose", "-w", str(ws))
+    assert bad.returncode == 1 and "--preset 'loose'" in bad.stderr
