@@ -63,9 +63,9 @@ def _new_question(rng: random.Random) -> tuple[str, list[str], int]:
     slots = _fill(rng)
     stem = rng.choice(TEMPLATES).format(**slots)
     roll = rng.random()
-    if roll < 0.1:
+    if roll < 0.04:
         options = rng.sample(LAWS, 4)  # a shared option set
-    elif roll < 0.3:
+    elif roll < 0.12:
         unit, base = rng.choice(UNITS), rng.randint(1, 50)
         options = [f"{base * k}{unit}" for k in (1, 2, 3, 4)]
     else:
@@ -85,18 +85,18 @@ def _reuse(stem: str, options: list[str], answer: int, rng: random.Random) -> tu
         order = list(range(4))
         rng.shuffle(order)
         return stem, [options[k] for k in order], order.index(answer - 1) + 1
-    if kind < 0.9:  # same template, a number or a word changed: a different question
+    if kind < 0.97:  # same template, a number or a word changed: a different question
         words = stem.split()
         words[rng.randrange(len(words))] = _term(rng)
         return " ".join(words), options, rng.randint(1, 4)
     return stem, options, answer % 4 + 1  # the same question with another key (a typo in the key)
 
 
-def generate_records(n: int, seed: int = 7, reuse: float = 0.3, sibling: float = 0.015) -> list[dict]:
+def generate_records(n: int, seed: int = 7, reuse: float = 0.3, sibling: float = 0.01) -> list[dict]:
     """`n` benchsmith item records in paper order (exam, year, session, subject, number)."""
     rng = random.Random(seed)
     exams = exam_names()
-    asked: list[tuple[str, list[str], int]] = []
+    asked: dict[str, list[tuple[str, list[str], int]]] = {exam: [] for exam in exams}
     records: list[dict] = []
     per_paper = 20 * len(SUBJECTS)
     paper = 0
@@ -106,11 +106,13 @@ def generate_records(n: int, seed: int = 7, reuse: float = 0.3, sibling: float =
         for k in range(min(per_paper, n - len(records))):
             subject = SUBJECTS[k // 20]
             roll = rng.random()
-            if asked and roll < reuse:
-                stem, options, answer = _reuse(*rng.choice(asked), rng)
+            # papers reuse their own exam's questions, now and then a sibling exam's
+            source = exam if rng.random() < 0.97 else rng.choice(exams)
+            if asked[source] and roll < reuse:
+                stem, options, answer = _reuse(*rng.choice(asked[source]), rng)
             else:
                 stem, options, answer = _new_question(rng)
-                asked.append((stem, options, answer))
+                asked[exam].append((stem, options, answer))
             image = f"{exam}_{year}_{session}_{k + 1}.png" if rng.random() < 0.1 else ""
             records.append({"id": make_item_id(exam, year, session, subject, f"{k % 20 + 1:03d}"),
                             "source": {"exam": exam, "session": f"{year}-{session}", "subject": subject,

@@ -33,6 +33,7 @@ class AntonymLexicon:
         terms = {term for pair in self.pairs for term in pair}
         # "포화" is inside "불포화": count a term only where no longer lexicon term covers it.
         self._longer = {term: [other for other in terms if other != term and term in other] for term in terms}
+        self._cache: dict[str, tuple[Counter, int]] = {}
 
     @classmethod
     def from_file(cls, path: Path, *, extend_default: bool = True) -> AntonymLexicon:
@@ -47,19 +48,23 @@ class AntonymLexicon:
             pairs.append((left.strip(), right.strip()))
         return cls(pairs)
 
-    def _counts(self, text: str) -> Counter:
+    def _counts(self, text: str) -> tuple[Counter, int]:
+        """Lexicon term counts and negation markers of a text (cached: dedup asks per pair)."""
+        if text in self._cache:
+            return self._cache[text]
         counts: Counter = Counter()
         for term, longer in self._longer.items():
             n = text.count(term) - sum(text.count(other) for other in longer)
             if n > 0:
                 counts[term] = n
-        return counts
+        self._cache[text] = counts, sum(map(text.count, NEGATION_MARKERS))
+        return self._cache[text]
 
     def swaps(self, first: str, second: str) -> list[tuple[str, str]]:
         """The lexicon pairs that one text uses where the other uses the opposite term."""
-        a, b = self._counts(first), self._counts(second)
+        (a, negations_a), (b, negations_b) = self._counts(first), self._counts(second)
         found = []
-        if sum(map(first.count, NEGATION_MARKERS)) != sum(map(second.count, NEGATION_MARKERS)):
+        if negations_a != negations_b:
             found.append(NEGATION_SWAP)
         for left, right in self.pairs:
             if (a[left] > b[left] and b[right] > a[right]) or (a[right] > b[right] and b[left] > a[left]):
