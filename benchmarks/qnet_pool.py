@@ -85,9 +85,10 @@ def _reuse(stem: str, options: list[str], answer: int, rng: random.Random) -> tu
         order = list(range(4))
         rng.shuffle(order)
         return stem, [options[k] for k in order], order.index(answer - 1) + 1
-    if kind < 0.97:  # same template, a number or a word changed: a different question
+    if kind < 0.97:  # same template, a word and an option changed: a different question
         words = stem.split()
         words[rng.randrange(len(words))] = _term(rng)
+        options[rng.randrange(4)] = f"{_term(rng)} {rng.randint(1, 99)}{rng.choice(UNITS)}"
         return " ".join(words), options, rng.randint(1, 4)
     return stem, options, answer % 4 + 1  # the same question with another key (a typo in the key)
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from curation.errors import ConflictError
 from curation.item import Item
 from curation.store import ItemQuery, Store, StoredItem
 
@@ -40,6 +39,7 @@ def revise(
 ) -> StageReport:
     """Apply `change` (new item and reason, or None for no change) to each item, CAS per item."""
     report = StageReport(stage)
+    pending: list[tuple[Item, int, str | None]] = []
     for stored in stored_items:
         report.seen += 1
         result = change(stored.item)
@@ -51,11 +51,10 @@ def revise(
         if dry_run:
             report.changed.append(new_item.id)
             continue
-        try:
-            store.update(new_item, expect_rev=stored.rev, author=author, stage=stage, reason=reason)
-            report.changed.append(new_item.id)
-        except ConflictError:
-            report.conflicts.append(new_item.id)
+        pending.append((new_item, stored.rev, reason))
+    written, conflicts = store.update_many(pending, author=author, stage=stage)
+    report.changed += written
+    report.conflicts += conflicts
     return report
 
 

@@ -335,6 +335,41 @@ class Store:
                 raise self._conflict(conn, item.id, expect_rev, None) from None
             return expect_rev + 1
 
+    def update_many(
+        self, changes: Sequence[tuple[Item, int, str | None]], *, author: str, stage: str
+    ) -> tuple[list[str], list[str]]:
+        """`update` for a batch stage: (item, revision it was made against, reason) per item, a
+        compare-and-swap each, one transaction per few hundred items. Returns (written ids,
+        conflict ids: edited meanwhile or gone); an item whose data is unchanged is neither."""
+        written: list[str] = []
+        conflicts: list[str] = []
+        for start in range(0, len(changes), _BATCH):
+            batch = changes[start : start + _BATCH]
+            with self._write() as conn, conn.begin():
+                current = {row.id: (row.rev, row.data) for row in conn.execute(
+                    select(items_table.c.id, items_table.c.rev, items_table.c.data)
+                    .where(items_table.c.id.in_([item.id for item, _, _ in batch])))}
+                when = _now()
+                revision_rows = []
+                for item, expect_rev, reason in batch:
+                    record = item.to_record()
+                    data = _dumps(record)
+                    rev, old_data = current.get(item.id, (None, ""))
+                    if rev != expect_rev:
+                        conflicts.append(item.id)
+                        continue
+                    if old_data == data:
+                        continue
+                    if not self._cas_update(conn, item, expect_rev, author, when, data):
+                        conflicts.append(item.id)
+                        continue
+                    revision_rows.append(self._revision_row(item.id, expect_rev + 1, author, stage, when,
+                                                            changed_paths(json.loads(old_data), record), reason, data))
+                    written.append(item.id)
+                if revision_rows:
+                    conn.execute(revisions_table.insert(), revision_rows)
+        return written, conflicts
+
     def update_fields(
         self,
         item_id: str,
