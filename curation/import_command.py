@@ -48,9 +48,9 @@ def summary_line(reports: list[FileReport]) -> str:
     def total(name: str) -> int:
         return sum(getattr(r, name) for r in read)
 
-    shapes = [(sum(any(n.startswith(prefix) for n in r.notes) for r in read), label) for prefix, label in
+    shapes = [(sum(any(mark in n for n in r.notes) for r in read), label) for mark, label in
               (("no header row", "without a header row"), ("inside a Markdown", "in a code fence"),
-               ("exam names vary", "with exam-name variants"), ("rows repeat", "with a repeated numbering"))]
+               ("exam names vary", "with exam-name variants"), ("repeat an earlier", "with a repeated numbering"))]
     shape_text = "; ".join(f"{count} {label}" for count, label in shapes if count)
     skipped = total("skipped")
     return (f"imported {len(read)} of {len(reports)} files ({formats or 'none'}"

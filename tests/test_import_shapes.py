@@ -10,6 +10,7 @@ import json
 import pytest
 
 from curation.exam_names import similar_names
+from curation.import_command import summary_line
 from curation.importers import QNET_COLUMNS, import_file
 
 from .conftest import run_cli
@@ -43,6 +44,8 @@ def test_a_headerless_csv_imports_like_one_with_a_header(workspace, tmp_path):
     assert headed.ok and headed.created == 5
     assert bare.ok and bare.format == "qnet" and (bare.rows, bare.unchanged, bare.created) == (5, 5, 0)
     assert any("no header row" in note for note in bare.notes)
+    assert "imported 2 of 2 files (qnet; 1 without a header row): 10 rows, 5 new, 0 updated, 5 unchanged" \
+        in summary_line([headed, bare])
 
 
 def test_a_headerless_file_of_another_shape_is_still_refused(workspace, tmp_path):
@@ -106,6 +109,7 @@ def test_a_second_section_numbered_from_one_imports_with_stable_ids(workspace, t
     assert workspace.store.get("국가9급-2021-2-안전관리론-001-s2").item.stem.endswith("(2과목)")
     again = import_file(path, workspace.store)
     assert (again.unchanged, again.created) == (6, 0)
+    assert "(qnet; 1 with a repeated numbering): 6 rows, 6 new" in summary_line([report])
 
 
 def test_an_id_suffix_keeps_two_alike_files_apart(workspace, tmp_path):
