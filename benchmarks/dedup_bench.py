@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import resource
 import statistics
 import sys
 import tempfile
@@ -63,22 +64,29 @@ def ours(items: list[Item]) -> set[tuple[str, str]]:
     return {(pair.first, pair.second) for pair in result.pairs if not pair.cross_scope}
 
 
+def _cpu() -> float:
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
 def timed(function, *args, runs: int = 1):  # noqa: ANN001, ANN201
-    times, value = [], None
+    """(median wall s, median CPU s incl. threads and worker processes, value)."""
+    times, cpus, value = [], [], None
     for _ in range(runs):
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), _cpu()
         value = function(*args)
         times.append(time.perf_counter() - started)
-    return statistics.median(times), value
+        cpus.append(_cpu() - cpu)
+    return statistics.median(times), statistics.median(cpus), value
 
 
 def compare(label: str, items: list[Item], runs: int, skip_baseline: bool, extra: str = "") -> None:
-    mine_s, mine = timed(ours, items, runs=runs)
-    line = f"{label}: ours median {mine_s:.2f} s ({len(mine)} pairs)"
+    mine_s, mine_cpu, mine = timed(ours, items, runs=runs)
+    line = f"{label}: ours median {mine_s:.2f} s wall, {mine_cpu:.2f} s CPU ({len(mine)} pairs)"
     if not skip_baseline:
-        base_s, base = timed(baseline_pairs, items)
-        line += (f"; baseline rapidfuzz+difflib script {base_s:.2f} s ({len(base)} pairs); "
-                 f"speed-up {base_s / mine_s:.1f}x; sets equal: {base == mine}")
+        base_s, base_cpu, base = timed(baseline_pairs, items)
+        line += (f"; baseline rapidfuzz+difflib script {base_s:.2f} s wall, {base_cpu:.2f} s CPU ({len(base)} pairs); "
+                 f"speed-up {base_s / mine_s:.1f}x wall, {base_cpu / mine_cpu:.1f}x CPU; sets equal: {base == mine}")
     print(line + extra, flush=True)
 
 
