@@ -23,6 +23,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    bindparam,
     create_engine,
     event,
     func,
@@ -346,11 +347,13 @@ class Store:
         for start in range(0, len(changes), _BATCH):
             batch = changes[start : start + _BATCH]
             with self._write() as conn, conn.begin():
+                # The rows stay locked until commit (SQLite: the write lock taken at BEGIN;
+                # PostgreSQL: FOR UPDATE), so the revision checked here is the one replaced.
                 current = {row.id: (row.rev, row.data) for row in conn.execute(
                     select(items_table.c.id, items_table.c.rev, items_table.c.data)
-                    .where(items_table.c.id.in_([item.id for item, _, _ in batch])))}
+                    .where(items_table.c.id.in_([item.id for item, _, _ in batch])).with_for_update())}
                 when = _now()
-                revision_rows = []
+                item_rows, revision_rows = [], []
                 for item, expect_rev, reason in batch:
                     record = item.to_record()
                     data = _dumps(record)
@@ -360,13 +363,16 @@ class Store:
                         continue
                     if old_data == data:
                         continue
-                    if not self._cas_update(conn, item, expect_rev, author, when, data):
-                        conflicts.append(item.id)
-                        continue
+                    row = self._row(item, expect_rev + 1, author, when, data)
+                    item_rows.append({f"v_{key}": value for key, value in row.items()} | {"expected": expect_rev})
                     revision_rows.append(self._revision_row(item.id, expect_rev + 1, author, stage, when,
                                                             changed_paths(json.loads(old_data), record), reason, data))
                     written.append(item.id)
-                if revision_rows:
+                if item_rows:
+                    conn.execute(update(items_table)
+                                 .where(items_table.c.id == bindparam("v_id"), items_table.c.rev == bindparam("expected"))
+                                 .values({key[2:]: bindparam(key) for key in item_rows[0] if key.startswith("v_")
+                                          and key != "v_id"}), item_rows)
                     conn.execute(revisions_table.insert(), revision_rows)
         return written, conflicts
 

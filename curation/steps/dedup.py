@@ -237,24 +237,20 @@ def lsh_candidates(texts: list[str], bands: int, rows: int, seed: int = 13) -> l
     return sorted(pairs)
 
 
-def find_pairs(texts: list[str], config: DedupConfig, reverse_too: Callable[[int, int], bool] | None = None,
-               advance: Advance = no_progress) -> tuple[int, list[tuple[int, int, float]]]:
-    """(candidate count, verified pairs (x, y, ratio) with ratio(texts[x], texts[y]) at the threshold).
+def candidate_pairs(texts: list[str], config: DedupConfig, reverse_too: Callable[[int, int], bool] | None = None,
+                    advance: Advance = no_progress) -> tuple[int, list[tuple[int, int, float]]]:
+    """(candidate count, oriented candidates (x, y, rapidfuzz score)) of one scope group.
 
     Candidates are (i, j), i < j; `reverse_too(i, j)` asks for (j, i) as well (difflib is
     asymmetric and a later copy of text i may follow text j in pool order)."""
+    cutoff = config.threshold * 100 - 1e-6
     if config.method == "lsh":
-        candidates = lsh_candidates(texts, config.lsh_bands, config.lsh_rows)
-        cutoff = config.threshold * 100 - 1e-6
-        candidates = [(i, j) for i, j in candidates if fuzz.ratio(texts[i], texts[j], score_cutoff=cutoff)]
+        scored = [(i, j, score / 100) for i, j in lsh_candidates(texts, config.lsh_bands, config.lsh_rows)
+                  if (score := fuzz.ratio(texts[i], texts[j], score_cutoff=cutoff))]
         advance(len(texts))
     else:
         scored = fuzz_candidates(texts, config.threshold, config.workers, advance=advance)
-        if config.method == "fuzz":
-            return len(scored), scored + [(j, i, r) for i, j, r in scored if reverse_too and reverse_too(i, j)]
-        candidates = [(i, j) for i, j, _ in scored]
-    oriented = candidates + [(j, i) for i, j in candidates if reverse_too and reverse_too(i, j)]
-    return len(candidates), verify_with_difflib(texts, oriented, config.threshold, config.workers)
+    return len(scored), scored + [(j, i, r) for i, j, r in scored if reverse_too and reverse_too(i, j)]
 
 
 def all_pairs_difflib(texts: Sequence[str], threshold: float) -> set[tuple[int, int]]:
@@ -316,41 +312,50 @@ def dedup_items(items: list[Item], config: DedupConfig, antonyms: AntonymLexicon
     for item in pool:
         groups[_scope_key(item, config.scope)].append(item)
 
+    # All groups' distinct texts in one list, so verification runs as one parallel batch.
+    texts: list[str] = []
+    holders: list[list[Item]] = []
+    scored: list[tuple[int, int, float]] = []
     pairs: list[Pair] = []
     candidates = 0
     for members in groups.values():
-        count, found = _scope_pairs(members, text_of, position, config, antonyms, advance)
+        offset = len(holders)
+        copies: dict[str, list[Item]] = {}  # distinct text -> its items, in pool order
+        for item in members:
+            copies.setdefault(text_of[item.id], []).append(item)
+        texts += copies
+        holders += copies.values()
+        advance(len(members) - len(copies))
+        pairs += _exact_copies(copies, config, antonyms)
+
+        group = list(copies.values())
+
+        def reverse_too(i: int, j: int, group: list[list[Item]] = group) -> bool:  # a copy of i follows j's first
+            return position[group[j][0].id] < position[group[i][-1].id]
+
+        count, found = candidate_pairs(list(copies), config, reverse_too, advance)
         candidates += count
-        pairs += found
+        scored += [(offset + x, offset + y, score) for x, y, score in found]
+    found = scored if config.method == "fuzz" else verify_with_difflib(
+        texts, [(x, y) for x, y, _ in scored], config.threshold, config.workers)
+    stems = [canonical_stem(same[0]) for same in holders]
+    stem_ratios = difflib_ratios(stems, [(x, y) for x, y, _ in found], config.workers)
+    for (x, y, ratio), stem_ratio in zip(found, stem_ratios, strict=True):
+        pairs += [_classify(a, b, ratio, config, antonyms, stem_ratio)
+                  for a in holders[x] for b in holders[y] if position[a.id] < position[b.id]]
     pairs += _cross_scope_exact(pool, text_of, config, antonyms)
     return _clusters(pool, pairs, config, candidates)
 
 
-def _scope_pairs(members: list[Item], text_of: dict[str, str], position: dict[str, int], config: DedupConfig,
-                 antonyms: AntonymLexicon, advance: Advance) -> tuple[int, list[Pair]]:
-    """Pairs within one scope group: its exact copies, then near-duplicates among distinct texts."""
-    copies: dict[str, list[Item]] = {}  # distinct text -> its items, in pool order
-    for item in members:
-        copies.setdefault(text_of[item.id], []).append(item)
-    texts, holders = list(copies), list(copies.values())
-    advance(len(members) - len(texts))
+def _exact_copies(copies: dict[str, list[Item]], config: DedupConfig, antonyms: AntonymLexicon) -> list[Pair]:
+    """Every pair of items with one canonical text within a scope group."""
     pairs = []
     for text, same in copies.items():
         ratio = difflib.SequenceMatcher(None, text, text).ratio() if len(same) > 1 else 0.0
         if ratio >= config.threshold:
             pairs += [_classify(a, b, ratio, config, antonyms, 1.0, exact=True)
                       for k, a in enumerate(same) for b in same[k + 1 :]]
-
-    def reverse_too(i: int, j: int) -> bool:  # a copy of text i comes after text j's first item
-        return position[holders[j][0].id] < position[holders[i][-1].id]
-
-    count, found = find_pairs(texts, config, reverse_too, advance)
-    stems = [canonical_stem(same[0]) for same in holders]
-    stem_ratios = difflib_ratios(stems, [(x, y) for x, y, _ in found], config.workers)
-    for (x, y, ratio), stem_ratio in zip(found, stem_ratios, strict=True):
-        pairs += [_classify(a, b, ratio, config, antonyms, stem_ratio)
-                  for a in holders[x] for b in holders[y] if position[a.id] < position[b.id]]
-    return count, pairs
+    return pairs
 
 
 def _cross_scope_exact(pool: list[Item], text_of: dict[str, str], config: DedupConfig,
