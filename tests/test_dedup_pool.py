@@ -109,3 +109,26 @@ def test_dry_run_prints_ratio_bands_with_the_answer_share(tmp_path):
     assert stats["by_status"] == {"extracted": 3}  # a dry run writes nothing
     bad = run_cli("dedup", "--preset", "loose", "-w", str(ws))
     assert bad.returncode == 1 and "--preset 'loose'" in bad.stderr
+
+
+def test_no_question_is_left_twice_in_the_real_pool(workspace, realdata):
+    from collections import defaultdict
+
+    from curation.importers import import_file
+    from curation.revise import active_items
+
+    for path in sorted((realdata / "qnet_csv").glob("*.csv")):
+        import_file(path, workspace.store)
+    result, _, _ = run_dedup(workspace.store, DedupConfig(scope="exam"), author="dedup")
+    copies = defaultdict(list)
+    for stored in active_items(workspace.store):
+        copies[canonical_item(stored.item)].append(stored.item)
+    left = [same for same in copies.values() if len(same) > 1]
+    # only answer conflicts stay twice (the real files have some), both in review, each naming the other
+    assert left
+    for same in left:
+        for item in same:
+            assert item.status == "in_review"
+            others = {other.id for other in same} - {item.id}
+            assert any(r.startswith("answer conflict with") and r.split()[3] in others for r in item.flags.review_reasons)
+    assert result.summary()["cross_scope_exact_excluded"] > 0  # the real files share questions across exams
