@@ -9,16 +9,7 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
-from curation.cli_kit import (
-    AuthorOption,
-    JsonOption,
-    WorkspaceOption,
-    console,
-    current_author,
-    out,
-    print_json,
-    workspace_from,
-)
+from curation import cli_kit
 from curation.errors import BenchsmithError
 from curation.importers import FORMATS, FileReport, import_file
 from curation.progress import progress_bar
@@ -63,7 +54,7 @@ def summary_line(reports: list[FileReport]) -> str:
 
 def import_command(
     files: Annotated[list[Path], typer.Argument(help="JSONL, Q-Net CSV, K-MetBench JSON, KMMLU JSON/CSV files")],
-    workspace: WorkspaceOption = None,
+    workspace: cli_kit.WorkspaceOption = None,
     fmt: Annotated[str, typer.Option("--format", help=f"one of {', '.join(FORMATS)}")] = "auto",
     exam: Annotated[str | None, typer.Option(help="exam name for every imported item (else one per file: its majority)")] = None,
     column_map: Annotated[list[str], typer.Option("--map", help="CSV column names: OURS=THEIRS[,…]")] = [],  # noqa: B006
@@ -71,35 +62,35 @@ def import_command(
     id_suffix: Annotated[str | None, typer.Option("--id-suffix", help="append to every id (files that number alike)")] = None,
     force: Annotated[bool, typer.Option("--force", help="overwrite items already in the store with the file's version (new revisions)")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="a line per file, with how it was read")] = False,
-    author: AuthorOption = None,
-    as_json: JsonOption = False,
+    author: cli_kit.AuthorOption = None,
+    as_json: cli_kit.JsonOption = False,
 ) -> None:
     """Import items; bad rows are reported and skipped, and the exit code is 1 if any failed."""
     if fmt not in FORMATS:
         raise BenchsmithError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
     if answer_base not in (0, 1):
         raise BenchsmithError("--answer-base must be 0 or 1")
-    ws = workspace_from(workspace)
+    ws = cli_kit.workspace_from(workspace)
     mapping = parse_map(column_map)
     reports = []
-    with progress_bar(console, "importing", len(files), unit="files") as advance:
+    with progress_bar(cli_kit.console, "importing", len(files), unit="files") as advance:
         for path in files:
             reports.append(import_file(path, ws.store, fmt=fmt, exam=exam, column_map=mapping, answer_base=answer_base,
-                                       blobs=ws.blobs, author=current_author(author), force=force, id_suffix=id_suffix))
+                                       blobs=ws.blobs, author=cli_kit.current_author(author), force=force, id_suffix=id_suffix))
             advance(1)
     if as_json:
-        print_json([report.__dict__ | {"errors": [e.__dict__ for e in report.errors]} for report in reports])
+        cli_kit.print_json([report.__dict__ | {"errors": [e.__dict__ for e in report.errors]} for report in reports])
     else:
         for report in reports:
             if report.fatal:
-                console.print(f"[red]error[/]: {escape(report.fatal)}", highlight=False)
+                cli_kit.console.print(f"[red]error[/]: {escape(report.fatal)}", highlight=False)
                 continue
             if verbose:
-                out.print(file_line(report), highlight=False, markup=False)
+                cli_kit.out.print(file_line(report), highlight=False, markup=False)
                 for note in report.notes:
-                    out.print(f"  {note}", highlight=False, markup=False)
+                    cli_kit.out.print(f"  {note}", highlight=False, markup=False)
             for error in report.errors:
-                console.print(f"  {report.path}: row {error.row}: {error.reason}", highlight=False, markup=False)
-        out.print(summary_line(reports), highlight=False, markup=False)
+                cli_kit.console.print(f"  {report.path}: row {error.row}: {error.reason}", highlight=False, markup=False)
+        cli_kit.out.print(summary_line(reports), highlight=False, markup=False)
     if any(not report.ok for report in reports):
         raise typer.Exit(1)
