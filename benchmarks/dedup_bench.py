@@ -123,7 +123,7 @@ def main() -> None:
     parser.add_argument("--skip-real", action="store_true")
     parser.add_argument("--skip-baseline", action="store_true")
     args = parser.parse_args()
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (figures are wall time)")
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} (shared: CPU time is the steadier figure)")
     if not args.skip_real:
         bench_real(args.runs, args.skip_baseline)
     items = [parse_item(record) for record in generate_records(args.items)]
