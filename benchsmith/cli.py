@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "sample-exam": ("curation.cli", "Write the project's own sample exam PDF and its ground truth (OUT.truth.jsonl)."),
     "extract": ("curation.cli", "Extract questions, options, figures and answers from exam PDFs into the store."),
     "items": ("curation.cli", "Import, export, inspect and edit items."),
-    "dedup": ("curation.cli", "Remove near-duplicates: one item kept per cluster, the rest excluded; inverted-logic pairs queued."),
+    "dedup": ("curation.cli", "Remove exact (whole pool) and near-duplicates: one kept per cluster; inversions and answer conflicts queued."),
     "shuffle": ("curation.cli", "Shuffle options per item (deterministic); answers remapped, the original order kept."),
     "tag": ("curation.cli", "Tag items: Korea-specific candidates, taxonomy."),
     "explicit": ("curation.cli", "Propose explicit variants (우리나라 → 한국 …) for Korea-specific items and candidates."),

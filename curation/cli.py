@@ -240,8 +240,7 @@ def dedup_command(
     author: AuthorOption = None,
     as_json: JsonOption = False,
 ) -> None:
-    """Remove exact duplicates (whole pool) and near-duplicates (within --scope): one item kept per
-    cluster, the rest excluded; inverted-logic pairs and answer conflicts queued for review."""
+    """Remove exact (whole pool) and near-duplicates: one kept per cluster; inversions and answer conflicts queued."""
     from curation.progress import progress_bar
     from curation.steps.antonyms import AntonymLexicon
     from curation.steps.dedup import PRESETS, DedupConfig
