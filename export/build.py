@@ -18,16 +18,19 @@ from typing import Any
 
 import yaml
 
+from curation.blobs import BlobStore
 from curation.errors import BenchsmithError
 from curation.item import Item
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from export import harness
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
+from export.harness_scoring import write_scoring
 from export.integrity import content_hash, croissant, write_checksums
-from export.parquet import WRITER_SETTINGS, write_shards
+from export.parquet import WRITER_SETTINGS, portable_yaml_list, write_shards
 from export.release_config import ReleaseConfig, check_version
 from export.rows import item_row, release_features, row_hash
+from export.vlmevalkit import write_vlmevalkit
 
 CONFIG_FILTERS = {
     "full": lambda item: True,
@@ -117,7 +120,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         manifest = _manifest(config, version, rows_by_config, files, sizes, row_hashes, full_hash, workspace, previous)
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                     encoding="utf-8")
-        _write_harness(tmp, config, rows_by_config)
+        _write_harness(tmp, config, version, rows_by_config, workspace.blobs)
         (tmp / "README.md").write_text(
             render_card(config, version, items, rows_by_config, features, manifest, changelog, workspace, notes, record),
             encoding="utf-8")
@@ -162,11 +165,15 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
     }
 
 
-def _write_harness(root: Path, config: ReleaseConfig, rows_by_config: dict[str, list[dict]]) -> None:
-    harness.write_lm_eval(root / "harness" / "lm_eval", config.name, list(rows_by_config), config.hub_repo)
-    harness.write_inspect(root / "harness" / "inspect", rows_by_config)
+def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_config: dict[str, list[dict]],
+                   blobs: BlobStore) -> None:
+    folder = root / "harness"
+    write_scoring(folder, rows_by_config, blobs, config.harness_prompt)
+    harness.write_lm_eval(folder / "lm_eval", config.name, rows_by_config)
+    harness.write_inspect(folder / "inspect")
     for name, rows in rows_by_config.items():
-        harness.write_vlmevalkit_tsv(root / "harness" / "vlmevalkit" / f"{name}.tsv", rows)
+        write_vlmevalkit(folder / "vlmevalkit", name, rows)
+    harness.write_readme(folder, config.name, version, rows_by_config)
 
 
 def _template(config: ReleaseConfig) -> str:
@@ -200,7 +207,7 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
     info = []
     for name, rows in rows_by_config.items():
         size = manifest["configs"][name]["bytes"]
-        info.append({"config_name": name, "features": features._to_yaml_list(),
+        info.append({"config_name": name, "features": portable_yaml_list(features),
                      "splits": [{"name": "test", "num_bytes": size, "num_examples": len(rows)}],
                      "download_size": size, "dataset_size": size})
     metadata = {"license": config.license, "language": config.language, "task_categories": task_categories,

@@ -37,6 +37,10 @@ class ReleaseConfig(BaseModel):
     row_group_rows: int = Field(250, ge=1)
     template: str | None = Field(None, description="card template path; default data_cards/default.md")
     citation: str | None = None
+    harness_prompt: Literal["standard", "advanced", "reasoning"] = Field(
+        "standard", description="benchsmith prompt the harness exports send (as `benchsmith evaluate --prompt`)")
+    license_name: str | None = Field(None, description="the licence's name when `license` is 'other'")
+    license_link: str | None = Field(None, description="where its text is (a URL or a file in the release)")
 
     def canary_guid(self) -> str:
         return self.canary or str(uuid.uuid5(uuid.NAMESPACE_URL, f"benchsmith:{self.name}"))
