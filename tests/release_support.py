@@ -31,7 +31,7 @@ def add_multi_answer(workspace: Workspace) -> None:
             "options": [{"text": f"선택지 {n}"} for n in range(1, 5)], "answer": [1, 3]}
     items = [parse_item({**base, "id": "multi-any", "stem": "복수 정답 문항: 옳은 것은? (1번과 3번 모두 인정)"}),
              parse_item({**base, "id": "multi-all", "stem": "옳은 것을 모두 고른 것은?",
-                         "taxonomy": {"question_format": "multiple_answers"}})]
+                         "taxonomy": {"question_format": "multiple_answers"}, "flags": {"korea_specific": True}})]
     workspace.store.save_items(items, author="test", stage="import")
 
 
@@ -51,7 +51,10 @@ def accept_all(workspace: Workspace) -> None:
 
     for stored in workspace.store.iter_items(ItemQuery(status=["extracted", "in_review"])):
         if stored.item.answer_list():
-            workspace.store.update(stored.item.model_copy(update={"status": "accepted"}), expect_rev=stored.rev,
+            item = stored.item.model_copy(update={"status": "accepted"})
+            if "한국사" in item.source.exam:  # Korean history: a Korea-specific config that overlaps `full`
+                item = item.model_copy(update={"flags": item.flags.model_copy(update={"korea_specific": True})})
+            workspace.store.update(item, expect_rev=stored.rev,
                                    author="test", stage="review", reason="accepted for the harness test")
 
 
