@@ -25,8 +25,9 @@ from curation.store import ItemQuery
 from curation.workspace import Workspace
 from export import harness
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
+from export.croissant import croissant
 from export.harness_scoring import write_scoring
-from export.integrity import content_hash, croissant, write_checksums
+from export.integrity import content_hash, write_checksums
 from export.parquet import WRITER_SETTINGS, portable_yaml_list, write_shards
 from export.release_config import ReleaseConfig, check_version
 from export.rows import item_row, release_features, row_hash
@@ -127,7 +128,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         sums = write_checksums(tmp)
         crate = croissant(config.name, config.description, config.license, version,
                           f"https://huggingface.co/datasets/{config.hub_repo}" if config.hub_repo else "",
-                          files, features._to_yaml_list(), sums,
+                          files, features.to_dict(), sums,
                           cite_as=config.citation or f"{config.pretty_name} (version {version}), built with benchsmith",
                           date_published=(manifest["store"]["last_revision_at"] or "")[:10] or None)
         (tmp / "croissant.json").write_text(json.dumps(crate, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")

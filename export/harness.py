@@ -100,7 +100,7 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         f"Configs: {', '.join(f'`{c}`' for c in configs)}; with images: "
         f"{', '.join(f'`{c}`' for c in image_configs) or 'none'}.",
         "",
-        "## lm-evaluation-harness (`pip install 'lm_eval[api]>=0.4.9' pillow`)",
+        "## lm-evaluation-harness (`pip install 'lm_eval[api]>=0.4.13' pillow`)",
         "",
         "```",
         f"lm_eval --model local-chat-completions --model_args model=MODEL,base_url=URL/chat/completions,"

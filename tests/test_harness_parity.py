@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,12 +15,10 @@ import pytest
 
 from curation.workspace import init_workspace
 from evaluation.runlog import RESPONSES, read_records
-from export.build import build_release
 from export.harness import tag_name, task_name
-from export.release_config import ReleaseConfig
-from tests.conftest import realdata_dir, run_cli
+from tests.conftest import run_cli
 from tests.fault_server import ServerConfig, ServerThread
-from tests.release_support import Responder, add_multi_answer, add_realdata, add_sample_exam, scripted_reply
+from tests.release_support import Responder, scripted_reply
 
 pytest.importorskip("lm_eval", reason="the harness extra (lm_eval[api]) is not installed")
 pytest.importorskip("inspect_ai", reason="the harness extra (inspect_ai) is not installed")
@@ -29,17 +26,8 @@ BIN = Path(sys.executable).parent
 
 
 @pytest.fixture(scope="module")
-def release(tmp_path_factory):
-    root = tmp_path_factory.mktemp("parity")
-    workspace = init_workspace(root / "ws")
-    add_sample_exam(workspace, root / "exam")
-    add_multi_answer(workspace)
-    if realdata_dir() is not None:
-        add_realdata(workspace, realdata_dir())
-    result = build_release(workspace, "1.0.0", ReleaseConfig(name="parity-exam"))
-    # the release is used from elsewhere: a copy in another folder, the workspace out of reach
-    moved = shutil.copytree(result.path, root / "elsewhere" / "parity-exam-v1.0.0")
-    return workspace, moved, result.counts
+def release(harness_release):
+    return harness_release
 
 
 @pytest.fixture(scope="module")
