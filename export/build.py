@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import string
 from collections import Counter
@@ -50,6 +51,18 @@ class ReleaseResult:
     content_hash: str
     changelog: Changelog
     notes: list[str]
+
+
+LICENSE_FILE = "LICENSE.md"
+
+
+def license_fields(config: ReleaseConfig) -> dict[str, str]:
+    """`license_name` and `license_link`, which the Hub's card check wants when the licence is `other`
+    (by default the source terms, written to LICENSE.md in the release)."""
+    if config.license != "other":
+        return {}
+    name = config.license_name or re.sub(r"[^a-z0-9.-]+", "-", f"{config.name}-terms".lower()).strip("-")
+    return {"license_name": name, "license_link": config.license_link or LICENSE_FILE}
 
 
 def _size_category(n: int) -> str:
@@ -122,6 +135,9 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                     encoding="utf-8")
         _write_harness(tmp, config, version, rows_by_config, workspace.blobs)
+        if config.license == "other" and license_fields(config)["license_link"] == LICENSE_FILE:
+            (tmp / LICENSE_FILE).write_text(f"# {config.pretty_name}: terms of use\n\n{config.source_license}\n",
+                                            encoding="utf-8")
         (tmp / "README.md").write_text(
             render_card(config, version, items, rows_by_config, features, manifest, changelog, workspace, notes, record),
             encoding="utf-8")
@@ -211,7 +227,8 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
         info.append({"config_name": name, "features": portable_yaml_list(features),
                      "splits": [{"name": "test", "num_bytes": size, "num_examples": len(rows)}],
                      "download_size": size, "dataset_size": size})
-    metadata = {"license": config.license, "language": config.language, "task_categories": task_categories,
+    metadata = {"license": config.license, **license_fields(config), "language": config.language,
+                "task_categories": task_categories,
                 "size_categories": [_size_category(len(full))], "pretty_name": config.pretty_name,
                 "tags": ["benchmark", "exam", "korean", "benchsmith"], "configs": configs_yaml, "dataset_info": info}
     stats = workspace.store.stats()
@@ -250,7 +267,7 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
         "shard_rows": config.shard_rows, "row_group_rows": config.row_group_rows,
         "writer_settings": ", ".join(f"{k}={v}" for k, v in WRITER_SETTINGS.items()),
         "pyarrow_version": manifest["builder"]["pyarrow"], "content_hash": manifest["content_hash"],
-        "group_task": config.name.replace("-", "_"),
+        "group_task": harness.tag_name(config.name), "harness_prompt": config.harness_prompt,
         "citation_text": f"\n## Citation\n\n```\n{config.citation}\n```\n" if config.citation else "",
     }
     body = string.Template(_template(config)).safe_substitute(values)

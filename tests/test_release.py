@@ -96,11 +96,11 @@ def test_changing_one_item_changes_that_row_the_hash_and_the_changelog(filled):
     assert first.content_hash != second.content_hash
     log = second.changelog
     assert (log.previous, log.added, log.removed) == ("1.0.0", [], [])
-    assert log.changed == [("m-02", "annotate: OCR 오류 수정")]
-    assert "changed `m-02`: annotate: OCR 오류 수정" in (second.path / "README.md").read_text(encoding="utf-8")
+    assert log.changed == [("m-02", "annotate: OCR 오류 수정 (stem)")]
+    assert "changed `m-02`: annotate: OCR 오류 수정 (stem)" in (second.path / "README.md").read_text(encoding="utf-8")
 
 
-def test_lm_eval_yaml_parses_and_names_existing_files(filled):
+def test_lm_eval_yaml_parses_and_names_existing_functions(filled):
     result = build_release(filled, "1.0.0", ReleaseConfig(name="t"))
     folder = result.path / "harness" / "lm_eval"
 
@@ -110,23 +110,25 @@ def test_lm_eval_yaml_parses_and_names_existing_files(filled):
     Loader.add_constructor("!function", lambda loader, node: ("function", loader.construct_scalar(node)))
     tasks = [yaml.load(path.read_text(encoding="utf-8"), Loader=Loader) for path in sorted(folder.glob("t_*.yaml"))]
     assert {task["task"] for task in tasks} == {f"t_{name}" for name in result.counts}
-    group = yaml.load((folder / "_t.yaml").read_text(encoding="utf-8"), Loader=Loader)
-    assert sorted(group["task"]) == sorted(task["task"] for task in tasks)
+    assert all(task["tag"] == ["t"] for task in tasks) and not list(folder.glob("_*.yaml"))  # no averaged group
     utils_source = (folder / "utils.py").read_text(encoding="utf-8")
-    namespace: dict = {}
-    exec(compile(utils_source, "utils.py", "exec"), namespace)  # the generated helper module
+    namespace: dict = {"__file__": str(folder / "utils.py")}
+    exec(compile(utils_source, "utils.py", "exec"), namespace)  # the shipped helper module, as lm_eval loads it
     for task in tasks:
-        for key in ("doc_to_text", "doc_to_target"):
+        keys = ("custom_dataset", "doc_to_text", "doc_to_target", "process_results", "doc_to_image")
+        for key in (k for k in keys if k in task):
             kind, target = task[key]
             assert kind == "function" and target.split(".")[1] in namespace
-        pattern = task["dataset_kwargs"]["data_files"]["test"]
-        assert list(result.path.glob(pattern)), pattern
-    extract = namespace["extract_answer"]
-    assert extract("정답: ③") == "3" and extract("3번은 옳지 않다. 정답은 2번입니다") == "2" and extract("모르겠다") == ""
-    inspect_rows = [json.loads(line) for line in (result.path / "harness/inspect/full.jsonl").read_text().splitlines()]
-    assert len(inspect_rows) == 11 and inspect_rows[0]["target"] in "ABCD"
-    tsv = (result.path / "harness/vlmevalkit/multimodal.tsv").read_text(encoding="utf-8").splitlines()
-    assert tsv[0].split("\t")[:4] == ["index", "id", "question", "A"] and len(tsv) == 3
+        assert task["generation_kwargs"]["until"] == [] and task["generation_kwargs"]["max_gen_toks"] >= 1024
+        assert ("doc_to_image" in task) == (task["task"] in ("t_full", "t_multimodal"))
+    scoring = namespace["scoring"]
+    multi = {"options": [{"text": "a"}] * 4, "answers": [1, 3], "answer": None, "question_format": None}
+    assert scoring.score("정답: ③", multi)["correct"] and not scoring.score("정답: 2", multi)["correct"]
+    every = {**multi, "question_format": "multiple_answers"}  # then only the full set is right
+    assert scoring.score("정답: 1, 3", every)["correct"] and not scoring.score("정답: 1", every)["correct"]
+    assert not scoring.score("<think>3번", multi)["correct"]  # cut off inside its thinking: an error
+    readme = (result.path / "harness" / "README.md").read_text(encoding="utf-8")
+    assert "lm_eval --model local-chat-completions" in readme and "responses_api=false" in readme
 
 
 def test_release_of_real_qnet_items_builds_and_reloads(workspace, realdata, tmp_path):
