@@ -232,6 +232,38 @@ ItemsOption = Annotated[str | None, typer.Option("--items", help="only these ite
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="report what would change; write nothing")]
 
 
+@items_app.command("set-status")
+def set_status_command(
+    status: Annotated[str, typer.Argument(help="extracted | in_review | accepted | rejected | excluded")],
+    where: Annotated[str, typer.Option("--where", help="which items: FIELD=VALUE,… as for `run --items` "
+                                                      "(status=in_review|extracted,exam=…,subject=…,ids=a|b)")],
+    reason: Annotated[str, typer.Option("--reason", help="why (kept in every revision)")],
+    dry_run: DryRunOption = False,
+    workspace: WorkspaceOption = None,
+    author: AuthorOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Set the status of every item the query matches: one revision each, compare-and-swap per item
+    (an item edited meanwhile is skipped and reported). Run with --dry-run first."""
+    from curation.query import parse_item_query
+    from curation.status import set_status
+
+    ws = workspace_from(workspace)
+    report = set_status(ws.store, parse_item_query(where, "--where"), status, reason=reason,
+                        author=current_author(author), dry_run=dry_run)
+    if as_json:
+        print_json({"matched": report.seen, "changed": report.changed, "conflicts": report.conflicts,
+                    "dry_run": dry_run, "status": status})
+        return
+    verb = "would change" if dry_run else "changed"
+    out.print(f"{report.seen} items matched; {verb} {len(report.changed)} to {status}"
+              + (f"; {len(report.conflicts)} skipped (edited meanwhile: {', '.join(report.conflicts[:5])})"
+                 if report.conflicts else "")
+              + (" — nothing written (--dry-run)" if dry_run else ""), highlight=False, markup=False)
+    if report.conflicts:
+        raise typer.Exit(3)
+
+
 def register_stages(app: typer.Typer) -> None:
     app.command("dedup")(dedup_command)
     app.command("shuffle")(shuffle_command)

@@ -20,6 +20,7 @@ from typing import Any
 
 from curation.errors import BenchsmithError, WorkspaceError
 from curation.item import Item
+from curation.query import parse_item_query  # noqa: F401 - re-exported: the runner's --items syntax
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.backends.base import BackendError, Completion
@@ -65,28 +66,6 @@ def score(item: Item, completion: Completion | None, error: BackendError | None)
     if parsed.answer is None:
         return record | {"outcome": "unparseable", "error": None}
     return record | {"outcome": "correct" if item.accepts(parsed.answer) else "wrong", "error": None}
-
-
-def parse_item_query(text: str | None) -> ItemQuery:
-    """`exam=KMMLU,subject=형법,status=accepted,korea_specific=true,multimodal=false,ids=a|b`."""
-    if not text:
-        return ItemQuery()
-    fields: dict[str, Any] = {}
-    for part in text.split(","):
-        name, sep, value = part.partition("=")
-        name, value = name.strip(), value.strip()
-        if not sep or name not in ItemQuery.__dataclass_fields__:
-            raise BenchsmithError(f"--items {part!r}: expected FIELD=VALUE with FIELD in "
-                                  f"{', '.join(ItemQuery.__dataclass_fields__)}")
-        if name in ("ids", "status"):
-            fields[name] = [v for v in value.split("|") if v]
-        elif name in ("korea_specific", "multimodal"):
-            if value.lower() not in ("true", "false"):
-                raise BenchsmithError(f"--items {part!r}: {name} is true or false")
-            fields[name] = value.lower() == "true"
-        else:
-            fields[name] = value
-    return ItemQuery(**fields)
 
 
 def _slug(text: str) -> str:

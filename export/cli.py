@@ -21,15 +21,21 @@ def register(app: typer.Typer) -> None:
 def build_command(
     version: Annotated[str, typer.Option("--version", help="X.Y.Z")],
     config_path: Annotated[Path | None, typer.Option("--config", help="release.yaml")] = None,
+    like: Annotated[str | None, typer.Option("--like", help="reuse the config recorded in release vX.Y.Z")] = None,
     workspace: WorkspaceOption = None,
     out_path: Annotated[Path | None, typer.Option("--out", help="folder to write (default: releases/vX.Y.Z)")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Build a release: parquet per config, data card, checksums, Croissant, harness exports."""
+    from curation.errors import BenchsmithError
     from export.build import build_release
-    from export.release_config import load_release_config
+    from export.release_config import load_release_config, recorded_config
 
-    result = build_release(workspace_from(workspace), version, load_release_config(config_path), out_path)
+    ws = workspace_from(workspace)
+    if like and config_path:
+        raise BenchsmithError("--like and --config: give one (--like reuses a release's recorded config)")
+    config = recorded_config(ws.releases_dir, like) if like else load_release_config(config_path)
+    result = build_release(ws, version, config, out_path)
     summary = {"path": str(result.path), "version": result.version, "configs": result.counts,
                "content_hash": result.content_hash, "changelog": result.changelog.as_dict(), "notes": result.notes}
     if as_json:

@@ -71,3 +71,28 @@ def check_version(version: str) -> str:
 def version_key(version: str) -> tuple[int, int, int]:
     major, minor, patch = (int(part) for part in version.split("."))
     return major, minor, patch
+
+
+def recorded_config(releases_dir: Path, version: str) -> ReleaseConfig:
+    """The config a previous release was built with, from its `release.json`."""
+    import json
+
+    version = check_version(version)
+    found = []
+    for path in sorted(releases_dir.glob("*/release.json")):
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if manifest.get("version") == version and "config" in manifest:
+            found.append(manifest)
+    if not found:
+        raise BenchsmithError(f"--like v{version}: no release v{version} in {releases_dir}")
+    if len({m["name"] for m in found}) > 1:
+        raise BenchsmithError(f"--like v{version}: several releases have this version ("
+                              + ", ".join(sorted(m["name"] for m in found)) + "); build with --config")
+    try:
+        return ReleaseConfig.model_validate(found[0]["config"])
+    except ValidationError as error:
+        raise BenchsmithError(f"--like v{version}: its recorded config no longer validates: "
+                              + "; ".join(describe_validation_error(error))) from None

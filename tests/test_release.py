@@ -192,3 +192,28 @@ def test_evaluate_a_release_with_the_runners_in_a_fresh_workspace(filled, tmp_pa
     assert again.returncode == 0 and ": 9 items" in again.stdout and "2 not sent" in again.stdout  # 11 rows, 2 with images
     missing = run_cli("evaluate", "--release", f"{result.path}:hard", "-m", "baseline:longest", "-w", str(fresh.root))
     assert missing.returncode == 1 and "no config 'hard'" in missing.stderr
+
+
+def test_release_build_like_reuses_the_recorded_config(filled, tmp_path):
+    from tests.conftest import run_cli
+
+    config = tmp_path / "release.yaml"
+    config.write_text("name: like-test\nconfigs: [full, multimodal]\nshard_rows: 5\nrow_group_rows: 2\n"
+                      "license: other\nlicense_name: exam-terms\n", encoding="utf-8")
+    ws = str(filled.root)
+    first = run_cli("release", "build", "--version", "1.0.0", "--config", str(config), "-w", ws, "--json")
+    assert first.returncode == 0, first.stderr
+    second = run_cli("release", "build", "--version", "1.0.1", "--like", "v1.0.0", "-w", ws, "--json")
+    assert second.returncode == 0, second.stderr
+    summary = json.loads(second.stdout)
+    manifests = [json.loads((filled.releases_dir / v / "release.json").read_text()) for v in ("v1.0.0", "v1.0.1")]
+    assert manifests[0]["config"] == manifests[1]["config"]
+    assert summary["changelog"]["previous"] == "1.0.0" and set(summary["configs"]) == {"full", "multimodal"}
+    assert len(manifests[1]["configs"]["full"]["files"]) == 3  # 11 rows, 5 per shard: the recorded shard size
+    card = yaml.safe_load((filled.releases_dir / "v1.0.1" / "README.md").read_text(encoding="utf-8").split("---")[1])
+    assert (card["license"], card["license_name"], card["license_link"]) == ("other", "exam-terms", "LICENSE.md")
+    assert "Exam content remains" in (filled.releases_dir / "v1.0.1" / "LICENSE.md").read_text(encoding="utf-8")
+    missing = run_cli("release", "build", "--version", "2.0.0", "--like", "v9.9.9", "-w", ws)
+    assert missing.returncode != 0 and "no release v9.9.9" in missing.stderr
+    both = run_cli("release", "build", "--version", "2.0.0", "--like", "v1.0.0", "--config", str(config), "-w", ws)
+    assert both.returncode != 0 and "give one" in both.stderr
