@@ -97,6 +97,9 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         "`benchsmith_parsing.py`), so accuracy per config equals `benchsmith report` on the same",
         "responses. Configs overlap (`hard` ⊂ `full`…): report them one by one, never averaged.",
         "",
+        "A release on the Hub is used the same way once downloaded:",
+        "`huggingface-cli download ORG/NAME --repo-type dataset --local-dir RELEASE`.",
+        "",
         f"Configs: {', '.join(f'`{c}`' for c in configs)}; with images: "
         f"{', '.join(f'`{c}`' for c in image_configs) or 'none'}.",
         "",

@@ -43,6 +43,8 @@ def _sample(row, record):
 def benchsmith_score():
     async def score(state: TaskState, target: Target) -> Score:
         result = scoring.score(state.output.completion, state.metadata["key"])
+        if state.output.stop_reason == "max_tokens":  # cut off: an error in benchsmith, never correct
+            result = {**result, "correct": False, "method": "truncated"}
         return Score(value=CORRECT if result["correct"] else INCORRECT, answer=str(result["answer"]),
                      explanation=f"parsed by benchsmith ({result['method']})")
 
