@@ -19,7 +19,6 @@ from typing import Any
 
 import yaml
 
-from curation.blobs import BlobStore
 from curation.errors import BenchsmithError
 from curation.item import Item
 from curation.store import ItemQuery
@@ -134,7 +133,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         manifest = _manifest(config, version, rows_by_config, files, sizes, row_hashes, full_hash, workspace, previous)
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                     encoding="utf-8")
-        _write_harness(tmp, config, version, rows_by_config, workspace.blobs)
+        _write_harness(tmp, config, version, rows_by_config, workspace)
         if config.license == "other" and license_fields(config)["license_link"] == LICENSE_FILE:
             (tmp / LICENSE_FILE).write_text(f"# {config.pretty_name}: terms of use\n\n{config.source_license}\n",
                                             encoding="utf-8")
@@ -183,9 +182,9 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
 
 
 def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_config: dict[str, list[dict]],
-                   blobs: BlobStore) -> None:
+                   workspace: Workspace) -> None:
     folder = root / "harness"
-    write_scoring(folder, rows_by_config, blobs, config.harness_prompt)
+    write_scoring(folder, rows_by_config, workspace, config.harness_prompt)
     harness.write_lm_eval(folder / "lm_eval", config.name, rows_by_config)
     harness.write_inspect(folder / "inspect")
     for name, rows in rows_by_config.items():

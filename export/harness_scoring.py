@@ -18,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from curation.blobs import BlobStore
 from curation.item import Item
+from curation.workspace import Workspace
 from evaluation import parsing
 from evaluation.backends.base import ImagePart
 from evaluation.prompts import PROMPTS, ImageResolver, build_request
@@ -52,10 +52,11 @@ def _positions(item: Item) -> dict[str, list[Any]]:
     return where
 
 
-def prompt_record(row: dict[str, Any], blobs: BlobStore, prompt_name: str) -> dict[str, Any]:
-    """The messages benchsmith sends for this row, images as positions in the row."""
-    item = row_item(row, "release", _BlobsOnly(blobs))
-    request = build_request(item, PROMPTS[prompt_name], ImageResolver(blobs))
+def prompt_record(row: dict[str, Any], workspace: Workspace, prompt_name: str) -> dict[str, Any]:
+    """The messages benchsmith sends for this row (read back as `evaluate --release` reads it),
+    images as positions in the row."""
+    item = row_item(row, "release", workspace)  # its images are in the blob store already
+    request = build_request(item, PROMPTS[prompt_name], ImageResolver(workspace.blobs))
     where = _positions(item)
     system, user = request.messages
     content = [{"image": where[part.sha256]} if isinstance(part, ImagePart) else {"text": part}
@@ -63,14 +64,7 @@ def prompt_record(row: dict[str, Any], blobs: BlobStore, prompt_name: str) -> di
     return {"id": row["id"], "system": "\n".join(system.parts), "content": content}
 
 
-class _BlobsOnly:
-    """What `row_item` needs of a workspace: its blob store (the images are already there)."""
-
-    def __init__(self, blobs: BlobStore):
-        self.blobs = blobs
-
-
-def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]], blobs: BlobStore,
+def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]], workspace: Workspace,
                   prompt_name: str) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     parsing_path = folder / "benchsmith_parsing.py"
@@ -81,7 +75,7 @@ def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]],
     for config, rows in rows_by_config.items():
         path = folder / "prompts" / f"{config}.jsonl"
         path.parent.mkdir(exist_ok=True)
-        lines = [json.dumps(prompt_record(row, blobs, prompt_name), ensure_ascii=False, sort_keys=True) for row in rows]
+        lines = [json.dumps(prompt_record(row, workspace, prompt_name), ensure_ascii=False, sort_keys=True) for row in rows]
         path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         written.append(path)
     return written
