@@ -185,7 +185,7 @@ def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_conf
                    workspace: Workspace) -> None:
     folder = root / "harness"
     write_scoring(folder, rows_by_config, workspace, config.harness_prompt)
-    harness.write_lm_eval(folder / "lm_eval", config.name, rows_by_config)
+    harness.write_lm_eval(folder / "lm_eval", config.name, list(rows_by_config))
     harness.write_inspect(folder / "inspect")
     for name, rows in rows_by_config.items():
         write_vlmevalkit(folder / "vlmevalkit", name, rows)

@@ -47,11 +47,11 @@ def has_images(rows: list[dict[str, Any]]) -> bool:
     return any(row["question_images"] or any(o["image"] for o in row["options"]) for row in rows)
 
 
-def write_lm_eval(folder: Path, name: str, rows_by_config: dict[str, list[dict[str, Any]]]) -> list[Path]:
+def write_lm_eval(folder: Path, name: str, configs: list[str]) -> list[Path]:
     """One generate-until task per config, all under one tag (no group score: configs overlap,
     so averaging them would count items twice)."""
     written = [_copy_packaged("lm_eval_utils.py", folder / "utils.py")]
-    for config, rows in rows_by_config.items():
+    for config in configs:
         spec: dict[str, Any] = {
             "task": task_name(name, config),
             "tag": [tag_name(name)],
@@ -62,7 +62,9 @@ def write_lm_eval(folder: Path, name: str, rows_by_config: dict[str, list[dict[s
             "description": "{{benchsmith_system}}",
             "doc_to_text": _FunctionTag("utils.doc_to_text"),
             "doc_to_target": _FunctionTag("utils.doc_to_target"),
-            **({"doc_to_image": _FunctionTag("utils.doc_to_image")} if has_images(rows) else {}),
+            # on every task, even text-only ones: lm_eval's API model decides from the first request of
+            # a batch whether any request carries images, and batches mix the tasks of a run
+            "doc_to_image": _FunctionTag("utils.doc_to_image"),
             "target_delimiter": "",
             "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0,
                                   "max_gen_toks": MAX_GEN_TOKENS},

@@ -61,7 +61,7 @@ def prompt_record(row: dict[str, Any], workspace: Workspace, prompt_name: str) -
     system, user = request.messages
     content = [{"image": where[part.sha256]} if isinstance(part, ImagePart) else {"text": part}
                for part in user.parts]
-    return {"id": row["id"], "system": "\n".join(system.parts), "content": content}
+    return {"id": row["id"], "system": "\n".join(p for p in system.parts if isinstance(p, str)), "content": content}
 
 
 def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]], workspace: Workspace,

@@ -31,7 +31,7 @@ class ReleaseConfig(BaseModel):
     statuses: list[Literal["extracted", "in_review", "accepted"]] = ["accepted"]
     configs: list[Literal["full", "hard", "korea_specific", "multimodal", "reasoning", "explicit"]] = list(CONFIG_NAMES)
     default_config: str = "full"
-    hub_repo: str | None = Field(None, description="ORG/NAME; also the dataset_path of the harness exports")
+    hub_repo: str | None = Field(None, description="ORG/NAME on the Hugging Face Hub (the card's links)")
     canary: str | None = Field(None, description="canary GUID; derived from the name when not given")
     shard_rows: int = Field(1000, ge=1, description="rows per parquet shard (fixed, for reproducible builds)")
     row_group_rows: int = Field(250, ge=1)

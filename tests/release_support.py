@@ -26,12 +26,16 @@ def add_sample_exam(workspace: Workspace, folder: Path) -> int:
 
 
 def add_multi_answer(workspace: Workspace) -> None:
-    """Two multi-answer items: one where any listed option is right, one that needs all."""
+    """Two multi-answer items: one where any listed option is right, one that needs all (which
+    also has an explicit variant and a reviewed rationale, so every config is built)."""
     base = {"source": {"exam": "기상기사", "subject": "기상학"}, "status": "accepted",
             "options": [{"text": f"선택지 {n}"} for n in range(1, 5)], "answer": [1, 3]}
     items = [parse_item({**base, "id": "multi-any", "stem": "복수 정답 문항: 옳은 것은? (1번과 3번 모두 인정)"}),
-             parse_item({**base, "id": "multi-all", "stem": "옳은 것을 모두 고른 것은?",
-                         "taxonomy": {"question_format": "multiple_answers"}, "flags": {"korea_specific": True}})]
+             parse_item({**base, "id": "multi-all", "stem": "우리나라에서 옳은 것을 모두 고른 것은?",
+                         "taxonomy": {"question_format": "multiple_answers"}, "flags": {"korea_specific": True},
+                         # the `explicit` config asks its explicit variant; the `reasoning` config has it too
+                         "explicit_variant": "한국에서 옳은 것을 모두 고른 것은?",
+                         "rationale": {"text": "1번과 3번이 모두 조건을 만족한다.", "status": "adopted"}})]
     workspace.store.save_items(items, author="test", stage="import")
 
 

@@ -75,7 +75,7 @@ def benchsmith_scores(release, server, tmp_path_factory):
     return scores, reported
 
 
-def test_lm_eval_scores_every_config_as_benchsmith_does(release, server, benchsmith_scores, tmp_path):
+def test_lm_eval_scores_every_config_as_benchsmith_does(release, rows, server, benchsmith_scores, tmp_path):
     _, path, counts = release
     running, responder = server
     seen_before = len(responder.seen)
@@ -101,47 +101,46 @@ def test_lm_eval_scores_every_config_as_benchsmith_does(release, server, benchsm
         assert results[task]["acc,none"] == pytest.approx(reported[config][1])
     # image items reached the model with every question and option image
     sent = responder.seen[seen_before:]
-    _assert_images_sent(sent, release)
+    _assert_images_sent(sent, rows)
 
 
-def _expected_images(release) -> dict[str, int]:
-    import pyarrow.parquet as pq
-
-    _, path, _ = release
-    table = pq.read_table(next((path / "data" / "full").glob("*.parquet"))).to_pylist()
+def _expected_images(rows) -> dict[str, int]:
     return {row["question"]: len(row["question_images"]) + sum(bool(o["image"]) for o in row["options"])
-            for row in table}
+            for config_rows in rows.values() for row in config_rows}
 
 
-def _assert_images_sent(sent: list[tuple[str, int]], release) -> None:
-    expected = _expected_images(release)
+def _assert_images_sent(sent: list[tuple[str, int]], rows) -> None:
+    expected = _expected_images(rows)
     assert any(expected.values())
     for question, images in sent:
         assert images == expected[question], question[:40]
 
 
-def test_inspect_scores_every_config_as_benchsmith_does(release, server, benchsmith_scores, tmp_path):
+def test_inspect_scores_every_config_as_benchsmith_does(release, rows, server, benchsmith_scores, tmp_path):
     _, path, counts = release
     running, responder = server
     scores, reported = benchsmith_scores
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
     seen_before = len(responder.seen)
-    for config, n in counts.items():
-        logs = tmp_path / "logs" / config
-        done = subprocess.run(
+    runs = {}
+    for config in counts:  # one `inspect eval` per config, as the harness README says; run side by side
+        runs[config] = subprocess.Popen(
             [str(BIN / "inspect"), "eval", f"{path / 'harness' / 'inspect' / 'task.py'}@benchsmith_release",
              "-T", f"config={config}", "--model", "openai/scripted", "--model-base-url", f"{running.url}/v1",
-             "-M", "responses_api=false", "--log-dir", str(logs), "--log-format", "json", "--display", "none"],
-            capture_output=True, text=True, cwd=elsewhere, env=_env(tmp_path), timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-        log = json.loads(next(logs.glob("*.json")).read_text(encoding="utf-8"))
+             "-M", "responses_api=false", "--log-dir", str(tmp_path / "logs" / config), "--log-format", "json",
+             "--display", "none"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=elsewhere, env=_env(tmp_path))
+    for config, n in counts.items():
+        _, stderr = runs[config].communicate(timeout=600)
+        assert runs[config].returncode == 0, stderr[-3000:]
+        log = json.loads(next((tmp_path / "logs" / config).glob("*.json")).read_text(encoding="utf-8"))
         per_item = {str(s["id"]): s["scores"]["benchsmith_score"]["value"] == "C" for s in log["samples"]}
         assert len(per_item) == n == reported[config][0]
         assert per_item == scores[config], config
         accuracy = log["results"]["scores"][0]["metrics"]["accuracy"]["value"]
         assert accuracy == pytest.approx(reported[config][1])
-    _assert_images_sent(responder.seen[seen_before:], release)
+    _assert_images_sent(responder.seen[seen_before:], rows)
 
 
 def test_the_scripted_model_exercises_every_answer_form_and_both_outcomes(rows, benchsmith_scores):

@@ -121,7 +121,7 @@ def test_lm_eval_yaml_parses_and_names_existing_functions(filled):
             kind, target = task[key]
             assert kind == "function" and target.split(".")[1] in namespace
         assert task["generation_kwargs"]["until"] == [] and task["generation_kwargs"]["max_gen_toks"] >= 1024
-        assert ("doc_to_image" in task) == (task["task"] in ("t_full", "t_multimodal"))
+        assert task["doc_to_image"] == ("function", "utils.doc_to_image")  # every task: lm_eval batches mix tasks
     scoring = namespace["scoring"]
     multi = {"options": [{"text": "a"}] * 4, "answers": [1, 3], "answer": None, "question_format": None}
     assert scoring.score("정답: ③", multi)["correct"] and not scoring.score("정답: 2", multi)["correct"]
