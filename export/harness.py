@@ -116,8 +116,9 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         f"The tag `{tag_name(name)}` runs one task per config ("
         + ", ".join(f"`{task_name(name, c)}`" for c in configs) + "); metric `acc`. Generation is",
         f"greedy with no stop sequence and up to {MAX_GEN_TOKENS} new tokens, so a model may reason",
-        "before its answer. Tasks with images send every question and option image (`max_images`",
-        "above is the most any row has); the model must accept images.",
+        "before its answer. Each request carries its row's question and option images (`max_images`",
+        "above is the most any row has), and none for a text-only row; the server must accept",
+        "OpenAI list-form message content.",
         "",
         "## inspect_ai (`pip install inspect_ai openai pyarrow`)",
         "",

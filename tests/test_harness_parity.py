@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ import pytest
 
 from curation.workspace import init_workspace
 from evaluation.runlog import RESPONSES, read_records
-from export.harness import tag_name, task_name
+from export.harness import task_name
 from tests.conftest import run_cli
 from tests.fault_server import ServerConfig, ServerThread
 from tests.release_support import Responder, scripted_reply
@@ -46,6 +47,13 @@ def server(rows):
     responder = Responder(questions)
     with ServerThread(ServerConfig(responder=responder)) as running:
         yield running, responder
+
+
+def readme_command(release: Path, start: str, *, url: str) -> str:
+    """The command `harness/README.md` gives for a harness, with the release, server and model filled in."""
+    text = (release / "harness" / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    line = next(line for line in text.splitlines() if line.startswith(start))
+    return (line.replace("RELEASE", shlex.quote(str(release))).replace("URL", url).replace("MODEL", "scripted"))
 
 
 def _env(tmp: Path) -> dict[str, str]:
@@ -81,12 +89,9 @@ def test_lm_eval_scores_every_config_as_benchsmith_does(release, rows, server, b
     seen_before = len(responder.seen)
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
-    done = subprocess.run(
-        [str(BIN / "lm_eval"), "--model", "local-chat-completions", "--model_args",
-         f"model=scripted,base_url={running.url}/v1/chat/completions,max_images=8,num_concurrent=4",
-         "--apply_chat_template", "--include_path", str(path / "harness" / "lm_eval"),
-         "--tasks", tag_name("parity-exam"), "--output_path", str(tmp_path / "out"), "--log_samples"],
-        capture_output=True, text=True, cwd=elsewhere, env=_env(tmp_path), timeout=600)
+    command = readme_command(path, "lm_eval ", url=f"{running.url}/v1")
+    done = subprocess.run(["bash", "-c", f"{command} --output_path {tmp_path / 'out'} --log_samples"],
+                          capture_output=True, text=True, cwd=elsewhere, env=_env(tmp_path), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text(encoding="utf-8"))["results"]
     scores, reported = benchsmith_scores
@@ -125,12 +130,13 @@ def test_inspect_scores_every_config_as_benchsmith_does(release, rows, server, b
     seen_before = len(responder.seen)
     runs = {}
     for config in counts:  # one `inspect eval` per config, as the harness README says; run side by side
+        command = readme_command(path, "OPENAI_API_KEY=none inspect eval", url=f"{running.url}/v1")
+        assert "config=full" in command
         runs[config] = subprocess.Popen(
-            [str(BIN / "inspect"), "eval", f"{path / 'harness' / 'inspect' / 'task.py'}@benchsmith_release",
-             "-T", f"config={config}", "--model", "openai/scripted", "--model-base-url", f"{running.url}/v1",
-             "-M", "responses_api=false", "--log-dir", str(tmp_path / "logs" / config), "--log-format", "json",
-             "--display", "none"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=elsewhere, env=_env(tmp_path))
+            ["bash", "-c", command.replace("config=full", f"config={config}")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=elsewhere,
+            env={**_env(tmp_path), "INSPECT_LOG_DIR": str(tmp_path / "logs" / config), "INSPECT_LOG_FORMAT": "json",
+                 "INSPECT_DISPLAY": "none"})
     for config, n in counts.items():
         _, stderr = runs[config].communicate(timeout=600)
         assert runs[config].returncode == 0, stderr[-3000:]
