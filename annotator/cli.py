@@ -56,21 +56,34 @@ def _report(report: scoring.LoadReport, what: str) -> None:
 
 @annotate_app.command("load-rationales")
 def load_rationales_command(
-    file: Annotated[Path, typer.Argument(help='JSONL: {"item_id", "model", "rationale", "run_id"} per line')],
+    run: Annotated[str, typer.Argument(help="a reasoning run (id under runs/ or its folder)")],
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Add model rationales as blind scoring tasks for experts."""
+    """Add a reasoning run's rationales as blind scoring tasks for experts (stale answers are left out)."""
+    from evaluation.metrics import load_run
+    from evaluation.runlog import find_run
+
     ws = _workspace(workspace)
-    _report(scoring.load_rationales(ws.store.engine, file, set(ws.store.ids())), "scoring tasks")
+    data = load_run(find_run(ws.runs_dir, run), ws)
+    for note in data.notes:
+        typer.echo(note, err=True)
+    _report(scoring.load_rationales(ws.store.engine, scoring.rationale_tasks(data), set(ws.store.ids())), "scoring tasks")
 
 
 @annotate_app.command("load-judge")
 def load_judge_command(
-    file: Annotated[Path, typer.Argument(help='JSONL: {"item_id","model","factuality","logic","depth","clarity"}')],
+    source: Annotated[str, typer.Argument(help="a run judged by `benchsmith judge` (all its judge logs) or one "
+                                               "judge log (runs/RUN/judge-JUDGE.jsonl)")],
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Import LLM-judge scores to compare with the experts' (stats tab)."""
-    _report(scoring.load_judge(_workspace(workspace).store.engine, file), "judge scores")
+    """Import the LLM judge's verdicts to compare with the experts' (stats tab); stale verdicts are left out."""
+    from evaluation.judge import current_verdicts
+
+    ws = _workspace(workspace)
+    verdicts, notes = current_verdicts(ws, Path(source) if Path(source).is_file() else source)
+    for note in notes:
+        typer.echo(note, err=True)
+    _report(scoring.load_judge(ws.store.engine, verdicts), "judge scores")
 
 
 @annotate_app.command("assign")
