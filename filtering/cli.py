@@ -150,6 +150,7 @@ def probe_command(
     if as_json:
         print_json(result)
         return
+    _print_stale(result["stale_skipped"])
     for name, counts in result["accuracy"].items():
         out.print(f"{name}: {counts['correct']}/{counts['n']} correct", highlight=False)
     out.print(f"{len(result['solvable_without_question'])} items solvable without the question "
