@@ -7,7 +7,7 @@ wants 0-based indices or letters converts at its own boundary.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     AfterValidator,
@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 
 ITEM_ID_PATTERN = r"^[A-Za-z0-9가-힣][A-Za-z0-9가-힣._:\-]{0,199}$"
 BLOB_REF_PATTERN = r"^[0-9a-f]{64}\.[a-z0-9]{1,5}$"
