@@ -121,6 +121,7 @@ def run_command(
                else store_dataset(ws, parse_item_query(items), limit))
     requests = [RunRequest(spec, prompt, variant, dataset, run_id, resume, cache, retry_errors,  # type: ignore[arg-type]
                            _settings(spec, concurrency, timeout, retries)) for spec in specs]
+    failed: dict[str, str]
     if len(requests) == 1 and executor == "local" and ray_address is None:
         with progress_bar(progress and not as_json, specs[0].name) as (on_start, on_record):
             summaries, failed = [run_model(ws, requests[0], on_start, on_record)], {}

@@ -162,7 +162,8 @@ def _charts(reports: list[RunReport], out_dir: Path) -> list[Path]:
     for index, report in enumerate(reports):
         scores = [value(report, name) for name in names]
         heights = [100 * s.accuracy if s and s.accuracy is not None else 0.0 for s in scores]
-        errors = np.array([[100 * (s.accuracy - s.ci[0]), 100 * (s.ci[1] - s.accuracy)] if s and s.ci else [0, 0]
+        errors = np.array([[100 * (s.accuracy - s.ci[0]), 100 * (s.ci[1] - s.accuracy)]
+                           if s and s.ci and s.accuracy is not None else [0, 0]
                            for s in scores]).T
         ax.bar(np.arange(len(names)) + index * width, heights, width, yerr=errors, capsize=2, label=report.run.label)
     ax.set_xticks(np.arange(len(names)) + width * (len(reports) - 1) / 2, names, rotation=30, ha="right", fontsize=8)
