@@ -320,7 +320,8 @@ class Reviewer:
     # -- history ------------------------------------------------------------------------
     def history(self, item_id: str) -> list[tuple[Revision, list[tuple[str, Any, Any]]]]:
         revisions = self.store.history(item_id)
-        rows, previous = [], {}
+        rows: list[tuple[Revision, list[tuple[str, Any, Any]]]] = []
+        previous: dict[str, Any] = {}
         for revision in revisions:
             changes = field_changes(previous, revision.snapshot) if revision.rev > 1 else []
             rows.append((revision, changes))

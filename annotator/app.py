@@ -133,7 +133,8 @@ class ItemQueueTab:
 
     def render(self, view: View) -> list[Any]:
         shown = view.shown or {}
-        history = views.history_html(self.ctx.reviewer.history(view.session.item_id)) if view.stored else ""
+        item_id = view.session.item_id
+        history = views.history_html(self.ctx.reviewer.history(item_id)) if view.stored and item_id is not None else ""
         values = []
         for path, _, _, _ in self.fields:
             value = get_path(shown, path)
@@ -333,8 +334,8 @@ def build_korea_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any
     def render_extra(view: View) -> list[Any]:
         shown = view.shown or {}
         flags = shown.get("flags") or {}
-        state = {True: "한국 특화 · Korea-specific", False: "한국 특화 아님 · Not Korea-specific"}.get(
-            flags.get("korea_specific"), "미정 · Undecided")
+        states: dict[bool | None, str] = {True: "한국 특화 · Korea-specific", False: "한국 특화 아님 · Not Korea-specific"}
+        state = states.get(flags.get("korea_specific"), "미정 · Undecided")
         return [item_markdown(shown), views.reasons_html("탐지 근거 · Detector's reasons", flags.get("korea_reasons") or []),
                 f"<b>현재 판정 · Current decision</b>: {views.esc(state)}" if view.stored else ""]
 
@@ -446,7 +447,7 @@ class ScoreTab:
 
         self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private")
 
-    def _edit(self, axis: str) -> Callable[..., ScoreSession]:
+    def _edit(self, axis: str) -> Callable[..., None]:
         def handler(session: ScoreSession, value: Any, request: gr.Request) -> None:
             """Keeps the score in the expert's draft (not in the state; see ItemQueueTab._edit_handler)."""
             self.ctx.desk.edit(self.ctx.require(request, "score"), copy.deepcopy(session), axis, value)
