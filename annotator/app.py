@@ -10,16 +10,16 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import gradio as gr
 
 from annotator import auth, queues, scoring, stats, views
-from annotator.actions import EditError, Reviewer, Session, View
+from annotator.actions import EditError, Move, Reviewer, Session, View
 from annotator.preview import LATEX_DELIMITERS, to_markdown
 from annotator.queues import FLAG_FILTERS, QUEUES, Filters
 from annotator.render import PdfRenderer, RenderError
-from annotator.score_desk import ScoreDesk, ScoreSession, ScoreView
+from annotator.score_desk import ScoreDesk, ScoreMove, ScoreSession, ScoreView
 from curation.errors import BenchsmithError
 from curation.item import STATUSES
 from curation.store import get_path
@@ -152,15 +152,17 @@ class ItemQueueTab:
         ctx, q = self.ctx, self.queue
         filter_inputs = [self.f_status, self.f_exam, self.f_subject, self.f_flag, self.f_assignee, self.f_search]
 
-        def navigate(how: str) -> Callable[..., list[Any]]:
+        def navigate(how: Move) -> Callable[..., list[Any]]:
             def handler(session: Session, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str,
                         search: str, request: gr.Request) -> list[Any]:
                 user = ctx.require(request, q)
                 filters = self.filters(status, exam, subject, flag, assignee, search)
-                return self.render(ctx.reviewer.navigate(user, q, filters, session.item_id, how))  # type: ignore[arg-type]
+                return self.render(ctx.reviewer.navigate(user, q, filters, session.item_id, how))
             return handler
 
-        for button, how in ((self.b_first, "first"), (self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unreviewed")):
+        moves: list[tuple[gr.Button, Move]] = [(self.b_first, "first"), (self.b_prev, "prev"), (self.b_next, "next"),
+                                               (self.b_mine, "unreviewed")]
+        for button, how in moves:
             button.click(navigate(how), [self.state, *filter_inputs], self.outputs, api_name=f"{q}_{how}")
         self.f_search.submit(navigate("first"), [self.state, *filter_inputs], self.outputs, api_visibility="private")
 
@@ -231,10 +233,14 @@ def _answer_text(value: Any) -> str:
     return str(value)
 
 
-def decision_buttons(tab: ItemQueueTab, buttons: list[tuple[str, str | None, str, str]], reason: Any | None) -> None:
+ButtonVariant = Literal["primary", "secondary", "stop", "huggingface"]  # gr.Button's variants
+
+
+def decision_buttons(tab: ItemQueueTab, buttons: list[tuple[str, str | None, str, ButtonVariant]],
+                     reason: Any | None) -> None:
     with gr.Row():
         for label, decision, css, variant in buttons:
-            button = gr.Button(label, elem_classes=[css] if css else [], variant=variant,  # type: ignore[arg-type]
+            button = gr.Button(label, elem_classes=[css] if css else [], variant=variant,
                                elem_id=f"{tab.queue}-{decision or 'save'}")
             tab.decisions.append((button, decision, reason))
 
@@ -424,13 +430,15 @@ class ScoreTab:
     def wire(self) -> None:
         ctx = self.ctx
 
-        def navigate(how: str) -> Callable[..., list[Any]]:
+        def navigate(how: ScoreMove) -> Callable[..., list[Any]]:
             def handler(session: ScoreSession, request: gr.Request) -> list[Any]:
                 user = ctx.require(request, "score")
-                return self.render(ctx.desk.navigate(user, session.task_id, how))  # type: ignore[arg-type]
+                return self.render(ctx.desk.navigate(user, session.task_id, how))
             return handler
 
-        for button, how in ((self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unscored")):
+        score_moves: list[tuple[gr.Button, ScoreMove]] = [(self.b_prev, "prev"), (self.b_next, "next"),
+                                                          (self.b_mine, "unscored")]
+        for button, how in score_moves:
             button.click(navigate(how), [self.state], self.outputs, api_visibility="private")
         for axis, radio in zip(scoring.AXES, self.axes, strict=True):
             radio.input(self._edit(axis), [self.state, radio], None, api_visibility="private")
