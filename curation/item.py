@@ -55,11 +55,14 @@ class PdfLocation(_Strict):
     bbox: BBox | None = None
 
 
+ImageKind = Literal["raster", "vector", "formula", "photo", "table", "other"]
+
+
 class ImageRef(_Strict):
     """A content-addressed image in the workspace blob store, with where it came from."""
 
     blob: str = Field(pattern=BLOB_REF_PATTERN, description="sha256 of the bytes + extension")
-    kind: Literal["raster", "vector", "formula", "photo", "table", "other"] = "raster"
+    kind: ImageKind = "raster"
     provenance: PdfLocation | None = None
     latex: str | None = Field(None, description="transcription for formula images; empty = still to do")
     alt: str | None = None

@@ -18,12 +18,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.datasets import current_hashes
 from evaluation.records import FilterRecord, now_iso, save_filter_record
 from filtering.matrix import SolveMatrix, answer_runs, build_matrix, model_verdict
+
+if TYPE_CHECKING:
+    from evaluation.prompts import Variant
 
 
 @dataclass
@@ -64,7 +68,7 @@ def decide(matrix: SolveMatrix, models: list[str], item_ids: list[str], attempts
 class FilterPlan:
     specs: list  # evaluation.models.ModelSpec, one per model
     prompt: str = "standard"
-    variant: str = "implicit"
+    variant: Variant = "implicit"
     attempts: int = 1
     sequential: bool = False
     query: ItemQuery = field(default_factory=ItemQuery)
@@ -91,7 +95,7 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
                 seeded = spec.model_copy(update={"decoding": spec.decoding.model_copy(
                     update={"seed": spec.decoding.seed + attempt})})
             query = ItemQuery(ids=in_play) if plan.sequential else plan.query
-            request = RunRequest(seeded, plan.prompt, plan.variant, store_dataset(ws, query),  # type: ignore[arg-type]
+            request = RunRequest(seeded, plan.prompt, plan.variant, store_dataset(ws, query),
                                  retry_errors=True,
                                  settings=ExecutorSettings(concurrency=plan.concurrency, timeout_s=spec.timeout_s,
                                                            max_retries=spec.max_retries))

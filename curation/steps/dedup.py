@@ -30,7 +30,7 @@ import zlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -42,6 +42,8 @@ from curation.steps.canonical import canonical_item, canonical_stem
 Method = Literal["difflib", "fuzz", "lsh"]
 Scope = Literal["all", "exam", "subject"]
 Verdict = Literal["merged", "stem_gate", "inverted", "answer_differs"]
+METHODS: tuple[Method, ...] = get_args(Method)
+SCOPES: tuple[Scope, ...] = get_args(Scope)
 ACTIVE_STATUSES = ("extracted", "in_review", "accepted")
 _STATUS_RANK = {"accepted": 0, "in_review": 1, "extracted": 2}
 
