@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from curation.store import ItemQuery
 from curation.workspace import Workspace
@@ -28,6 +28,8 @@ from filtering.matrix import SolveMatrix, answer_runs, build_matrix, model_verdi
 
 if TYPE_CHECKING:
     from evaluation.prompts import Variant
+
+FilterKind = Literal["adversarial", "hard"]  # FilterRecord.kind
 
 
 @dataclass
@@ -119,11 +121,11 @@ def matrix_from_workspace(ws: Workspace, run_ids: list[str] | None = None) -> So
     return build_matrix(answer_runs(ws.runs_dir, run_ids), ws)
 
 
-def filter_and_record(ws: Workspace, plan: FilterPlan, kind: str,
+def filter_and_record(ws: Workspace, plan: FilterPlan, kind: FilterKind,
                       on_model: Callable[[str, int], None] | None = None) -> tuple[FilterRecord, Path]:
     """Run the filter and save its record, with the content hash each pool item was decided on."""
     decision, matrix, labels, pool = run_filter(ws, plan, on_model)
-    record = FilterRecord(kind=kind, created_at=now_iso(), models=[{"label": label, **matrix.models[label]}  # type: ignore[arg-type]
+    record = FilterRecord(kind=kind, created_at=now_iso(), models=[{"label": label, **matrix.models[label]}
                                                                    for label in labels],
                           attempts=plan.attempts, sequential=plan.sequential, pool=pool, removed=decision.removed,
                           survivors=decision.survivors, undetermined=decision.undetermined,
