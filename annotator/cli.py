@@ -11,7 +11,7 @@ import typer
 
 from annotator import auth, queues, scoring
 from annotator.tables import ensure_tables
-from curation.cli_kit import WorkspaceOption, out, workspace_from
+from curation.cli_kit import JsonOption, WorkspaceOption, out, print_json, workspace_from
 from curation.errors import BenchsmithError
 from curation.workspace import Workspace
 
@@ -84,6 +84,30 @@ def load_judge_command(
     for note in notes:
         typer.echo(note, err=True)
     _report(scoring.load_judge(ws.store.engine, verdicts), "judge scores")
+
+
+@annotate_app.command("stats")
+def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False) -> None:
+    """Expert and judge scores per scoring task, and their agreement (Krippendorff α, ICC)."""
+    import math
+    from dataclasses import asdict
+
+    from annotator import stats
+
+    engine = _workspace(workspace).store.engine
+    table = scoring.score_table(engine)
+    agreement = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(row).items()}
+                 for row in stats.agreement_rows(engine)]
+    if as_json:
+        print_json({"tasks": table, "agreement": agreement})
+        return
+    for row in table:
+        experts = "; ".join(f"{name} {sum(values.values())}" for name, values in sorted(row["experts"].items()))
+        judge = sum(row["judge"].values()) if row["judge"] else "missing"
+        out.print(f"{row['item_id']} · {row['model']}: judge {judge}; experts {experts or 'none yet'}", highlight=False)
+    for row in agreement:
+        out.print(f"{row['raters']} · {row['axis']}: α(interval) {row['alpha_interval']}, ICC(2,1) {row['icc_2_1']}, "
+                  f"{row['units']} tasks", highlight=False)
 
 
 @annotate_app.command("assign")

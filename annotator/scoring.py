@@ -221,3 +221,20 @@ def score_matrices(engine: Engine, include_judge: bool) -> dict[str, list[list[f
 def has_judge_scores(engine: Engine) -> bool:
     with engine.connect() as conn:
         return conn.execute(select(judge_scores.c.item_id).limit(1)).first() is not None
+
+
+def score_table(engine: Engine) -> list[dict[str, Any]]:
+    """Per scoring task: the judge's scores and each expert's, side by side (None = missing, never 0)."""
+    with engine.connect() as conn:
+        scores = conn.execute(select(expert_scores)).all()
+        judged = {(r.item_id, r.model): r for r in conn.execute(select(judge_scores))}
+    by_task: dict[int, dict[str, dict[str, int]]] = {}
+    for s in scores:
+        by_task.setdefault(s.task_id, {})[s.expert] = {axis: int(getattr(s, axis)) for axis in AXES}
+    table = []
+    for task in tasks(engine):
+        judge = judged.get((task.item_id, task.model))
+        table.append({"task": task.id, "item_id": task.item_id, "model": task.model, "run_id": task.run_id,
+                      "judge": {axis: float(getattr(judge, axis)) for axis in AXES} if judge else None,
+                      "experts": by_task.get(task.id, {})})
+    return table

@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -164,11 +164,16 @@ class PreparedRun:
     skipped: dict[str, str]
     done: dict[str, AnswerRecord]  # current records only
     changed: int  # items answered before whose content has changed since
-    jobs: list[Job]  # what is left to do, in item order
+    to_ask: list[tuple[Item, str]]  # (item, its content hash): what is left to do, in item order
+    job_for: Callable[[Item, str], Job]
 
     @property
     def done_before(self) -> int:
-        return len(self.items) - len(self.jobs)
+        return len(self.items) - len(self.to_ask)
+
+    def jobs(self) -> Iterator[Job]:
+        """The requests still to send, built one by one (the executor overlaps this with sending)."""
+        return (self.job_for(item, digest) for item, digest in self.to_ask)
 
     def counts(self) -> dict[str, int]:
         counts = {outcome: 0 for outcome in OUTCOMES}
@@ -203,7 +208,9 @@ def prepare_run(ws: Workspace, request: RunRequest) -> PreparedRun:
     write_manifest(run_dir, manifest)  # the selection as of this (re)run
     logged = read_jsonl_records(run_dir / RESPONSES, AnswerRecord)
     images = ImageResolver(ws.blobs)
-    jobs, done, changed = [], {}, 0
+    to_ask: list[tuple[Item, str]] = []
+    done: dict[str, AnswerRecord] = {}
+    changed = 0
     for item in items:
         digest = content_hash(item, request.variant)
         record = logged.get(item.id)
@@ -212,9 +219,13 @@ def prepare_run(ws: Workspace, request: RunRequest) -> PreparedRun:
             done[item.id] = record
             continue
         changed += record is not None and record.content_hash != digest
+        to_ask.append((item, digest))
+
+    def job_for(item: Item, digest: str) -> Job:
         chat = build_request(item, prompt, images, request.variant)
-        jobs.append(Job(item.id, chat, cache_key(spec, chat, prompt.version), _finisher(item, digest)))
-    return PreparedRun(run_id, run_dir, items, skipped, done, changed, jobs)
+        return Job(item.id, chat, cache_key(spec, chat, prompt.version), _finisher(item, digest))
+
+    return PreparedRun(run_id, run_dir, items, skipped, done, changed, to_ask, job_for)
 
 
 def run_model(ws: Workspace, request: RunRequest,
@@ -228,9 +239,9 @@ def run_model(ws: Workspace, request: RunRequest,
     counts = run.counts()
     stats: dict[str, Any] = {}
     prepared = time.perf_counter()
-    if run.jobs:
+    if run.to_ask:
         cache_path = ws.cache_path if request.use_cache else None
-        stats = asyncio.run(run_jobs(request.spec, request.settings, run.run_dir / RESPONSES, run.jobs, cache_path,
+        stats = asyncio.run(run_jobs(request.spec, request.settings, run.run_dir / RESPONSES, run.jobs(), cache_path,
                                      on_record)).__dict__
     stats.update(prepare_s=round(prepared - started, 3), execute_s=round(time.perf_counter() - prepared, 3))
     for outcome, count in stats.get("by_outcome", {}).items():
