@@ -19,10 +19,13 @@ from typing import Any
 
 import yaml
 
+from curation.blobs import BlobStore
 from curation.errors import BenchsmithError
 from curation.item import Item
 from curation.store import ItemQuery
 from curation.workspace import Workspace
+from evaluation.datasets import current_hashes
+from evaluation.records import FilterRecord, latest_filter_record
 from export import harness
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
 from export.croissant import croissant
@@ -71,11 +74,9 @@ def _size_category(n: int) -> str:
     return "n>1M"
 
 
-def _filtering(workspace: Workspace):  # noqa: ANN202
+def _filtering(workspace: Workspace) -> FilterRecord | None:
     """The newest filtering record (a `hard` one before an adversarial one), or None."""
-    from filtering.record import latest_record
-
-    found = latest_record(workspace.root)
+    found = latest_filter_record(workspace.root)
     return found[1] if found else None
 
 
@@ -99,11 +100,16 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release")
     notes = []
     record = _filtering(workspace)
-    hard = set(record.hard_item_ids) if record else None
+    hard = None
+    if record is not None:
+        survivors, stale = record.current_survivors(current_hashes(items, "implicit"))
+        hard = set(survivors)
+        if stale:
+            notes.append(f"hard: {stale} item(s) changed since filtering and are left out (filter again to decide them)")
     filters = dict(CONFIG_FILTERS)
     if hard is not None:
         filters["hard"] = lambda item: item.id in hard
-    wanted = [name for name in config.configs if name in filters]
+    wanted: list[str] = [name for name in config.configs if name in filters]
     if "hard" in config.configs and hard is None:
         notes.append("hard: not built (no filtering result in the workspace yet)")
 
@@ -111,7 +117,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        rows_by_config = {}
+        rows_by_config: dict[str, list[dict[str, Any]]] = {}
         for name in wanted:
             selected = sorted((i for i in items if filters[name](i)), key=lambda i: i.id)
             rows_by_config[name] = [item_row(i, workspace.blobs, explicit=name == "explicit") for i in selected]
@@ -133,7 +139,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         manifest = _manifest(config, version, rows_by_config, files, sizes, row_hashes, full_hash, workspace, previous)
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                     encoding="utf-8")
-        _write_harness(tmp, config, version, rows_by_config, workspace)
+        _write_harness(tmp, config, version, rows_by_config, workspace.blobs)
         if config.license == "other" and license_fields(config)["license_link"] == LICENSE_FILE:
             (tmp / LICENSE_FILE).write_text(f"# {config.pretty_name}: terms of use\n\n{config.source_license}\n",
                                             encoding="utf-8")
@@ -182,9 +188,9 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
 
 
 def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_config: dict[str, list[dict]],
-                   workspace: Workspace) -> None:
+                   blobs: BlobStore) -> None:
     folder = root / "harness"
-    write_scoring(folder, rows_by_config, workspace, config.harness_prompt)
+    write_scoring(folder, rows_by_config, blobs, config.harness_prompt)
     harness.write_lm_eval(folder / "lm_eval", config.name, list(rows_by_config))
     harness.write_inspect(folder / "inspect")
     for name, rows in rows_by_config.items():
@@ -198,7 +204,7 @@ def _template(config: ReleaseConfig) -> str:
     return resources.files("data_cards").joinpath("default.md").read_text(encoding="utf-8")
 
 
-def _filtering_text(record, rows_by_config: dict) -> str:  # noqa: ANN001
+def _filtering_text(record: FilterRecord | None, rows_by_config: dict) -> str:
     if record is None or "hard" not in rows_by_config:
         return "No adversarial filtering result yet: no `hard` config."
     models = "; ".join(f"{m['name']} ({m['prompt']['version']}, {m['variant']}, runs {', '.join(m['run_ids'])})"

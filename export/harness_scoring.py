@@ -18,12 +18,12 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from curation.blobs import BlobStore
 from curation.item import Item
-from curation.workspace import Workspace
 from evaluation import parsing
 from evaluation.backends.base import ImagePart
 from evaluation.prompts import PROMPTS, ImageResolver, build_request
-from export.evaluate import row_item
+from evaluation.records import release_rows
 
 TEMPLATE = "benchsmith_scoring.py.tmpl"
 ACCEPT_METHODS = ("answer_list", "requires_all_answers", "accepts")
@@ -52,11 +52,11 @@ def _positions(item: Item) -> dict[str, list[Any]]:
     return where
 
 
-def prompt_record(row: dict[str, Any], workspace: Workspace, prompt_name: str) -> dict[str, Any]:
+def prompt_record(row: dict[str, Any], blobs: BlobStore, prompt_name: str) -> dict[str, Any]:
     """The messages benchsmith sends for this row (read back as `evaluate --release` reads it),
     images as positions in the row."""
-    item = row_item(row, "release", workspace)  # its images are in the blob store already
-    request = build_request(item, PROMPTS[prompt_name], ImageResolver(workspace.blobs))
+    item = release_rows([row])[0].to_item(blobs.put)  # its images are in the blob store already
+    request = build_request(item, PROMPTS[prompt_name], ImageResolver(blobs))
     where = _positions(item)
     system, user = request.messages
     content = [{"image": where[part.sha256]} if isinstance(part, ImagePart) else {"text": part}
@@ -64,7 +64,7 @@ def prompt_record(row: dict[str, Any], workspace: Workspace, prompt_name: str) -
     return {"id": row["id"], "system": "\n".join(p for p in system.parts if isinstance(p, str)), "content": content}
 
 
-def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]], workspace: Workspace,
+def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]], blobs: BlobStore,
                   prompt_name: str) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     parsing_path = folder / "benchsmith_parsing.py"
@@ -75,7 +75,7 @@ def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]],
     for config, rows in rows_by_config.items():
         path = folder / "prompts" / f"{config}.jsonl"
         path.parent.mkdir(exist_ok=True)
-        lines = [json.dumps(prompt_record(row, workspace, prompt_name), ensure_ascii=False, sort_keys=True) for row in rows]
+        lines = [json.dumps(prompt_record(row, blobs, prompt_name), ensure_ascii=False, sort_keys=True) for row in rows]
         path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         written.append(path)
     return written

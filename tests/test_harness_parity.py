@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from curation.workspace import init_workspace
-from evaluation.runlog import RESPONSES, read_records
+from evaluation.runlog import RESPONSES, read_manifest, read_records
 from export.harness import task_name
 from tests.conftest import run_cli
 from tests.fault_server import ServerConfig, ServerThread
@@ -76,10 +76,11 @@ def benchsmith_scores(release, server, tmp_path_factory):
         with (out / "accuracy.csv").open(encoding="utf-8") as handle:
             overall = next(r for r in csv.DictReader(handle) if r["subset"] == "overall")
         reported[config] = (int(overall["n"]), int(overall["correct"]) / int(overall["n"]))  # the csv rounds
-        prefix = f"parity-exam-v1.0.0-{config}:"
-        scores[config] = {item_id.removeprefix(prefix): record["outcome"] == "correct"
-                          for run_dir in ws.runs_dir.iterdir() if run_dir.is_dir()
-                          for item_id, record in read_records(run_dir / RESPONSES).items() if item_id.startswith(prefix)}
+        runs = [run_dir for run_dir in ws.runs_dir.iterdir()
+                if (run_dir / "manifest.json").is_file() and read_manifest(run_dir)["dataset"].get("config") == config]
+        assert len(runs) == 1, runs
+        scores[config] = {item_id: record["outcome"] == "correct"
+                          for item_id, record in read_records(runs[0] / RESPONSES).items()}
     return scores, reported
 
 
