@@ -1,11 +1,12 @@
-"""Agreement statistics with numpy only.
+"""Agreement statistics.
 
 - Krippendorff's alpha (nominal, ordinal, interval) on a coders × units matrix with missing
-  values as NaN, by the coincidence-matrix method of Krippendorff (2011), "Computing
-  Krippendorff's Alpha-Reliability".
+  values as NaN, computed by the `krippendorff` package (Castro's implementation of
+  Krippendorff (2011), "Computing Krippendorff's Alpha-Reliability").
 - ICC(2,1) (two-way random effects, absolute agreement, single rater) and ICC(3,1)
   (two-way mixed, consistency, single rater) after Shrout & Fleiss (1979), on units rated
-  by every rater (incomplete units are dropped).
+  by every rater (incomplete units are dropped). Written here on purpose: the libraries that
+  offer ICC (pingouin) bring pandas, statsmodels and more for three lines of ANOVA.
 """
 
 from __future__ import annotations
@@ -24,52 +25,18 @@ def _as_matrix(ratings: object) -> np.ndarray:
     return matrix
 
 
-def _coincidences(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The values that occur in pairable units and their coincidence matrix."""
-    values = np.unique(matrix[~np.isnan(matrix)])
-    index = {value: position for position, value in enumerate(values)}
-    coincidences = np.zeros((len(values), len(values)))
-    for unit in matrix.T:
-        present = unit[~np.isnan(unit)]
-        if len(present) < 2:
-            continue  # a unit with one value is not pairable
-        counts = np.zeros(len(values))
-        for value in present:
-            counts[index[value]] += 1
-        coincidences += (np.outer(counts, counts) - np.diag(counts)) / (len(present) - 1)
-    return values, coincidences
-
-
-def _distances(values: np.ndarray, marginals: np.ndarray, metric: Metric) -> np.ndarray:
-    if metric == "nominal":
-        return 1.0 - np.eye(len(values))
-    if metric == "interval":
-        return np.subtract.outer(values, values) ** 2
-    if metric == "ordinal":
-        cumulative = np.cumsum(marginals)
-        # sum of marginals from c to k minus half of the two end points, squared
-        between = np.subtract.outer(cumulative, cumulative - marginals)  # [k, c] = sum_{g=c}^{k} n_g for c <= k
-        upper = np.triu(between.T)
-        squared = (upper - np.add.outer(marginals, marginals) / 2) ** 2
-        squared = np.triu(squared, 1)
-        return squared + squared.T
-    raise ValueError(f"metric {metric!r}: choose nominal, ordinal or interval")
-
-
 def krippendorff_alpha(ratings: object, metric: Metric = "interval") -> float:
-    """Alpha for a coders × units matrix (NaN = missing). NaN when there is no variation."""
+    """Alpha for a coders × units matrix (NaN = missing), by the `krippendorff` package.
+    NaN when there is no variation or no unit with two values (the package raises there)."""
+    if metric not in ("nominal", "ordinal", "interval"):
+        raise ValueError(f"metric {metric!r}: choose nominal, ordinal or interval")
     matrix = _as_matrix(ratings)
-    values, coincidences = _coincidences(matrix)
-    marginals = coincidences.sum(axis=1)
-    total = marginals.sum()
-    if total <= 1 or len(values) < 2:
+    pairable = (~np.isnan(matrix)).sum(axis=0) >= 2
+    if not pairable.any() or len(np.unique(matrix[:, pairable][~np.isnan(matrix[:, pairable])])) < 2:
         return float("nan")
-    delta = _distances(values, marginals, metric)
-    observed = (coincidences * delta).sum() / total
-    expected = (np.outer(marginals, marginals) * delta).sum() / (total * (total - 1))
-    if expected == 0:
-        return float("nan")
-    return float(1.0 - observed / expected)
+    import krippendorff
+
+    return float(krippendorff.alpha(reliability_data=matrix, level_of_measurement=metric))
 
 
 def _complete_units(ratings: object) -> np.ndarray:

@@ -18,6 +18,7 @@ import numpy as np
 
 from curation.item import Item
 from curation.store import Store
+from evaluation.resampling import mean_interval
 from evaluation.runlog import RESPONSES, read_manifest, read_records
 
 JUDGE_AXES = ("factuality", "logical_soundness", "depth", "clarity")
@@ -69,14 +70,8 @@ def subsets_of(item: Item) -> list[str]:
 
 
 def bootstrap_ci(values: np.ndarray, seed: int, resamples: int = 2000, level: float = 0.95) -> tuple[float, float] | None:
-    """Percentile interval of the mean over items resampled with replacement."""
-    if values.size == 0:
-        return None
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, values.size, size=(resamples, values.size))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
+    """Percentile interval of the mean over items resampled with replacement (scipy's bootstrap)."""
+    return mean_interval(np.asarray(values, dtype=float), seed=seed, resamples=resamples, level=level)
 
 
 def _subset_seed(seed: int, subset: str) -> int:
