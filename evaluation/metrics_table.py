@@ -32,10 +32,11 @@ class MetricTable:
     items: dict[str, int] = field(default_factory=dict)  # metric → items behind each model's value
     sources: dict[str, str] = field(default_factory=dict)  # metric → where it came from
     notes: list[str] = field(default_factory=list)
+    listed: set[str] = field(default_factory=set)  # models a source names even where it has no value
 
     @property
     def models(self) -> list[str]:
-        return sorted({model for values in self.columns.values() for model in values})
+        return sorted(self.listed | {model for values in self.columns.values() for model in values})
 
     def column(self, metric: str) -> dict[str, float]:
         if metric not in self.columns:

@@ -96,6 +96,7 @@ def load_table(source: TableSource, aliases: dict[str, str] | None = None) -> Me
             raise TableError(f"{source.path}: model {name!r} appears in rows {seen[name]} and {number}")
         seen[name] = number
         parsed[name] = {column: _number(row.get(column)) for column in columns if column != source.model_column}
+    table.listed = set(parsed)
     for column in columns:
         if column == source.model_column:
             continue
@@ -134,6 +135,7 @@ def rename_models(table: MetricTable, aliases: dict[str, str]) -> MetricTable:
     if aliases:
         table.columns = {metric: {aliases.get(m, m): v for m, v in values.items()}
                          for metric, values in table.columns.items()}
+        table.listed = {aliases.get(m, m) for m in table.listed}
     return table
 
 
@@ -147,6 +149,7 @@ def merge_tables(named: dict[str, MetricTable]) -> Merged:
         merged.columns.update(table.columns)
         merged.items.update(table.items)
         merged.sources.update(table.sources)
+        merged.listed |= table.listed
         merged.notes += table.notes
     result = Merged(merged)
     if len(named) > 1:
