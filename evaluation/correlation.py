@@ -14,6 +14,7 @@ import numpy as np
 
 from evaluation.metrics_table import MetricTable
 from evaluation.resampling import bootstrap_interval
+from evaluation.text_tables import TextTable
 
 MIN_MODELS = 3
 
@@ -81,8 +82,10 @@ def _p(value: float) -> str:
     return "—" if math.isnan(value) else f"{value:.3g}"
 
 
-def _fmt_ci(ci: tuple[float, float] | None) -> str:
-    return "—" if ci is None else f"[{ci[0]:+.2f}, {ci[1]:+.2f}]"
+def _with_ci(value: float, ci: tuple[float, float] | None) -> str:
+    if math.isnan(value):
+        return "—"
+    return _fmt(value) + ("" if ci is None else f" [{ci[0]:+.2f}, {ci[1]:+.2f}]")
 
 
 CSV_HEADER = ["metric_a", "metric_b", "n_models", "kendall_tau_b", "tau_ci_low", "tau_ci_high", "tau_p",
@@ -107,14 +110,17 @@ def write_csv(path: Path, header: list[str], rows: list[list[object]]) -> Path:
     return path
 
 
+def correlation_table(results: list[Correlation], resamples: int) -> TextTable:
+    rows = [[r.a, r.b, str(r.n), _with_ci(r.tau_b, r.tau_ci), _p(r.tau_p), _with_ci(r.spearman, r.spearman_ci),
+             _p(r.spearman_p)] for r in results]
+    return TextTable(["metric A", "metric B", "n", "τb [95% CI]", "p", "ρ [95% CI]", "p"], rows,
+                     f"Kendall τb and Spearman ρ across models; n = models with both metrics; 95% CI from "
+                     f"{resamples} bootstrap resamples of the models.")
+
+
 def correlation_markdown(results: list[Correlation], resamples: int) -> str:
-    lines = [f"Kendall τb and Spearman ρ across models; n = models with both metrics; 95% CI from {resamples} "
-             "bootstrap resamples of the models.", "",
-             "| metric A | metric B | n | τb [95% CI] | p | ρ [95% CI] | p |", "|---|---|---|---|---|---|---|"]
-    for r in results:
-        lines.append(f"| {r.a} | {r.b} | {r.n} | {_fmt(r.tau_b)} {_fmt_ci(r.tau_ci)} | {_p(r.tau_p)} | "
-                     f"{_fmt(r.spearman)} {_fmt_ci(r.spearman_ci)} | {_p(r.spearman_p)} |")
-    return "\n".join(lines) + "\n"
+    table = correlation_table(results, resamples)
+    return f"{table.caption}\n\n{table.markdown()}"
 
 
 def tau_matrix(results: list[Correlation], metrics: list[str]) -> np.ndarray:

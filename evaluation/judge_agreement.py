@@ -24,6 +24,7 @@ import numpy as np
 from curation.errors import BenchsmithError
 from evaluation.agreement import icc, krippendorff_alpha
 from evaluation.correlation import correlate_pair
+from evaluation.text_tables import TextTable
 
 AXES = ("factuality", "logic", "depth", "clarity")
 AXIS_NAMES = {"logical_soundness": "logic"}  # the judge's name for the annotator's axis
@@ -165,14 +166,18 @@ def _num(value: float) -> str:
     return "—" if value is None or math.isnan(value) else f"{value:.3f}"
 
 
+def agreement_tables(result: JudgeAgreement) -> tuple[TextTable, TextTable]:
+    """(item level, model level)."""
+    items = TextTable(["axis", "judge vs", "α (interval)", "ICC(2,1)", "n units"],
+                      [[r.axis, r.against, _num(r.alpha_interval), _num(r.icc_2_1), str(r.units)] for r in result.items],
+                      f"Judge vs experts, item level: {result.units} rationales; {result.judge_missing} scored by "
+                      "experts have no valid judge verdict (left out, never scored 0).")
+    models = TextTable(["axis", "τb", "95% CI", "n models"],
+                       [[m.axis, _num(m.tau_b), "—" if m.ci is None else f"[{m.ci[0]:+.2f}, {m.ci[1]:+.2f}]",
+                         str(m.models)] for m in result.models],
+                       "Judge vs experts, model level: Kendall τb between each model's judge mean and expert mean.")
+    return items, models
+
+
 def agreement_markdown(result: JudgeAgreement) -> str:
-    lines = [f"Item level: {result.units} rationales; {result.judge_missing} scored by experts have no valid judge "
-             "verdict (left out, never scored 0).", "",
-             "| axis | judge vs | α (interval) | ICC(2,1) | n units |", "|---|---|---|---|---|"]
-    lines += [f"| {r.axis} | {r.against} | {_num(r.alpha_interval)} | {_num(r.icc_2_1)} | {r.units} |"
-              for r in result.items]
-    lines += ["", "Model level: Kendall τb between each model's judge mean and expert mean.", "",
-              "| axis | τb | 95% CI | n models |", "|---|---|---|---|"]
-    lines += [f"| {m.axis} | {_num(m.tau_b)} | {'—' if m.ci is None else f'[{m.ci[0]:+.2f}, {m.ci[1]:+.2f}]'} | "
-              f"{m.models} |" for m in result.models]
-    return "\n".join(lines) + "\n"
+    return "\n".join(f"{table.caption}\n\n{table.markdown()}" for table in agreement_tables(result))

@@ -73,7 +73,17 @@ def _item_subsets(run: RunData, item_id: str) -> list[str]:
     return subsets_of(item) if item is not None else ["overall"]
 
 
-def _accuracy_columns(runs: dict[str, RunData], prefix: str, same_items: bool, table: MetricTable) -> None:
+@dataclass
+class SubsetItems:
+    """The items each compared model is scored on in one subset."""
+
+    subset: str
+    items: dict[str, set[str]]  # model → item ids (the same set for all when same_items)
+    not_sent_to: list[str]  # models sent none of the subset's items: not compared here
+    note: str | None = None
+
+
+def comparable_items(runs: dict[str, RunData], same_items: bool = True) -> list[SubsetItems]:
     answered: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # subset → model → items
     unsent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for model, run in runs.items():
@@ -83,38 +93,47 @@ def _accuracy_columns(runs: dict[str, RunData], prefix: str, same_items: bool, t
         for item_id in run.skipped:
             for subset in _item_subsets(run, item_id):
                 unsent[subset][model].add(item_id)
+    result = []
     for subset in subset_order(set(answered) | set(unsent)):
         compared = sorted(answered[subset])  # models sent at least one item of the subset
-        if not compared:
-            continue
-        metric = f"{prefix}{subset}"
         left_out = sorted(set(runs) - set(compared))
+        note = None
+        if not compared:
+            result.append(SubsetItems(subset, {}, left_out, "not sent to any model"))
+            continue
         if same_items:
             common = set.intersection(*(answered[subset][m] for m in compared))
             union = set.union(*(answered[subset][m] | unsent[subset][m] for m in compared))
-            excluded = len(union - common)
-            if excluded:
-                not_sent = set.union(*(unsent[subset][m] for m in compared))
-                table.notes.append(f"{metric}: {len(common)} items for every model; {excluded} excluded for all "
-                                   f"({len(not_sent & (union - common))} not sent to some model, the rest not "
-                                   "answered by all)")
+            if union - common:
+                not_sent = set.union(*(unsent[subset][m] for m in compared)) & (union - common)
+                note = (f"{len(common)} items for every model; {len(union - common)} excluded for all "
+                        f"({len(not_sent)} not sent to some model, {len(union - common - not_sent)} not answered by all)")
             sets = {m: common for m in compared}
         else:
             sets = {m: answered[subset][m] for m in compared}
             if len({frozenset(s) for s in sets.values()}) > 1:
-                table.notes.append(f"{metric}: on different item sets per model (n from "
-                                   f"{min(map(len, sets.values()))} to {max(map(len, sets.values()))})")
-        if left_out:
-            table.notes.append(f"{metric}: not sent to {', '.join(left_out)} (no value for them)")
-        values = {m: float(np.mean([runs[m].records[i]["outcome"] == "correct" for i in sets[m]]))
-                  for m in compared if sets[m]}
+                note = (f"on different item sets per model (n from {min(map(len, sets.values()))} to "
+                        f"{max(map(len, sets.values()))})")
+        result.append(SubsetItems(subset, sets, left_out, note))
+    return result
+
+
+def _accuracy_columns(runs: dict[str, RunData], prefix: str, same_items: bool, table: MetricTable) -> None:
+    for chosen in comparable_items(runs, same_items):
+        metric = f"{prefix}{chosen.subset}"
+        if chosen.note:
+            table.notes.append(f"{metric}: {chosen.note}")
+        if chosen.not_sent_to:
+            table.notes.append(f"{metric}: not sent to {', '.join(chosen.not_sent_to)} (no value for them)")
+        values = {m: float(np.mean([runs[m].records[i]["outcome"] == "correct" for i in items]))
+                  for m, items in chosen.items.items() if items}
         if values:
             table.columns[metric] = values
-            table.items[metric] = min(len(sets[m]) for m in values)
+            table.items[metric] = min(len(chosen.items[m]) for m in values)
             table.sources[metric] = "runs"
 
 
-def _reasoning_columns(runs: dict[str, RunData], prefix: str, table: MetricTable) -> None:
+def reasoning_columns(runs: dict[str, RunData], prefix: str, table: MetricTable) -> None:
     verdicts: dict[str, dict[str, dict[str, dict]]] = defaultdict(dict)  # judge → model → item → verdict
     for model, run in runs.items():
         for path in sorted(run.run_dir.glob("judge-*.jsonl")):
@@ -148,5 +167,5 @@ def metrics_from_runs(runs: list[RunData], *, same_items: bool = True) -> Metric
         by_model = {model: run for (model, c), run in chosen.items() if c == config}
         tag = "" if len(configurations) == 1 else f"[{config}]"
         _accuracy_columns(by_model, f"acc{tag}:", same_items, table)
-        _reasoning_columns(by_model, f"reasoning{tag}", table)
+        reasoning_columns(by_model, f"reasoning{tag}", table)
     return table
