@@ -8,7 +8,6 @@ model: tasks of an item are shown as 응답 A, B, … in an order shuffled per e
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,6 +17,7 @@ from sqlalchemy import Engine, and_, func, insert, select, update
 
 from annotator.tables import expert_scores, judge_scores, now, scoring_tasks, write_connection
 from curation.errors import BenchsmithError, ConflictError
+from curation.jsonl import read_jsonl
 
 AXES: tuple[str, ...] = ("factuality", "logic", "depth", "clarity")
 AXIS_LABELS: dict[str, str] = {
@@ -58,25 +58,7 @@ class LoadReport:
 
 
 def _read_jsonl(path: Path, required: tuple[str, ...]) -> tuple[list[dict[str, Any]], list[str]]:
-    records, errors = [], []
-    try:
-        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ScoringError(f"{path}: cannot read: {error}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            errors.append(f"{path}:{number}: not JSON ({error.msg})")
-            continue
-        missing = [key for key in required if not isinstance(record, dict) or record.get(key) in (None, "")]
-        if missing:
-            errors.append(f"{path}:{number}: missing {', '.join(missing)}")
-            continue
-        records.append(record)
-    return records, errors
+    return read_jsonl(path, required, ScoringError)
 
 
 def load_rationales(engine: Engine, path: Path, known_items: set[str] | None = None) -> LoadReport:

@@ -12,7 +12,6 @@ Expert scores come from the annotator (its stats tab) or from a JSONL export
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from curation.errors import BenchsmithError
+from curation.jsonl import read_jsonl
 from evaluation.agreement import icc, krippendorff_alpha
 from evaluation.correlation import correlate_pair
 from evaluation.text_tables import TextTable
@@ -129,20 +129,11 @@ def _scores(record: dict[str, Any]) -> dict[str, float]:
 
 def read_expert_scores(path: Path) -> dict[str, dict[Unit, dict[str, float]]]:
     """JSONL lines {"item_id", "model", "expert", "factuality", "logic", "depth", "clarity"}."""
+    records, errors = read_jsonl(path, ("item_id", "model", "expert"))
+    if errors:
+        raise BenchsmithError(errors[0] + (f" (and {len(errors) - 1} more bad lines)" if len(errors) > 1 else ""))
     experts: dict[str, dict[Unit, dict[str, float]]] = {}
-    try:
-        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise BenchsmithError(f"{path}: cannot read expert scores: {error}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise BenchsmithError(f"{path}:{number}: not JSON ({error.msg})") from None
-        if not isinstance(record, dict) or not all(record.get(k) for k in ("item_id", "model", "expert")):
-            raise BenchsmithError(f"{path}:{number}: needs item_id, model and expert")
+    for record in records:
         experts.setdefault(str(record["expert"]), {})[(str(record["item_id"]), str(record["model"]))] = _scores(record)
     return experts
 

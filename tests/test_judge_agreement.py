@@ -78,7 +78,7 @@ def test_expert_scores_file_and_bad_lines(tmp_path):
     assert read_expert_scores(path) == {"kim": {("i1", "m"): {"factuality": 4.0, "logic": 3.0, "depth": 2.0,
                                                               "clarity": 5.0}}}
     path.write_text('{"item_id": "i1"}\n', encoding="utf-8")
-    with pytest.raises(BenchsmithError, match="needs item_id, model and expert"):
+    with pytest.raises(BenchsmithError, match="missing model, expert"):
         read_expert_scores(path)
 
 
