@@ -68,9 +68,12 @@ def latest_per_model(runs: list[RunData]) -> tuple[dict[tuple[str, str], RunData
     return chosen, notes
 
 
-def _item_subsets(run: RunData, item_id: str) -> list[str]:
+def _item_subsets(run: RunData, item_id: str, hard: set[str] | None) -> list[str]:
     item = run.items.get(item_id)
-    return subsets_of(item) if item is not None else ["overall"]
+    names = subsets_of(item) if item is not None else ["overall"]
+    if hard is not None and item_id in hard and "hard" not in names:
+        names.append("hard")
+    return names
 
 
 @dataclass
@@ -83,15 +86,18 @@ class SubsetItems:
     note: str | None = None
 
 
-def comparable_items(runs: dict[str, RunData], same_items: bool = True) -> list[SubsetItems]:
+def comparable_items(runs: dict[str, RunData], same_items: bool = True,
+                     hard: set[str] | None = None) -> list[SubsetItems]:
+    """Per subset, the items each model is scored on; `hard`: the hard subset's item ids (the
+    filtering record's survivors) when the items themselves do not say."""
     answered: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # subset → model → items
     unsent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for model, run in runs.items():
         for item_id in run.records:
-            for subset in _item_subsets(run, item_id):
+            for subset in _item_subsets(run, item_id, hard):
                 answered[subset][model].add(item_id)
         for item_id in run.skipped:
-            for subset in _item_subsets(run, item_id):
+            for subset in _item_subsets(run, item_id, hard):
                 unsent[subset][model].add(item_id)
     result = []
     for subset in subset_order(set(answered) | set(unsent)):
@@ -118,8 +124,9 @@ def comparable_items(runs: dict[str, RunData], same_items: bool = True) -> list[
     return result
 
 
-def _accuracy_columns(runs: dict[str, RunData], prefix: str, same_items: bool, table: MetricTable) -> None:
-    for chosen in comparable_items(runs, same_items):
+def _accuracy_columns(runs: dict[str, RunData], prefix: str, same_items: bool, hard: set[str] | None,
+                      table: MetricTable) -> None:
+    for chosen in comparable_items(runs, same_items, hard):
         metric = f"{prefix}{chosen.subset}"
         if chosen.note:
             table.notes.append(f"{metric}: {chosen.note}")
@@ -158,7 +165,7 @@ def reasoning_columns(runs: dict[str, RunData], prefix: str, table: MetricTable)
             table.sources[metric] = f"judge {judge}"
 
 
-def metrics_from_runs(runs: list[RunData], *, same_items: bool = True) -> MetricTable:
+def metrics_from_runs(runs: list[RunData], *, same_items: bool = True, hard: set[str] | None = None) -> MetricTable:
     """Accuracy per subset (and reasoning per axis from judge logs) for each model."""
     table = MetricTable()
     chosen, table.notes = latest_per_model(runs)
@@ -166,6 +173,6 @@ def metrics_from_runs(runs: list[RunData], *, same_items: bool = True) -> Metric
     for config in configurations:
         by_model = {model: run for (model, c), run in chosen.items() if c == config}
         tag = "" if len(configurations) == 1 else f"[{config}]"
-        _accuracy_columns(by_model, f"acc{tag}:", same_items, table)
+        _accuracy_columns(by_model, f"acc{tag}:", same_items, hard, table)
         reasoning_columns(by_model, f"reasoning{tag}", table)
     return table

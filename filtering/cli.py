@@ -287,6 +287,11 @@ def _merged_metrics(workspace: Path | None, tables: list[str], model_column: str
     return ws, gather_metrics(ws, sources, aliases_path=aliases, run_ids=runs or None, same_items=same_items)
 
 
+def _no_nan(data: dict) -> dict:
+    """Undefined figures as JSON null (NaN is not JSON)."""
+    return {key: None if isinstance(value, float) and value != value else value for key, value in data.items()}
+
+
 def _out_dir(out_dir: Path | None, ws, name: str) -> Path:  # noqa: ANN001
     return out_dir or (ws.root / "analysis" / name if ws is not None else Path(name))
 
@@ -310,7 +315,7 @@ def correlate_command(
     result = run_correlate(merged, wanted, _out_dir(out_dir, ws, "correlate"), seed=seed, resamples=resamples,
                            charts=charts)
     if as_json:
-        print_json({"models": len(merged.table.models), "pairs": [asdict(r) for r in result.results],
+        print_json({"models": len(merged.table.models), "pairs": [_no_nan(asdict(r)) for r in result.results],
                     "unmatched": result.unmatched, "notes": result.notes, "files": [str(f) for f in result.files]})
         return
     out.print(f"{len(result.metrics)} metrics over {len(merged.table.models)} models:", highlight=False)
@@ -341,7 +346,7 @@ def gap_command(
     ws, merged = _merged_metrics(workspace, tables, model_column, aliases, runs, same_items)
     gap, files = run_gap(merged, metric_a, metric_b, _out_dir(out_dir, ws, "gap"), seed=seed, resamples=resamples)
     if as_json:
-        print_json(asdict(gap) | {"files": [str(f) for f in files]})
+        print_json(_no_nan(asdict(gap)) | {"files": [str(f) for f in files]})
         return
     ci = f"95% CI {gap.ci[0]:+.4g} … {gap.ci[1]:+.4g}" if gap.ci else "no CI"
     out.print(f"{gap.a} − {gap.b} over {gap.n} models with both: {gap.mean_difference:+.4g} ({ci}); "

@@ -28,6 +28,7 @@ from filtering.external_tables import (
     rename_models,
 )
 from filtering.gaps import GAP_CSV_HEADER, Gap, gap_rows, metric_gap
+from filtering.record import latest_record
 
 
 def workspace_runs(ws: Workspace, run_ids: list[str] | None = None) -> list:
@@ -50,7 +51,9 @@ def gather_metrics(ws: Workspace | None, tables: list[TableSource], *, aliases_p
     if ws is not None:
         runs = workspace_runs(ws, run_ids)
         if runs:
-            named["runs"] = rename_models(metrics_from_runs(runs, same_items=same_items), aliases)
+            found = latest_record(ws.root)
+            hard = set(found[1].survivors) if found else None
+            named["runs"] = rename_models(metrics_from_runs(runs, same_items=same_items, hard=hard), aliases)
     for source in tables:
         if source.label in named:
             raise BenchsmithError(f"two sources are labelled {source.label!r}: give one a label (LABEL=FILE)")

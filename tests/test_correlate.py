@@ -195,3 +195,41 @@ def test_workspace_metrics_use_the_same_items_for_every_model(workspace):
     assert any("different item sets" in note for note in own.notes)
     with pytest.raises(BenchsmithError, match="no metrics"):
         gather_metrics(None, [])
+
+
+def test_correlate_command_joins_runs_and_an_external_table_by_alias(workspace, tmp_path):
+    from scipy.stats import kendalltau
+
+    from curation.item import parse_item
+    from filtering.record import FilterRecord, now, save_record
+
+    from .eval_support import text_record
+
+    answers = [2] * 6 + [1] * 3 + [4] * 3  # the baselines differ: longest 6/12, position-1 3/12
+    items = [parse_item(text_record(n, answer=a)) for n, a in enumerate(answers, start=1)]
+    workspace.store.save_items(items, author="test", stage="test")
+    ids = [item.id for item in items]
+    names = ("baseline:longest", "baseline:shortest", "baseline:position-1")
+    summaries = [run_model(workspace, RunRequest(resolve_model(name))) for name in names]
+    hard = ids[:6]
+    save_record(FilterRecord("hard", now(), [], 1, False, ids, {}, hard, {}), workspace.root)
+    external = {"Longest": 0.9, "baseline:shortest": 0.2, "baseline:position-1": 0.5, "unknown-model": 0.4}
+    (tmp_path / "ext.csv").write_text("name,score\n" + "".join(f"{k},{v}\n" for k, v in external.items()),
+                                      encoding="utf-8")
+    (tmp_path / "aliases.yaml").write_text("Longest: 'baseline:longest'\n", encoding="utf-8")
+    result = run_cli("analyze", "correlate", "-w", str(workspace.root), "--table", f"ext={tmp_path / 'ext.csv'}",
+                     "--model-column", "name", "--aliases", str(tmp_path / "aliases.yaml"),
+                     "--metrics", "acc:overall,acc:hard,ext:score", "--resamples", "100", "--json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["unmatched"] == {"ext": ["unknown-model"]}
+    records = {name: load_run(s.run_dir, workspace.store).records for name, s in zip(names, summaries, strict=True)}
+    overall = [np.mean([r["outcome"] == "correct" for r in records[n].values()]) for n in names]
+    on_hard = [np.mean([records[n][i]["outcome"] == "correct" for i in hard]) for n in names]
+    scores = [0.9, 0.2, 0.5]
+    pairs = {(p["a"], p["b"]): p for p in data["pairs"]}
+    assert pairs[("acc:overall", "ext:score")]["n"] == 3
+    assert overall[0] == 0.5 and on_hard[0] == 1.0  # longest solves exactly the hard items
+    assert pairs[("acc:overall", "ext:score")]["tau_b"] == pytest.approx(kendalltau(overall, scores).statistic)
+    assert pairs[("acc:hard", "ext:score")]["tau_b"] == pytest.approx(kendalltau(on_hard, scores).statistic)
+    assert (workspace.root / "analysis" / "correlate" / "correlation.md").is_file()
