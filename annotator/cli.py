@@ -86,6 +86,7 @@ def export_scores_command(
     sheet = score_sheet(_workspace(workspace).store.engine)
     lines = [json.dumps({"item_id": item, "model": model, "expert": expert, **values}, ensure_ascii=False)
              for expert, units in sorted(sheet.experts.items()) for (item, model), values in sorted(units.items())]
+    out_file.parent.mkdir(parents=True, exist_ok=True)
     out_file.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     out.print(f"{len(lines)} expert scores → {out_file}", highlight=False)
 

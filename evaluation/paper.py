@@ -86,8 +86,8 @@ def leaderboard(runs: list[RunData], *, seed: int = 0, resamples: int = 2000,
     header = ["model", "prompt", *subsets, *(f"reasoning{axis}" for axis in axes), "unparseable %", "error %"]
     rows = []
     for (model, config), run in sorted(chosen.items()):
-        values = cells.get((model, config), {})
-        rows.append([model, config, *(values.get(s, "n/s") for s in subsets), *(values.get(a, "—") for a in axes),
+        shown = cells.get((model, config), {})
+        rows.append([model, config, *(shown.get(s, "n/s") for s in subsets), *(shown.get(a, "—") for a in axes),
                      _rate(run, "unparseable"), _rate(run, "error")])
     caption = ("Accuracy (%) with item-bootstrap 95% CI; each subset on the same items for every model "
                "(n/s: the model was sent none of the subset's items); reasoning: judge score (total 4–20, axes 1–5); "

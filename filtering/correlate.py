@@ -90,7 +90,7 @@ def _unmatched_lines(unmatched: dict[str, list[str]]) -> list[str]:
 
 
 def write_metrics_csv(table: MetricTable, metrics: list[str], path: Path) -> Path:
-    rows = [[model, *(table.columns[m].get(model, "") for m in metrics)] for model in table.models]
+    rows: list[list[object]] = [[model, *(table.columns[m].get(model, "") for m in metrics)] for model in table.models]
     return write_csv(path, ["model", *metrics], rows)
 
 

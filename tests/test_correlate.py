@@ -120,6 +120,8 @@ def test_gap_on_a_constructed_table_with_a_known_mean_difference(tmp_path):
     assert gap.ci[0] == pytest.approx(0.05 - half_width, abs=0.35 * half_width)
     assert gap.ci[1] == pytest.approx(0.05 + half_width, abs=0.35 * half_width)
     assert gap.wilcoxon_p < 1e-6 and gap.ttest_p < 1e-6
+    with pytest.raises(BenchsmithError, match="no model has both"):
+        run_gap(Merged(_table({"a": {"x": 1.0}, "b": {"y": 2.0}})), "a", "b", tmp_path)
     same = metric_gap(_table({"a": {"x": 1.0, "y": 2.0}, "b": {"x": 1.0, "y": 2.0}}), "a", "b")
     assert same.mean_difference == 0 and math.isnan(same.wilcoxon_p)  # no difference: no test, not p = 0
     _, files = run_gap(Merged(table), "multimodal", "text_only", tmp_path, resamples=200)

@@ -100,6 +100,10 @@ def test_annotator_stats_show_the_judge_meta_evaluation(workspace, tmp_path):
     result = stats.judge_meta_evaluation(engine, resamples=100)
     assert {r.against for r in result.items} == {"e1", "e2", "expert mean"}
     assert all(r.units == len(scoring.tasks(engine)) for r in result.items)
+    from annotator.app import _judge_html
+
+    html = _judge_html(engine)
+    assert "Judge vs experts" in html and "expert mean" in html
     exported = run_cli("annotate", "export-scores", "--out", str(tmp_path / "experts.jsonl"), "-w", str(workspace.root))
     assert exported.returncode == 0, exported.stderr
     assert read_expert_scores(tmp_path / "experts.jsonl") == stats.score_sheet(engine).experts
