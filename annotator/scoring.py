@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, and_, func, insert, select, update
 
 from annotator.tables import expert_scores, judge_scores, now, scoring_tasks, write_connection
 from curation.errors import BenchsmithError, ConflictError
-from curation.jsonl import read_jsonl
+from evaluation.metrics import RunData
+from evaluation.records import JUDGE_AXES, JudgeVerdict
 
 AXES: tuple[str, ...] = ("factuality", "logic", "depth", "clarity")
 AXIS_LABELS: dict[str, str] = {
@@ -54,51 +55,58 @@ class Score:
 class LoadReport:
     added: int = 0
     unchanged: int = 0
-    errors: list[str] | None = None
+    errors: list[str] = field(default_factory=list)
 
 
-def _read_jsonl(path: Path, required: tuple[str, ...]) -> tuple[list[dict[str, Any]], list[str]]:
-    return read_jsonl(path, required, ScoringError)
-
-
-def load_rationales(engine: Engine, path: Path, known_items: set[str] | None = None) -> LoadReport:
-    """Add scoring tasks from JSONL lines {"item_id", "model", "rationale", "run_id"}.
-    A line already loaded is skipped; bad lines are reported and the rest still load."""
-    records, errors = _read_jsonl(path, ("item_id", "model", "rationale", "run_id"))
-    report = LoadReport(errors=errors)
+def load_rationales(engine: Engine, tasks_in: Iterable[RationaleTask], known_items: set[str] | None = None) -> LoadReport:
+    """Add scoring tasks (one model's rationale for one item of one run); one already loaded is skipped."""
+    report = LoadReport(errors=[])
     with write_connection(engine) as conn, conn.begin():
-        for record in records:
-            if known_items is not None and record["item_id"] not in known_items:
-                errors.append(f"{path}: item {record['item_id']!r} is not in the store")
+        for task in tasks_in:
+            if known_items is not None and task.item_id not in known_items:
+                report.errors.append(f"item {task.item_id!r} is not in the store")
                 continue
-            key = and_(scoring_tasks.c.item_id == str(record["item_id"]), scoring_tasks.c.model == str(record["model"]),
-                       scoring_tasks.c.run_id == str(record["run_id"]))
+            key = and_(scoring_tasks.c.item_id == task.item_id, scoring_tasks.c.model == task.model,
+                       scoring_tasks.c.run_id == task.run_id)
             if conn.execute(select(scoring_tasks.c.id).where(key)).first() is not None:
                 report.unchanged += 1
                 continue
-            conn.execute(insert(scoring_tasks).values(item_id=str(record["item_id"]), model=str(record["model"]),
-                                                      rationale=str(record["rationale"]), run_id=str(record["run_id"])))
+            conn.execute(insert(scoring_tasks).values(item_id=task.item_id, model=task.model,
+                                                      rationale=task.rationale, run_id=task.run_id))
             report.added += 1
     return report
 
 
-def load_judge(engine: Engine, path: Path) -> LoadReport:
-    """Import judge scores {"item_id","model","factuality","logic","depth","clarity"} (replacing earlier ones)."""
-    records, errors = _read_jsonl(path, ("item_id", "model", *AXES))
-    report = LoadReport(errors=errors)
+@dataclass(frozen=True)
+class RationaleTask:
+    item_id: str
+    model: str
+    rationale: str
+    run_id: str
+
+
+def rationale_tasks(run: RunData) -> list[RationaleTask]:
+    """A reasoning run's current rationales as scoring tasks (stale answers are not offered)."""
+    return [RationaleTask(item_id, run.model_name, record.rationale.strip(), run.run_id)
+            for item_id, record in sorted(run.records.items()) if record.rationale and record.rationale.strip()]
+
+
+def load_judge(engine: Engine, verdicts: Iterable[JudgeVerdict]) -> LoadReport:
+    """Import a judge's verdicts (the records `benchsmith judge` writes), replacing earlier ones per
+    (item, model). A missing verdict is reported and stays missing: never a score."""
+    report = LoadReport(errors=[])
     with write_connection(engine) as conn, conn.begin():
-        for record in records:
-            try:
-                values = {axis: float(record[axis]) for axis in AXES}
-            except (TypeError, ValueError):
-                errors.append(f"{path}: {record['item_id']}/{record['model']}: scores must be numbers")
+        for verdict in verdicts:
+            if verdict.status != "ok" or verdict.scores is None:
+                report.errors.append(f"{verdict.item_id}/{verdict.model}: no valid verdict (missing)")
                 continue
-            key = and_(judge_scores.c.item_id == str(record["item_id"]), judge_scores.c.model == str(record["model"]))
+            values = {axis: float(getattr(verdict.scores, judge_axis)) for judge_axis, axis in zip(JUDGE_AXES, AXES, strict=True)}
+            key = and_(judge_scores.c.item_id == verdict.item_id, judge_scores.c.model == verdict.model)
             if conn.execute(update(judge_scores).where(key).values(**values, loaded_at=now())).rowcount:
                 report.unchanged += 1
                 continue
-            conn.execute(insert(judge_scores).values(item_id=str(record["item_id"]), model=str(record["model"]),
-                                                     **values, loaded_at=now()))
+            conn.execute(insert(judge_scores).values(item_id=verdict.item_id, model=verdict.model, **values,
+                                                     loaded_at=now()))
             report.added += 1
     return report
 
@@ -213,3 +221,20 @@ def score_matrices(engine: Engine, include_judge: bool) -> dict[str, list[list[f
 def has_judge_scores(engine: Engine) -> bool:
     with engine.connect() as conn:
         return conn.execute(select(judge_scores.c.item_id).limit(1)).first() is not None
+
+
+def score_table(engine: Engine) -> list[dict[str, Any]]:
+    """Per scoring task: the judge's scores and each expert's, side by side (None = missing, never 0)."""
+    with engine.connect() as conn:
+        scores = conn.execute(select(expert_scores)).all()
+        judged = {(r.item_id, r.model): r for r in conn.execute(select(judge_scores))}
+    by_task: dict[int, dict[str, dict[str, int]]] = {}
+    for s in scores:
+        by_task.setdefault(s.task_id, {})[s.expert] = {axis: int(getattr(s, axis)) for axis in AXES}
+    table = []
+    for task in tasks(engine):
+        judge = judged.get((task.item_id, task.model))
+        table.append({"task": task.id, "item_id": task.item_id, "model": task.model, "run_id": task.run_id,
+                      "judge": {axis: float(getattr(judge, axis)) for axis in AXES} if judge else None,
+                      "experts": by_task.get(task.id, {})})
+    return table

@@ -83,6 +83,8 @@ def run_command(
     items: Annotated[str | None, typer.Option("--items", help="exam=…,subject=…,status=a|b,korea_specific=true,"
                                               "multimodal=false,ids=a|b")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="only the first N matching items")] = None,
+    source: Annotated[str | None, typer.Option("--from", help="answer a release config (PATH[:CONFIG]) or a JSONL "
+                                               "file of items instead of the store (the store is not touched)")] = None,
     concurrency: ConcurrencyOption = 16,
     timeout: Annotated[float | None, typer.Option("--timeout", help="seconds per request (default: model's)")] = None,
     retries: Annotated[int | None, typer.Option("--retries", min=0, help="retries per request (default: model's)")] = None,
@@ -103,8 +105,9 @@ def run_command(
 
     One model runs in this process; several models (or `--executor ray`) run as shards on local
     processes or a Ray cluster, with this process the only writer of logs and cache."""
+    from evaluation.datasets import dataset_from_source
     from evaluation.prompts import VARIANTS
-    from evaluation.runner import RunRequest, parse_item_query, run_model
+    from evaluation.runner import RunRequest, parse_item_query, run_model, store_dataset
 
     if variant not in VARIANTS:
         raise BenchsmithError(f"--variant {variant!r}: choose one of {', '.join(VARIANTS)}")
@@ -112,8 +115,11 @@ def run_command(
     specs = _models(model or [], model_list, models_file, ws.root)
     if run_id is not None and len(specs) > 1:
         raise BenchsmithError("--run-id names one run: use it with a single model")
-    query = parse_item_query(items)
-    requests = [RunRequest(spec, prompt, variant, query, limit, run_id, resume, cache, retry_errors,  # type: ignore[arg-type]
+    if source is not None and (items or limit):
+        raise BenchsmithError("--from answers a whole release config or file: leave out --items and --limit")
+    dataset = (dataset_from_source(source, ws.store, ws.blobs, ws.root) if source
+               else store_dataset(ws, parse_item_query(items), limit))
+    requests = [RunRequest(spec, prompt, variant, dataset, run_id, resume, cache, retry_errors,  # type: ignore[arg-type]
                            _settings(spec, concurrency, timeout, retries)) for spec in specs]
     if len(requests) == 1 and executor == "local" and ray_address is None:
         with progress_bar(progress and not as_json, specs[0].name) as (on_start, on_record):
@@ -162,7 +168,9 @@ def _print_runs(summaries: list[Any], failed: dict[str, str], as_json: bool) -> 
     else:
         for summary in summaries:
             counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
-            out.print(f"run {summary.run_id}: {summary.total} items ({summary.done_before} from before), {counts}"
+            changed = summary.stats.get("changed_since", 0)
+            out.print(f"run {summary.run_id}: {summary.total} items ({summary.done_before} from before"
+                      + (f", {changed} asked again because they changed" if changed else "") + f"), {counts}"
                       + (f"; {len(summary.skipped)} not sent" if summary.skipped else ""), highlight=False)
             out.print(f"log: {summary.run_dir / 'responses.jsonl'}", highlight=False)
     for key, error in failed.items():
@@ -216,7 +224,7 @@ def report_command(
     from evaluation.runlog import find_run
 
     ws = workspace_from(workspace)
-    data = [load_run(find_run(ws.runs_dir, name), ws.store) for name in runs]
+    data = [load_run(find_run(ws.runs_dir, name), ws) for name in runs]
     result = write_report(data, out_dir, seed=seed, resamples=resamples, charts=charts)
     if paper or expert_scores is not None:
         from evaluation.paper import add_paper_to_report

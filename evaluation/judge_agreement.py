@@ -139,17 +139,15 @@ def read_expert_scores(path: Path) -> dict[str, dict[Unit, dict[str, float]]]:
 
 
 def judge_scores_from_logs(runs: Iterable[Any], judge: str | None = None) -> dict[Unit, dict[str, float]]:
-    """(item, model) → axis scores from the runs' judge logs; missing verdicts stay absent."""
-    from evaluation.runlog import read_records
+    """(item, model) → axis scores from the runs' judge logs; missing and stale verdicts stay absent."""
+    from evaluation.metrics_table import current_scores
 
     scores: dict[Unit, dict[str, float]] = {}
     for run in runs:
         for path in sorted(run.run_dir.glob("judge-*.jsonl")):
-            if judge is not None and path.stem.removeprefix("judge-") != judge:
-                continue
-            for item_id, verdict in read_records(path).items():
-                if verdict.get("status") == "ok":
-                    scores[(item_id, run.model_name)] = _scores(verdict.get("scores") or {})
+            if judge is None or path.stem.removeprefix("judge-") == judge:
+                scores |= {(item_id, run.model_name): _scores(verdict.model_dump())
+                           for item_id, verdict in current_scores(run, path).items()}
     return scores
 
 

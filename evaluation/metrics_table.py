@@ -17,11 +17,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
 from evaluation.metrics import JUDGE_AXES, RunData, subset_order, subsets_of
-from evaluation.runlog import read_records
+from evaluation.records import JudgeScores, JudgeVerdict, is_current, read_jsonl_records
 
 
 @dataclass
@@ -68,12 +69,9 @@ def latest_per_model(runs: list[RunData]) -> tuple[dict[tuple[str, str], RunData
     return chosen, notes
 
 
-def _item_subsets(run: RunData, item_id: str, hard: set[str] | None) -> list[str]:
+def _item_subsets(run: RunData, item_id: str) -> list[str]:
     item = run.items.get(item_id)
-    names = subsets_of(item) if item is not None else ["overall"]
-    if hard is not None and item_id in hard and "hard" not in names:
-        names.append("hard")
-    return names
+    return subsets_of(item, run.named_subsets) if item is not None else ["overall"]
 
 
 @dataclass
@@ -86,18 +84,17 @@ class SubsetItems:
     note: str | None = None
 
 
-def comparable_items(runs: dict[str, RunData], same_items: bool = True,
-                     hard: set[str] | None = None) -> list[SubsetItems]:
-    """Per subset, the items each model is scored on; `hard`: the hard subset's item ids (the
-    filtering record's survivors) when the items themselves do not say."""
+def comparable_items(runs: dict[str, RunData], same_items: bool = True) -> list[SubsetItems]:
+    """Per subset (the hard one from the filtering record, as the run reads it), the items each
+    model is scored on."""
     answered: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # subset → model → items
     unsent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for model, run in runs.items():
         for item_id in run.records:
-            for subset in _item_subsets(run, item_id, hard):
+            for subset in _item_subsets(run, item_id):
                 answered[subset][model].add(item_id)
         for item_id in run.skipped:
-            for subset in _item_subsets(run, item_id, hard):
+            for subset in _item_subsets(run, item_id):
                 unsent[subset][model].add(item_id)
     result = []
     for subset in subset_order(set(answered) | set(unsent)):
@@ -124,15 +121,14 @@ def comparable_items(runs: dict[str, RunData], same_items: bool = True,
     return result
 
 
-def _accuracy_columns(runs: dict[str, RunData], prefix: str, same_items: bool, hard: set[str] | None,
-                      table: MetricTable) -> None:
-    for chosen in comparable_items(runs, same_items, hard):
+def _accuracy_columns(runs: dict[str, RunData], prefix: str, same_items: bool, table: MetricTable) -> None:
+    for chosen in comparable_items(runs, same_items):
         metric = f"{prefix}{chosen.subset}"
         if chosen.note:
             table.notes.append(f"{metric}: {chosen.note}")
         if chosen.not_sent_to:
             table.notes.append(f"{metric}: not sent to {', '.join(chosen.not_sent_to)} (no value for them)")
-        values = {m: float(np.mean([runs[m].records[i]["outcome"] == "correct" for i in items]))
+        values = {m: float(np.mean([runs[m].records[i].outcome == "correct" for i in items]))
                   for m, items in chosen.items.items() if items}
         if values:
             table.columns[metric] = values
@@ -141,11 +137,10 @@ def _accuracy_columns(runs: dict[str, RunData], prefix: str, same_items: bool, h
 
 
 def reasoning_columns(runs: dict[str, RunData], prefix: str, table: MetricTable) -> None:
-    verdicts: dict[str, dict[str, dict[str, dict]]] = defaultdict(dict)  # judge → model → item → verdict
+    verdicts: dict[str, dict[str, dict[str, JudgeScores]]] = defaultdict(dict)  # judge → model → item → scores
     for model, run in runs.items():
         for path in sorted(run.run_dir.glob("judge-*.jsonl")):
-            valid = {i: v for i, v in read_records(path).items() if v.get("status") == "ok"}
-            verdicts[path.stem.removeprefix("judge-")][model] = valid
+            verdicts[path.stem.removeprefix("judge-")][model] = current_scores(run, path)
     for judge, per_model in sorted(verdicts.items()):
         judge_prefix = prefix if len(verdicts) == 1 else f"{prefix}[{judge}]"
         common = set.intersection(*(set(v) for v in per_model.values())) if per_model else set()
@@ -159,20 +154,29 @@ def reasoning_columns(runs: dict[str, RunData], prefix: str, table: MetricTable)
         for axis in ("total", *JUDGE_AXES):
             metric = f"{judge_prefix}:{axis}"
             table.columns[metric] = {
-                model: float(np.mean([v["total"] if axis == "total" else v["scores"][axis] for i, v in items.items()
+                model: float(np.mean([v.total if axis == "total" else getattr(v, axis) for i, v in items.items()
                                       if i in common])) for model, items in per_model.items()}
             table.items[metric] = len(common)
             table.sources[metric] = f"judge {judge}"
 
 
-def metrics_from_runs(runs: list[RunData], *, same_items: bool = True, hard: set[str] | None = None) -> MetricTable:
+def current_scores(run: RunData, path: Path) -> dict[str, JudgeScores]:
+    """item → the judge's scores, for valid verdicts on the item's current content (missing and stale
+    verdicts are left out, never scored)."""
+    return {item_id: verdict.scores for item_id, verdict in read_jsonl_records(path, JudgeVerdict).items()
+            if verdict.status == "ok" and verdict.scores is not None and is_current(verdict, run.hashes)
+            and item_id in run.records}
+
+
+def metrics_from_runs(runs: list[RunData], *, same_items: bool = True) -> MetricTable:
     """Accuracy per subset (and reasoning per axis from judge logs) for each model."""
     table = MetricTable()
     chosen, table.notes = latest_per_model(runs)
+    table.notes = [note for run in chosen.values() for note in run.notes] + table.notes  # stale records skipped
     configurations = sorted({config for _, config in chosen})
     for config in configurations:
         by_model = {model: run for (model, c), run in chosen.items() if c == config}
         tag = "" if len(configurations) == 1 else f"[{config}]"
-        _accuracy_columns(by_model, f"acc{tag}:", same_items, hard, table)
+        _accuracy_columns(by_model, f"acc{tag}:", same_items, table)
         reasoning_columns(by_model, f"reasoning{tag}", table)
     return table

@@ -53,11 +53,10 @@ def _pct_ci(values: list[bool], seed: int, resamples: int) -> str:
 
 def _rate(run: RunData, outcome: str) -> str:
     total = len(run.records)
-    return "—" if not total else f"{100 * sum(r['outcome'] == outcome for r in run.records.values()) / total:.1f}"
+    return "—" if not total else f"{100 * sum(r.outcome == outcome for r in run.records.values()) / total:.1f}"
 
 
-def leaderboard(runs: list[RunData], *, seed: int = 0, resamples: int = 2000,
-                hard: set[str] | None = None) -> tuple[TextTable, list[str]]:
+def leaderboard(runs: list[RunData], *, seed: int = 0, resamples: int = 2000) -> tuple[TextTable, list[str]]:
     """One row per model and configuration; subsets on the same items for every model."""
     chosen, notes = latest_per_model(runs)
     groups: dict[str, dict[str, RunData]] = {}
@@ -67,14 +66,14 @@ def leaderboard(runs: list[RunData], *, seed: int = 0, resamples: int = 2000,
     cells: dict[tuple[str, str], dict[str, str]] = {}
     axes: list[str] = []
     for config, by_model in sorted(groups.items()):
-        for chosen_items in comparable_items(by_model, hard=hard):
+        for chosen_items in comparable_items(by_model):
             if chosen_items.subset not in subsets:
                 subsets.append(chosen_items.subset)
             if chosen_items.note:
                 notes.append(f"{config} · {chosen_items.subset}: {chosen_items.note}")
             for model, items in chosen_items.items.items():
                 cells.setdefault((model, config), {})[chosen_items.subset] = _pct_ci(
-                    [by_model[model].records[i]["outcome"] == "correct" for i in sorted(items)], seed, resamples)
+                    [by_model[model].records[i].outcome == "correct" for i in sorted(items)], seed, resamples)
         reasoning = MetricTable()
         reasoning_columns(by_model, "reasoning", reasoning)
         notes += [f"{config} · {note}" for note in reasoning.notes]
@@ -96,14 +95,13 @@ def leaderboard(runs: list[RunData], *, seed: int = 0, resamples: int = 2000,
 
 
 def write_paper(runs: list[RunData], out_dir: Path, *, seed: int = 0, resamples: int = 2000,
-                expert_scores: Path | None = None, charts: bool = True, hard: set[str] | None = None) -> PaperFiles:
-    """`hard`: the hard subset's item ids (from the filtering record) when the items do not say."""
+                expert_scores: Path | None = None, charts: bool = True) -> PaperFiles:
     out_dir.mkdir(parents=True, exist_ok=True)
     result = PaperFiles(out_dir)
-    board, notes = leaderboard(runs, seed=seed, resamples=resamples, hard=hard)
+    board, notes = leaderboard(runs, seed=seed, resamples=resamples)
     result.notes += notes
     result.files += write_table(board, out_dir, "leaderboard")
-    table = metrics_from_runs(runs, hard=hard)
+    table = metrics_from_runs(runs)
     metrics = [m for m, values in table.columns.items() if len(values) >= 2]
     if len(metrics) >= 2 and len(table.models) >= 3:
         correlations = correlate_table(table, metrics, seed=seed, resamples=min(resamples, 1000))
@@ -139,11 +137,10 @@ def paper_section(paper: PaperFiles, report_dir: Path) -> str:
 
 
 def add_paper_to_report(runs: list[RunData], markdown: Path, *, seed: int = 0, resamples: int = 2000,
-                        expert_scores: Path | None = None, charts: bool = True,
-                        hard: set[str] | None = None) -> PaperFiles:
+                        expert_scores: Path | None = None, charts: bool = True) -> PaperFiles:
     """Write the paper tables under REPORT_DIR/paper/ and append them to report.md."""
     paper = write_paper(runs, markdown.parent / PAPER_DIR, seed=seed, resamples=resamples,
-                        expert_scores=expert_scores, charts=charts, hard=hard)
+                        expert_scores=expert_scores, charts=charts)
     with markdown.open("a", encoding="utf-8") as handle:
         handle.write(paper_section(paper, markdown.parent))
     return paper

@@ -197,7 +197,7 @@ def write_report(runs: list[RunData], out_dir: Path, *, seed: int = 0, resamples
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     reports = build_reports(runs, seed=seed, resamples=resamples)
-    result = ReportFiles(out_dir, out_dir / "report.md")
+    result = ReportFiles(out_dir, out_dir / "report.md", notes=[note for run in runs for note in run.notes])
     accuracy_csv, reasoning_csv = out_dir / "accuracy.csv", out_dir / "reasoning.csv"
     _write_csv(accuracy_csv, ["run_id", "model", "prompt", "subset", "n", "correct", "accuracy", "ci_low", "ci_high",
                               "unparseable", "unparseable_rate", "error", "error_rate", "not_sent"], _accuracy_rows(reports))

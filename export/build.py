@@ -22,6 +22,8 @@ from curation.errors import BenchsmithError
 from curation.item import Item
 from curation.store import ItemQuery
 from curation.workspace import Workspace
+from evaluation.datasets import current_hashes
+from evaluation.records import FilterRecord, latest_filter_record
 from export import harness
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
 from export.integrity import content_hash, croissant, write_checksums
@@ -55,11 +57,9 @@ def _size_category(n: int) -> str:
     return "n>1M"
 
 
-def _filtering(workspace: Workspace):  # noqa: ANN202
+def _filtering(workspace: Workspace) -> FilterRecord | None:
     """The newest filtering record (a `hard` one before an adversarial one), or None."""
-    from filtering.record import latest_record
-
-    found = latest_record(workspace.root)
+    found = latest_filter_record(workspace.root)
     return found[1] if found else None
 
 
@@ -83,7 +83,12 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release")
     notes = []
     record = _filtering(workspace)
-    hard = set(record.hard_item_ids) if record else None
+    hard = None
+    if record is not None:
+        survivors, stale = record.current_survivors(current_hashes(items, "implicit"))
+        hard = set(survivors)
+        if stale:
+            notes.append(f"hard: {stale} item(s) changed since filtering and are left out (filter again to decide them)")
     filters = dict(CONFIG_FILTERS)
     if hard is not None:
         filters["hard"] = lambda item: item.id in hard
@@ -175,7 +180,7 @@ def _template(config: ReleaseConfig) -> str:
     return resources.files("data_cards").joinpath("default.md").read_text(encoding="utf-8")
 
 
-def _filtering_text(record, rows_by_config: dict) -> str:  # noqa: ANN001
+def _filtering_text(record: FilterRecord | None, rows_by_config: dict) -> str:
     if record is None or "hard" not in rows_by_config:
         return "No adversarial filtering result yet: no `hard` config."
     models = "; ".join(f"{m['name']} ({m['prompt']['version']}, {m['variant']}, runs {', '.join(m['run_ids'])})"

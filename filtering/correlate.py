@@ -28,7 +28,6 @@ from filtering.external_tables import (
     rename_models,
 )
 from filtering.gaps import GAP_CSV_HEADER, Gap, gap_rows, metric_gap
-from filtering.record import latest_record
 
 
 def workspace_runs(ws: Workspace, run_ids: list[str] | None = None) -> list:
@@ -40,7 +39,7 @@ def workspace_runs(ws: Workspace, run_ids: list[str] | None = None) -> list:
         dirs = [find_run(ws.runs_dir, run) for run in run_ids]
     else:
         dirs = sorted(p for p in ws.runs_dir.glob("*") if (p / MANIFEST).is_file()) if ws.runs_dir.is_dir() else []
-    runs = [load_run(d, ws.store) for d in dirs]
+    runs = [load_run(d, ws) for d in dirs]
     return [run for run in runs if run.manifest.get("kind", "answers") == "answers"]
 
 
@@ -51,9 +50,7 @@ def gather_metrics(ws: Workspace | None, tables: list[TableSource], *, aliases_p
     if ws is not None:
         runs = workspace_runs(ws, run_ids)
         if runs:
-            found = latest_record(ws.root)
-            hard = set(found[1].survivors) if found else None
-            named["runs"] = rename_models(metrics_from_runs(runs, same_items=same_items, hard=hard), aliases)
+            named["runs"] = rename_models(metrics_from_runs(runs, same_items=same_items), aliases)
     for source in tables:
         if source.label in named:
             raise BenchsmithError(f"two sources are labelled {source.label!r}: give one a label (LABEL=FILE)")

@@ -24,7 +24,7 @@ if not Path(CHROMIUM).exists():
 from playwright.sync_api import expect  # noqa: E402
 
 from annotator import auth  # noqa: E402
-from annotator.sample import load_sample, write_scoring_files  # noqa: E402
+from annotator.sample import load_sample, sample_scoring  # noqa: E402
 from annotator.scoring import load_rationales  # noqa: E402
 from curation.item import parse_item  # noqa: E402
 from curation.workspace import init_workspace, open_workspace  # noqa: E402
@@ -67,7 +67,7 @@ def server(tmp_path_factory):
     workspace.store.save_items([parse_item(xss)], author="test", stage="import")
     for name, password in PASSWORDS.items():
         auth.add_user(workspace.store.engine, name, ROLES[name], password)
-    rationales, _ = write_scoring_files(root)
+    rationales, _ = sample_scoring()
     load_rationales(workspace.store.engine, rationales)
     port = _free_port()
     log = root.parent / "server.log"

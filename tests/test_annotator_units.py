@@ -6,7 +6,7 @@ import pytest
 
 from annotator import auth, scoring, stats
 from annotator.preview import LITERAL_DOLLAR, to_markdown
-from annotator.sample import MODEL_RATIONALES, load_sample, write_scoring_files
+from annotator.sample import MODEL_RATIONALES, load_sample, sample_scoring
 from annotator.tables import ensure_tables
 from curation.errors import ConflictError
 
@@ -50,7 +50,7 @@ def test_bad_users_are_refused(engine, name, role, password, message):
 
 def test_rationales_load_once_and_experts_see_them_blind_in_their_own_order(workspace, engine, tmp_path):
     load_sample(workspace)
-    rationales, judge = write_scoring_files(tmp_path)
+    rationales, judge = sample_scoring()
     assert scoring.load_rationales(engine, rationales, set(workspace.store.ids())).added == 3
     assert scoring.load_rationales(engine, rationales).unchanged == 3
     tasks = scoring.tasks(engine)
@@ -60,17 +60,20 @@ def test_rationales_load_once_and_experts_see_them_blind_in_their_own_order(work
     assert orders["e1"] == [t.model for t in scoring.blind_order(tasks, "e1")]  # stable
 
 
-def test_bad_rationale_lines_are_reported_and_the_rest_load(engine, tmp_path):
-    path = tmp_path / "r.jsonl"
-    path.write_text('{"item_id": "a", "model": "m", "rationale": "r", "run_id": "x"}\nnot json\n{"item_id": "b"}\n',
-                    encoding="utf-8")
-    report = scoring.load_rationales(engine, path)
-    assert report.added == 1 and len(report.errors) == 2 and "r.jsonl:2: not JSON" in report.errors[0]
+def test_rationales_of_unknown_items_and_missing_verdicts_are_reported(workspace, engine):
+    load_sample(workspace)
+    tasks, verdicts = sample_scoring()
+    stranger = scoring.RationaleTask("no-such-item", "m", "풀이", "run")
+    report = scoring.load_rationales(engine, [*tasks, stranger], set(workspace.store.ids()))
+    assert report.added == 3 and report.errors == ["item 'no-such-item' is not in the store"]
+    missing = verdicts[0].model_copy(update={"status": "missing", "scores": None})
+    judged = scoring.load_judge(engine, [missing, *verdicts[1:]])
+    assert judged.added == 2 and "missing" in judged.errors[0]
 
 
 def test_scores_are_validated_and_compare_and_swap(workspace, engine, tmp_path):
     load_sample(workspace)
-    rationales, judge = write_scoring_files(tmp_path)
+    rationales, judge = sample_scoring()
     scoring.load_rationales(engine, rationales)
     task = scoring.tasks(engine)[0]
     values = {"factuality": 5, "logic": 4, "depth": 3, "clarity": "4"}
@@ -84,7 +87,7 @@ def test_scores_are_validated_and_compare_and_swap(workspace, engine, tmp_path):
 
 def test_stats_agreement_between_experts_and_with_the_judge(workspace, engine, tmp_path):
     load_sample(workspace)
-    rationales, judge = write_scoring_files(tmp_path)
+    rationales, judge = sample_scoring()
     scoring.load_rationales(engine, rationales)
     for n, task in enumerate(scoring.tasks(engine)):
         for expert, shift in (("e1", 0), ("e2", 1 if n == 0 else 0)):

@@ -181,11 +181,11 @@ def test_workspace_metrics_use_the_same_items_for_every_model(workspace):
     with ServerThread() as server:
         vision = run_model(workspace, RunRequest(resolve_model(f"openai-compatible:seer@{server.url}/v1?vision=true")))
     text_only = run_model(workspace, RunRequest(resolve_model("baseline:longest")))
-    runs = [load_run(r.run_dir, workspace.store) for r in (vision, text_only)]
+    runs = [load_run(r.run_dir, workspace) for r in (vision, text_only)]
     table = metrics_from_runs(runs)
     text_items = {i for i in runs[0].records if i.startswith("eval-text")}
     for run in runs:  # overall: only the text items, for both models (the image items were not sent to one)
-        expected = np.mean([run.records[i]["outcome"] == "correct" for i in text_items])
+        expected = np.mean([run.records[i].outcome == "correct" for i in text_items])
         assert table.columns["acc:overall"][run.model_name] == pytest.approx(expected)
     assert table.items["acc:overall"] == 10
     assert any("acc:overall" in note and "4 excluded for all" in note for note in table.notes)
@@ -193,7 +193,7 @@ def test_workspace_metrics_use_the_same_items_for_every_model(workspace):
     assert any("acc:multimodal: not sent to baseline:longest" in note for note in table.notes)
     own = metrics_from_runs(runs, same_items=False)
     assert own.columns["acc:overall"][runs[0].model_name] == pytest.approx(
-        np.mean([r["outcome"] == "correct" for r in runs[0].records.values()]))
+        np.mean([r.outcome == "correct" for r in runs[0].records.values()]))
     assert any("different item sets" in note for note in own.notes)
     with pytest.raises(BenchsmithError, match="no metrics"):
         gather_metrics(None, [])
@@ -203,7 +203,9 @@ def test_correlate_command_joins_runs_and_an_external_table_by_alias(workspace, 
     from scipy.stats import kendalltau
 
     from curation.item import parse_item
-    from filtering.record import FilterRecord, now, save_record
+    from evaluation.models import parse_inline_spec
+    from evaluation.runlog import RESPONSES, read_records
+    from filtering.adversarial import FilterPlan, filter_and_record
 
     from .eval_support import text_record
 
@@ -213,8 +215,9 @@ def test_correlate_command_joins_runs_and_an_external_table_by_alias(workspace, 
     ids = [item.id for item in items]
     names = ("baseline:longest", "baseline:shortest", "baseline:position-1")
     summaries = [run_model(workspace, RunRequest(resolve_model(name))) for name in names]
-    hard = ids[:6]
-    save_record(FilterRecord("hard", now(), [], 1, False, ids, {}, hard, {}), workspace.root)
+    record, _ = filter_and_record(workspace, FilterPlan([parse_inline_spec("baseline:longest")]), "hard")
+    hard = record.survivors
+    assert sorted(hard) == sorted(ids[6:])  # longest picks option 2: it misses exactly the other answers
     external = {"Longest": 0.9, "baseline:shortest": 0.2, "baseline:position-1": 0.5, "unknown-model": 0.4}
     (tmp_path / "ext.csv").write_text("name,score\n" + "".join(f"{k},{v}\n" for k, v in external.items()),
                                       encoding="utf-8")
@@ -225,13 +228,13 @@ def test_correlate_command_joins_runs_and_an_external_table_by_alias(workspace, 
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["unmatched"] == {"ext": ["unknown-model"]}
-    records = {name: load_run(s.run_dir, workspace.store).records for name, s in zip(names, summaries, strict=True)}
+    records = {name: read_records(s.run_dir / RESPONSES) for name, s in zip(names, summaries, strict=True)}
     overall = [np.mean([r["outcome"] == "correct" for r in records[n].values()]) for n in names]
     on_hard = [np.mean([records[n][i]["outcome"] == "correct" for i in hard]) for n in names]
     scores = [0.9, 0.2, 0.5]
     pairs = {(p["a"], p["b"]): p for p in data["pairs"]}
     assert pairs[("acc:overall", "ext:score")]["n"] == 3
-    assert overall[0] == 0.5 and on_hard[0] == 1.0  # longest solves exactly the hard items
+    assert overall[0] == 0.5 and on_hard[0] == 0.0 and on_hard[2] == 0.5  # position-1 solves the answer-1 half
     assert pairs[("acc:overall", "ext:score")]["tau_b"] == pytest.approx(kendalltau(overall, scores).statistic)
     assert pairs[("acc:hard", "ext:score")]["tau_b"] == pytest.approx(kendalltau(on_hard, scores).statistic)
     assert (workspace.root / "analysis" / "correlate" / "correlation.md").is_file()

@@ -84,13 +84,13 @@ def test_expert_scores_file_and_bad_lines(tmp_path):
 
 def test_annotator_stats_show_the_judge_meta_evaluation(workspace, tmp_path):
     from annotator import scoring, stats
-    from annotator.sample import load_sample, write_scoring_files
+    from annotator.sample import load_sample, sample_scoring
 
     from .conftest import run_cli
 
     load_sample(workspace)
     engine = workspace.store.engine
-    rationales, judge = write_scoring_files(tmp_path)
+    rationales, judge = sample_scoring()
     scoring.load_rationales(engine, rationales)
     for n, task in enumerate(scoring.tasks(engine)):
         for expert, shift in (("e1", 0), ("e2", 1)):
