@@ -22,6 +22,9 @@ def bootstrap_interval(samples: Sequence[np.ndarray], statistic: Callable[..., A
     arrays = tuple(np.asarray(sample, dtype=float) for sample in samples)
     if any(array.size == 0 for array in arrays):
         return None, np.array([])
+    if any(array.shape[-1] < 2 for array in arrays):  # scipy refuses; every resample is the sample itself
+        value = float(statistic(*arrays, axis=-1) if vectorized else statistic(*arrays))
+        return (None if np.isnan(value) else (value, value)), np.array([value])
     result = bootstrap(arrays, statistic, n_resamples=resamples, confidence_level=level, method="percentile",
                        paired=paired, vectorized=vectorized, rng=np.random.default_rng(seed))
     distribution = np.asarray(result.bootstrap_distribution, dtype=float)

@@ -238,3 +238,11 @@ def test_correlate_command_joins_runs_and_an_external_table_by_alias(workspace, 
     assert pairs[("acc:overall", "ext:score")]["tau_b"] == pytest.approx(kendalltau(overall, scores).statistic)
     assert pairs[("acc:hard", "ext:score")]["tau_b"] == pytest.approx(kendalltau(on_hard, scores).statistic)
     assert (workspace.root / "analysis" / "correlate" / "correlation.md").is_file()
+
+
+def test_one_observation_gives_a_point_interval_not_an_error():
+    from evaluation.metrics import bootstrap_ci
+
+    assert bootstrap_ci(np.array([1.0]), 0) == (1.0, 1.0)  # a subset of one item (scipy alone refuses)
+    gap = metric_gap(_table({"a": {"x": 0.7}, "b": {"x": 0.5}}), "a", "b")
+    assert gap.n == 1 and gap.ci == (pytest.approx(0.2), pytest.approx(0.2)) and math.isnan(gap.wilcoxon_p)
