@@ -32,6 +32,7 @@ EDITABLE: dict[str, tuple[re.Pattern[str], ...]] = {
 }
 
 NEEDS_REASON = {"needs_fix", "reject"}
+Move = Literal["next", "prev", "unreviewed", "first"]
 
 
 class EditError(BenchsmithError):
@@ -145,7 +146,7 @@ class Reviewer:
         return self.navigate(user, queue, Filters(), None, "unreviewed")
 
     def navigate(self, user: str, queue: str, filters: Filters, current: str | None,
-                 how: Literal["next", "prev", "unreviewed", "first"]) -> View:
+                 how: Move) -> View:
         search = filters.search.strip()
         if how == "first" and search:
             try:
@@ -320,7 +321,8 @@ class Reviewer:
     # -- history ------------------------------------------------------------------------
     def history(self, item_id: str) -> list[tuple[Revision, list[tuple[str, Any, Any]]]]:
         revisions = self.store.history(item_id)
-        rows, previous = [], {}
+        rows: list[tuple[Revision, list[tuple[str, Any, Any]]]] = []
+        previous: dict[str, Any] = {}
         for revision in revisions:
             changes = field_changes(previous, revision.snapshot) if revision.rev > 1 else []
             rows.append((revision, changes))

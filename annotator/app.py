@@ -10,16 +10,16 @@ from __future__ import annotations
 import copy
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import gradio as gr
 
 from annotator import auth, queues, scoring, stats, views
-from annotator.actions import EditError, Reviewer, Session, View
+from annotator.actions import EditError, Move, Reviewer, Session, View
 from annotator.preview import LATEX_DELIMITERS, to_markdown
 from annotator.queues import FLAG_FILTERS, QUEUES, Filters
 from annotator.render import PdfRenderer, RenderError
-from annotator.score_desk import ScoreDesk, ScoreSession, ScoreView
+from annotator.score_desk import ScoreDesk, ScoreMove, ScoreSession, ScoreView
 from curation.errors import BenchsmithError
 from curation.item import STATUSES
 from curation.store import get_path
@@ -133,7 +133,8 @@ class ItemQueueTab:
 
     def render(self, view: View) -> list[Any]:
         shown = view.shown or {}
-        history = views.history_html(self.ctx.reviewer.history(view.session.item_id)) if view.stored else ""
+        item_id = view.session.item_id
+        history = views.history_html(self.ctx.reviewer.history(item_id)) if view.stored and item_id is not None else ""
         values = []
         for path, _, _, _ in self.fields:
             value = get_path(shown, path)
@@ -151,15 +152,17 @@ class ItemQueueTab:
         ctx, q = self.ctx, self.queue
         filter_inputs = [self.f_status, self.f_exam, self.f_subject, self.f_flag, self.f_assignee, self.f_search]
 
-        def navigate(how: str) -> Callable[..., list[Any]]:
+        def navigate(how: Move) -> Callable[..., list[Any]]:
             def handler(session: Session, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str,
                         search: str, request: gr.Request) -> list[Any]:
                 user = ctx.require(request, q)
                 filters = self.filters(status, exam, subject, flag, assignee, search)
-                return self.render(ctx.reviewer.navigate(user, q, filters, session.item_id, how))  # type: ignore[arg-type]
+                return self.render(ctx.reviewer.navigate(user, q, filters, session.item_id, how))
             return handler
 
-        for button, how in ((self.b_first, "first"), (self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unreviewed")):
+        moves: list[tuple[gr.Button, Move]] = [(self.b_first, "first"), (self.b_prev, "prev"), (self.b_next, "next"),
+                                               (self.b_mine, "unreviewed")]
+        for button, how in moves:
             button.click(navigate(how), [self.state, *filter_inputs], self.outputs, api_name=f"{q}_{how}")
         self.f_search.submit(navigate("first"), [self.state, *filter_inputs], self.outputs, api_visibility="private")
 
@@ -230,10 +233,14 @@ def _answer_text(value: Any) -> str:
     return str(value)
 
 
-def decision_buttons(tab: ItemQueueTab, buttons: list[tuple[str, str | None, str, str]], reason: Any | None) -> None:
+ButtonVariant = Literal["primary", "secondary", "stop", "huggingface"]  # gr.Button's variants
+
+
+def decision_buttons(tab: ItemQueueTab, buttons: list[tuple[str, str | None, str, ButtonVariant]],
+                     reason: Any | None) -> None:
     with gr.Row():
         for label, decision, css, variant in buttons:
-            button = gr.Button(label, elem_classes=[css] if css else [], variant=variant,  # type: ignore[arg-type]
+            button = gr.Button(label, elem_classes=[css] if css else [], variant=variant,
                                elem_id=f"{tab.queue}-{decision or 'save'}")
             tab.decisions.append((button, decision, reason))
 
@@ -333,8 +340,8 @@ def build_korea_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any
     def render_extra(view: View) -> list[Any]:
         shown = view.shown or {}
         flags = shown.get("flags") or {}
-        state = {True: "한국 특화 · Korea-specific", False: "한국 특화 아님 · Not Korea-specific"}.get(
-            flags.get("korea_specific"), "미정 · Undecided")
+        states: dict[bool | None, str] = {True: "한국 특화 · Korea-specific", False: "한국 특화 아님 · Not Korea-specific"}
+        state = states.get(flags.get("korea_specific"), "미정 · Undecided")
         return [item_markdown(shown), views.reasons_html("탐지 근거 · Detector's reasons", flags.get("korea_reasons") or []),
                 f"<b>현재 판정 · Current decision</b>: {views.esc(state)}" if view.stored else ""]
 
@@ -423,13 +430,15 @@ class ScoreTab:
     def wire(self) -> None:
         ctx = self.ctx
 
-        def navigate(how: str) -> Callable[..., list[Any]]:
+        def navigate(how: ScoreMove) -> Callable[..., list[Any]]:
             def handler(session: ScoreSession, request: gr.Request) -> list[Any]:
                 user = ctx.require(request, "score")
-                return self.render(ctx.desk.navigate(user, session.task_id, how))  # type: ignore[arg-type]
+                return self.render(ctx.desk.navigate(user, session.task_id, how))
             return handler
 
-        for button, how in ((self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unscored")):
+        score_moves: list[tuple[gr.Button, ScoreMove]] = [(self.b_prev, "prev"), (self.b_next, "next"),
+                                                          (self.b_mine, "unscored")]
+        for button, how in score_moves:
             button.click(navigate(how), [self.state], self.outputs, api_visibility="private")
         for axis, radio in zip(scoring.AXES, self.axes, strict=True):
             radio.input(self._edit(axis), [self.state, radio], None, api_visibility="private")
@@ -446,7 +455,7 @@ class ScoreTab:
 
         self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private")
 
-    def _edit(self, axis: str) -> Callable[..., ScoreSession]:
+    def _edit(self, axis: str) -> Callable[..., None]:
         def handler(session: ScoreSession, value: Any, request: gr.Request) -> None:
             """Keeps the score in the expert's draft (not in the state; see ItemQueueTab._edit_handler)."""
             self.ctx.desk.edit(self.ctx.require(request, "score"), copy.deepcopy(session), axis, value)

@@ -14,6 +14,7 @@ from curation.errors import ConflictError, NotFoundError
 from curation.store import Store, StoredItem
 
 QUEUE = "score"
+ScoreMove = Literal["next", "prev", "unscored"]
 
 
 def _draft_key(task_id: int) -> str:
@@ -78,7 +79,7 @@ class ScoreDesk:
                 return view
         return self.navigate(expert, None, "unscored")
 
-    def navigate(self, expert: str, current: int | None, how: Literal["next", "prev", "unscored"]) -> ScoreView:
+    def navigate(self, expert: str, current: int | None, how: ScoreMove) -> ScoreView:
         ordered = self._ordered(expert)
         ids = [t.id for t in ordered]
         start = ids.index(current) if current in ids else -1

@@ -148,9 +148,9 @@ def blind_label(ordered: list[Task], task: Task) -> str:
 def validate_values(values: dict[str, Any]) -> dict[str, int]:
     checked = {}
     for axis in AXES:
-        value = values.get(axis)
+        value: Any = values.get(axis)  # None as well: int() raises TypeError, answered below
         try:
-            number = int(value)  # type: ignore[arg-type]
+            number = int(value)
         except (TypeError, ValueError):
             raise ScoringError(f"{AXIS_LABELS[axis]}: give a score 1–5") from None
         if str(number) != str(value).strip() or not 1 <= number <= 5:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 from functools import partial
+from typing import Protocol, cast
 
 from curation.errors import BenchsmithError, NotFoundError, require_extra
 
@@ -35,6 +36,13 @@ SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": 
                 "Cache-Control": "private, max-age=86400"}
 AUTH_MESSAGE = (f"benchsmith 검토 · annotator — {auth.MAX_FAILURES}번 실패하면 {auth.WINDOW_S // 60}분 동안 로그인이 막힙니다 · "
                 f"after {auth.MAX_FAILURES} failed logins a name is locked for {auth.WINDOW_S // 60} minutes")
+
+
+class GradioLogins(Protocol):
+    """What a mounted Gradio app (gradio.routes.App) keeps about its logins."""
+
+    cookie_id: str
+    tokens: dict[str, str]  # access token -> user name
 
 
 def is_loopback(host: str) -> bool:
@@ -68,7 +76,7 @@ def create_server(workspace: Workspace, *, local_mode: bool) -> FastAPI:
     def current_user(request: Request) -> str:
         if local_mode:
             return LOCAL_USER
-        gradio_app = next(route.app for route in api.routes if isinstance(route, Mount))
+        gradio_app = cast(GradioLogins, next(route.app for route in api.routes if isinstance(route, Mount)))
         token = (request.cookies.get(f"access-token-{gradio_app.cookie_id}")
                  or request.cookies.get(f"access-token-unsecure-{gradio_app.cookie_id}"))
         user = gradio_app.tokens.get(token) if token else None

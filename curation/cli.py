@@ -18,6 +18,7 @@ from curation.cli_kit import (
     WorkspaceOption,
     console,
     current_author,
+    is_one_of,
     out,
     print_json,
     workspace_from,
@@ -256,16 +257,16 @@ def dedup_command(
 ) -> None:
     """Remove near-duplicates: one item kept per cluster, the rest excluded; inverted-logic pairs queued."""
     from curation.steps.antonyms import AntonymLexicon
-    from curation.steps.dedup import DedupConfig
+    from curation.steps.dedup import METHODS, SCOPES, DedupConfig
     from curation.steps.dedup_stage import example_pairs, run_dedup
 
-    if method not in ("difflib", "fuzz", "lsh") or scope not in ("exam", "subject", "all"):
+    if not is_one_of(method, METHODS) or not is_one_of(scope, SCOPES):
         raise BenchsmithError("--method is difflib|fuzz|lsh and --scope is exam|subject|all")
     if not 0 < threshold <= 1 or not 0 <= stem_gate <= 1:
         raise BenchsmithError("--threshold must be in (0, 1] and --stem-gate in [0, 1]")
     ws = workspace_from(workspace)
     lexicon = AntonymLexicon.from_file(antonyms) if antonyms else AntonymLexicon()
-    config = DedupConfig(threshold=threshold, method=method, scope=scope, stem_gate=stem_gate,  # type: ignore[arg-type]
+    config = DedupConfig(threshold=threshold, method=method, scope=scope, stem_gate=stem_gate,
                          require_same_answer=require_same_answer, workers=workers)
     with console.status("finding near-duplicates…"):
         result, report, path = run_dedup(ws.store, config, author=current_author(author), antonyms=lexicon,

@@ -18,13 +18,13 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from curation.answers import CIRCLED, parse_answer_key
 from curation.blobs import BlobStore
 from curation.errors import BenchsmithError
 from curation.item import Item, ItemValidationError, parse_item
-from curation.store import Store
+from curation.store import ItemQuery, Store
 
 FORMATS = ("auto", "jsonl", "qnet", "kmetbench", "kmmlu", "korhist")
 QNET_COLUMNS = ("Test Name", "Year", "Session", "Subject", "Number", "Question", "Question_image",
@@ -375,7 +375,7 @@ def import_file(
     return report
 
 
-def export_jsonl(store: Store, out: io.TextIOBase, query=None) -> int:  # noqa: ANN001
+def export_jsonl(store: Store, out: TextIO, query: ItemQuery | None = None) -> int:
     count = 0
     for stored in store.iter_items(query):
         out.write(json.dumps(stored.item.to_record(), ensure_ascii=False) + "\n")

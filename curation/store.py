@@ -9,6 +9,7 @@ against and is refused with a ConflictError when that is no longer current.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -243,8 +244,7 @@ class Store:
     ) -> None:
         ids = [item.id for item in batch]
         if len(set(ids)) != len(ids):
-            seen: set[str] = set()
-            dupes = sorted({i for i in ids if i in seen or seen.add(i)})  # type: ignore[func-returns-value]
+            dupes = sorted(i for i, count in Counter(ids).items() if count > 1)
             raise WorkspaceError(f"the same item id appears twice in one write: {', '.join(dupes[:5])}")
         existing = {
             row.id: (row.rev, row.data)

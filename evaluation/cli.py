@@ -19,7 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from curation.cli_kit import JsonOption, WorkspaceOption, print_json, workspace_from
+from curation.cli_kit import JsonOption, WorkspaceOption, is_one_of, print_json, workspace_from
 from curation.errors import BenchsmithError
 from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
 from evaluation.executor import ExecutorSettings
@@ -109,7 +109,7 @@ def run_command(
     from evaluation.prompts import VARIANTS
     from evaluation.runner import RunRequest, parse_item_query, run_model, store_dataset
 
-    if variant not in VARIANTS:
+    if not is_one_of(variant, VARIANTS):
         raise BenchsmithError(f"--variant {variant!r}: choose one of {', '.join(VARIANTS)}")
     ws = workspace_from(workspace)
     specs = _models(model or [], model_list, models_file, ws.root)
@@ -119,8 +119,9 @@ def run_command(
         raise BenchsmithError("--from answers a whole release config or file: leave out --items and --limit")
     dataset = (dataset_from_source(source, ws.store, ws.blobs, ws.root) if source
                else store_dataset(ws, parse_item_query(items), limit))
-    requests = [RunRequest(spec, prompt, variant, dataset, run_id, resume, cache, retry_errors,  # type: ignore[arg-type]
+    requests = [RunRequest(spec, prompt, variant, dataset, run_id, resume, cache, retry_errors,
                            _settings(spec, concurrency, timeout, retries)) for spec in specs]
+    failed: dict[str, str]
     if len(requests) == 1 and executor == "local" and ray_address is None:
         with progress_bar(progress and not as_json, specs[0].name) as (on_start, on_record):
             summaries, failed = [run_model(ws, requests[0], on_start, on_record)], {}

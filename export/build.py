@@ -92,7 +92,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
     filters = dict(CONFIG_FILTERS)
     if hard is not None:
         filters["hard"] = lambda item: item.id in hard
-    wanted = [name for name in config.configs if name in filters]
+    wanted: list[str] = [name for name in config.configs if name in filters]
     if "hard" in config.configs and hard is None:
         notes.append("hard: not built (no filtering result in the workspace yet)")
 
@@ -100,7 +100,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        rows_by_config = {}
+        rows_by_config: dict[str, list[dict[str, Any]]] = {}
         for name in wanted:
             selected = sorted((i for i in items if filters[name](i)), key=lambda i: i.id)
             rows_by_config[name] = [item_row(i, workspace.blobs, explicit=name == "explicit") for i in selected]

@@ -95,7 +95,7 @@ def _croissant_field(record_set: str, file_set: str, name: str, feature: dict[st
         else:
             field["dataType"] = "sc:ImageObject" if inner.get("dtype") == "image" else _DATA_TYPES.get(inner.get("dtype"), "sc:Text")
     else:
-        field["dataType"] = _DATA_TYPES.get(feature.get("dtype"), "sc:Text")
+        field["dataType"] = _DATA_TYPES.get(feature.get("dtype", ""), "sc:Text")
     field["source"] = {"fileSet": {"@id": file_set}, "extract": {"column": name}}
     return field
 

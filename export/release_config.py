@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from curation.errors import BenchsmithError
 from curation.item import describe_validation_error
 
-CONFIG_NAMES = ("full", "hard", "korea_specific", "multimodal", "reasoning", "explicit")
+ConfigName = Literal["full", "hard", "korea_specific", "multimodal", "reasoning", "explicit"]
+CONFIG_NAMES: tuple[ConfigName, ...] = get_args(ConfigName)
 VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
 
 
@@ -29,7 +30,7 @@ class ReleaseConfig(BaseModel):
         description="licence or terms of the source material, quoted in the card")
     language: list[str] = ["ko"]
     statuses: list[Literal["extracted", "in_review", "accepted"]] = ["accepted"]
-    configs: list[Literal["full", "hard", "korea_specific", "multimodal", "reasoning", "explicit"]] = list(CONFIG_NAMES)
+    configs: list[ConfigName] = list(CONFIG_NAMES)
     default_config: str = "full"
     hub_repo: str | None = Field(None, description="ORG/NAME; also the dataset_path of the harness exports")
     canary: str | None = Field(None, description="canary GUID; derived from the name when not given")

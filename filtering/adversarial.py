@@ -18,12 +18,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.datasets import current_hashes
 from evaluation.records import FilterRecord, now_iso, save_filter_record
 from filtering.matrix import SolveMatrix, answer_runs, build_matrix, model_verdict
+
+if TYPE_CHECKING:
+    from evaluation.prompts import Variant
+
+FilterKind = Literal["adversarial", "hard"]  # FilterRecord.kind
 
 
 @dataclass
@@ -64,7 +70,7 @@ def decide(matrix: SolveMatrix, models: list[str], item_ids: list[str], attempts
 class FilterPlan:
     specs: list  # evaluation.models.ModelSpec, one per model
     prompt: str = "standard"
-    variant: str = "implicit"
+    variant: Variant = "implicit"
     attempts: int = 1
     sequential: bool = False
     query: ItemQuery = field(default_factory=ItemQuery)
@@ -91,7 +97,7 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
                 seeded = spec.model_copy(update={"decoding": spec.decoding.model_copy(
                     update={"seed": spec.decoding.seed + attempt})})
             query = ItemQuery(ids=in_play) if plan.sequential else plan.query
-            request = RunRequest(seeded, plan.prompt, plan.variant, store_dataset(ws, query),  # type: ignore[arg-type]
+            request = RunRequest(seeded, plan.prompt, plan.variant, store_dataset(ws, query),
                                  retry_errors=True,
                                  settings=ExecutorSettings(concurrency=plan.concurrency, timeout_s=spec.timeout_s,
                                                            max_retries=spec.max_retries))
@@ -115,11 +121,11 @@ def matrix_from_workspace(ws: Workspace, run_ids: list[str] | None = None) -> So
     return build_matrix(answer_runs(ws.runs_dir, run_ids), ws)
 
 
-def filter_and_record(ws: Workspace, plan: FilterPlan, kind: str,
+def filter_and_record(ws: Workspace, plan: FilterPlan, kind: FilterKind,
                       on_model: Callable[[str, int], None] | None = None) -> tuple[FilterRecord, Path]:
     """Run the filter and save its record, with the content hash each pool item was decided on."""
     decision, matrix, labels, pool = run_filter(ws, plan, on_model)
-    record = FilterRecord(kind=kind, created_at=now_iso(), models=[{"label": label, **matrix.models[label]}  # type: ignore[arg-type]
+    record = FilterRecord(kind=kind, created_at=now_iso(), models=[{"label": label, **matrix.models[label]}
                                                                    for label in labels],
                           attempts=plan.attempts, sequential=plan.sequential, pool=pool, removed=decision.removed,
                           survivors=decision.survivors, undetermined=decision.undetermined,

@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from curation.cli_kit import JsonOption, WorkspaceOption, console, out, print_json, workspace_from
 from curation.errors import BenchsmithError
 from evaluation.cli import ConcurrencyOption, ModelsFileOption
+
+if TYPE_CHECKING:
+    from filtering.adversarial import FilterKind
 
 matrix_app = typer.Typer(help="The solve matrix: items × models × attempts from the run logs.", no_args_is_help=True)
 filter_app = typer.Typer(help="Adversarial filtering and hard subsets.", no_args_is_help=True)
@@ -89,7 +92,7 @@ def matrix_show_command(workspace: WorkspaceOption = None, as_json: JsonOption =
     out.print(f"items with unparseable or error outcomes: {len(problems)}", highlight=False)
 
 
-def _filter(kind: str, models: list[str], workspace: Path | None, attempts: int, sequential: bool, prompt: str,
+def _filter(kind: FilterKind, models: list[str], workspace: Path | None, attempts: int, sequential: bool, prompt: str,
             items: str | None, concurrency: int, models_file: Path | None, as_json: bool) -> None:
     from evaluation.runner import parse_item_query
     from filtering.adversarial import FilterPlan, filter_and_record
@@ -150,6 +153,7 @@ def probe_command(
     if as_json:
         print_json(result)
         return
+    _print_stale(result["stale_skipped"])
     for name, counts in result["accuracy"].items():
         out.print(f"{name}: {counts['correct']}/{counts['n']} correct", highlight=False)
     out.print(f"{len(result['solvable_without_question'])} items solvable without the question "

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curation.store import ItemQuery
 from curation.workspace import Workspace
+
+if TYPE_CHECKING:
+    from evaluation.prompts import Variant
 
 BASELINES = ("longest", "shortest", "similar", "position-1", "last")
 
@@ -20,7 +23,7 @@ def run_probes(ws: Workspace, specs: list, query: ItemQuery, *, baselines: bool 
     from evaluation.models import parse_inline_spec
     from evaluation.runner import RunRequest, run_model, store_dataset
 
-    runs: list[tuple[str, Any, str]] = [(f"{spec.name} options-only", spec, "options_only") for spec in specs]
+    runs: list[tuple[str, Any, Variant]] = [(f"{spec.name} options-only", spec, "options_only") for spec in specs]
     runs += [(f"{spec.name} question-only", spec, "question_only") for spec in specs]
     if baselines:
         runs += [(f"baseline:{name}", parse_inline_spec(f"baseline:{name}"), "implicit") for name in BASELINES]

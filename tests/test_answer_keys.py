@@ -66,6 +66,14 @@ def test_bad_key_files_fail_with_one_line(tmp_path):
         read_key_file(tmp_path / "missing.csv")
 
 
+@pytest.mark.parametrize("number", [None, [1], {"n": 1}])
+def test_json_key_row_whose_number_is_not_a_number_fails_with_one_line(tmp_path, number):
+    key = tmp_path / "key.json"
+    key.write_text(json.dumps([{"number": 1, "answer": 2}, {"number": number, "answer": 3}]), encoding="utf-8")
+    with pytest.raises(AnswerKeyError, match="key.json: question number .* is not a number"):
+        read_key_file(key)
+
+
 @pytest.mark.realdata
 @pytest.mark.ocr
 @pytest.mark.skipif(not ocr.available(), reason="tesseract with Korean data is not installed")

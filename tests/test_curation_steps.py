@@ -72,5 +72,9 @@ def test_taxonomy_rules():
     item = tag_taxonomy(_item(stem="다음 일기도에서 저기압의 위치는?", source={"exam": "기상기사", "subject": "일기분석"}))
     assert item.taxonomy.subject == "일기분석" and item.taxonomy.question_format == "single_answer"
     assert item.taxonomy.visual_type == "map"
-    multi = tag_taxonomy(parse_item(make_record("m", answer=[1, 2])))
-    assert multi.taxonomy.question_format == "multiple_answers" and multi.taxonomy.visual_type == "none"
+    accepted_both = tag_taxonomy(parse_item(make_record("m", answer=[1, 2])))  # two keys accepted for one answer
+    assert accepted_both.taxonomy.question_format == "single_answer" and accepted_both.taxonomy.visual_type == "none"
+    choose_all = tag_taxonomy(parse_item(make_record("m2", answer=[1, 2], stem="옳은 것을 모두 고르시오.")))
+    assert choose_all.taxonomy.question_format == "multiple_answers"
+    one_combination = tag_taxonomy(parse_item(make_record("m3", answer=2, stem="옳은 것을 <보기>에서 모두 고른 것은?")))
+    assert one_combination.taxonomy.question_format == "single_answer"

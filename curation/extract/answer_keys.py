@@ -112,10 +112,16 @@ def _json_key(data: object, path: Path) -> AnswerKey:
         return {int(number): parse_answer_key(value) for number, value in data.items()}
     if isinstance(data, list):
         if all(isinstance(row, dict) for row in data):
-            return {int(_field(row, _NUMBER_NAMES, path)): parse_answer_key(_field(row, _ANSWER_NAMES, path))
+            return {_question_number(_field(row, _NUMBER_NAMES, path)): parse_answer_key(_field(row, _ANSWER_NAMES, path))
                     for row in data}
         return {index: parse_answer_key(value) for index, value in enumerate(data, start=1)}
     raise ValueError("expected {\"answers\": {number: answer}}, {number: answer} or a list")
+
+
+def _question_number(value: object) -> int:
+    if not isinstance(value, int | float | str):  # null, a list, an object: int() would raise TypeError
+        raise ValueError(f"question number {value!r} is not a number")
+    return int(value)
 
 
 def _field(row: dict, names: tuple[str, ...], path: Path) -> object:

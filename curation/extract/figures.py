@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pymupdf
 
-from curation.extract.lines import FULL, LEFT, RIGHT, Box, Figure, Line
+from curation.extract.lines import FULL, LEFT, RIGHT, Box, Figure, Line, rect_box
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 
 MIN_FIGURE = 12.0  # points
@@ -41,7 +41,7 @@ def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None)
 
     def wanted(info: dict) -> pymupdf.Rect | None:
         rect = pymupdf.Rect(info["bbox"]) & page.rect
-        if rect.is_empty or rect.width < MIN_FIGURE or rect.height < MIN_FIGURE or _decoration(tuple(rect), page):
+        if rect.is_empty or rect.width < MIN_FIGURE or rect.height < MIN_FIGURE or _decoration(rect_box(rect), page):
             return None
         return None if rect.width * rect.height > 0.6 * page_area else rect  # a scanned page is not a figure
 
@@ -53,7 +53,7 @@ def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None)
         rect = wanted(info)
         if rect is None:
             continue
-        box = tuple(rect)
+        box = rect_box(rect)
         png = _raster_png(page, info, rect)
         column_width = (page.rect.width / 2) if gutter_x is not None else page.rect.width
         kind = "formula" if rect.height <= 40 and rect.width <= 0.6 * column_width and rect.width >= 2 * rect.height else "raster"
@@ -119,7 +119,7 @@ def _extent(members: list[dict]) -> Box:
     rect = pymupdf.Rect()
     for drawing in members:
         rect |= drawing["rect"]
-    return tuple(rect)
+    return rect_box(rect)
 
 
 def _rectilinear(members: list[dict]) -> bool:

@@ -182,7 +182,7 @@ def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
     kinds = [_script_kind(g, size, baseline) for g in glyphs]
     cells: list[Cell] = []
     current: list[tuple[str, str]] = []
-    cell_x0 = cell_x1 = None
+    cell_x0 = cell_x1 = 0.0
     previous: Glyph | None = None
     for glyph, kind in zip(glyphs, kinds, strict=True):
         if glyph.c.isspace():
@@ -191,10 +191,10 @@ def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
             gap = glyph.x0 - previous.x1
             if gap > 1.5 * size:
                 cells.append(Cell(cell_x0, cell_x1, _text(current)))
-                current, cell_x0 = [], None
+                current = []
             elif gap > 0.11 * size or (gap > 0.06 * size and _spaced(glyphs, previous, glyph)):
                 current.append((" ", ""))
-        if cell_x0 is None:
+        if not current:  # a new cell starts here
             cell_x0 = glyph.x0
         current.append((glyph.c, kind))
         cell_x1 = glyph.x1
@@ -259,7 +259,7 @@ def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[
             continue
         for glyph in line:
             centre_y = (glyph.y0 + glyph.y1) / 2
-            if gutter.top is not None and (centre_y < gutter.top - 2 or centre_y > gutter.bottom + 2):
+            if gutter.top is not None and gutter.bottom is not None and (centre_y < gutter.top - 2 or centre_y > gutter.bottom + 2):
                 regions[FULL].append(glyph)
             else:
                 regions[LEFT if (glyph.x0 + glyph.x1) / 2 < gutter.x else RIGHT].append(glyph)

@@ -8,12 +8,21 @@ its circled option markers sit. A `Figure` travels in the same stream, in readin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pymupdf
 
 FULL, LEFT, RIGHT = 0, 1, 2
 CIRCLED_MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
 OPTION_PLACEHOLDER = "\ue000"  # OCR: "a circled option marker was here" (Tesseract cannot read ①–⑩)
 
 Box = tuple[float, float, float, float]
+
+
+def rect_box(rect: pymupdf.Rect) -> Box:
+    """A PyMuPDF rect as a plain (x0, y0, x1, y1) box: what `tuple(rect)` gives, typed."""
+    return (rect.x0, rect.y0, rect.x1, rect.y1)
 
 
 @dataclass

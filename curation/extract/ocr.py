@@ -175,7 +175,8 @@ def _marker_spans(words: list[OcrWord], ox: int, size: float) -> tuple[list[tupl
     """Where a circled digit can be: (spans of words Tesseract read as a typical misread marker —
     `@`, `©`, `®` — checked leniently; other spans — a non-Hangul word opening a cell, or a wide
     gap where Tesseract dropped the marker — checked strictly). Markers open a line or a cell."""
-    lenient, strict = [], []
+    lenient: list[tuple[float, float]] = []
+    strict: list[tuple[float, float]] = []
     previous_end: float | None = None
     for word in words:
         x0, x1 = ox + word.x0, ox + word.x1
@@ -185,7 +186,7 @@ def _marker_spans(words: list[OcrWord], ox: int, size: float) -> tuple[list[tupl
         if opens_cell and marker_word(word.text):
             end = min(x1, x0 + 1.2 * size) + 0.3 * size
             (lenient if typical else strict).append((x0 - 0.1 * size, end))
-        if gap is not None and gap > 1.2 * size:
+        if previous_end is not None and x0 - previous_end > 1.2 * size:
             strict.append((previous_end + 0.3 * size, x0 - 0.3 * size))
         previous_end = x1
     return lenient, strict

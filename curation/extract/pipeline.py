@@ -183,7 +183,7 @@ def write_extraction(extraction: Extraction, workspace: Workspace, options: Extr
     ids = [item.id for item in extraction.items]
     existing = workspace.store.get_many(ids) if ids else {}
     if existing and not options.force:
-        report.skipped = (f"already extracted ({len(existing)} of {len(ids)} items exist, sha256 {report.sha256[:12]}); "
+        report.skipped = (f"already extracted ({len(existing)} of {len(ids)} items exist, sha256 {(report.sha256 or '?')[:12]}); "
                           "use --force to write new revisions")
         report.unchanged = len(existing)
         return report

@@ -14,6 +14,7 @@ from typing import Any
 
 import pymupdf
 
+from curation.extract.lines import rect_box
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 from curation.item import parse_item
 from curation.sample_exam.compose import Layout, compose, truth_record
@@ -51,7 +52,7 @@ def _pdf_bytes(doc: pymupdf.Document) -> bytes:
 def _scanned(doc: pymupdf.Document) -> pymupdf.Document:
     """Each page as a grayscale picture, no text layer (what a scanner gives)."""
     scan = pymupdf.open()
-    for page in doc:
+    for page in doc.pages():
         pixmap = page.get_pixmap(dpi=SCAN_DPI, colorspace=pymupdf.csGRAY, alpha=False)
         new_page = scan.new_page(width=page.rect.width, height=page.rect.height)
         new_page.insert_image(new_page.rect, stream=png_bytes(pixmap_image(pixmap)))
@@ -70,7 +71,7 @@ def _vector_bbox(page: pymupdf.Page, rect: pymupdf.Rect) -> pymupdf.Rect:
 
 def _image_ref(blob: str, kind: str, sha: str, page: int, rect: pymupdf.Rect, latex: str | None = None) -> dict[str, Any]:
     ref: dict[str, Any] = {"blob": blob, "kind": kind,
-                           "provenance": {"pdf_sha256": sha, "page": page, "bbox": [round(v, 2) for v in rect]}}
+                           "provenance": {"pdf_sha256": sha, "page": page, "bbox": [round(v, 2) for v in rect_box(rect)]}}
     if latex is not None:
         ref["latex"] = latex
     return ref

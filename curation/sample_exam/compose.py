@@ -9,8 +9,9 @@ from typing import Any
 import pymupdf
 
 from curation.answers import CIRCLED
+from curation.extract.lines import rect_box
 from curation.sample_exam import drawing
-from curation.sample_exam.content import SUBJECTS, QuestionSpec, SubjectSpec
+from curation.sample_exam.content import SUBJECTS, FigureKind, QuestionSpec, SubjectSpec
 from curation.sample_exam.pages import FULL, LEFT, PAGE_WIDTH, RIGHT, PageContent
 from curation.sample_exam.typeset import Run, Typesetter, truth_text
 
@@ -156,7 +157,7 @@ class Composer:
         if placed.spec.bogi:
             self.bogi_box(out, placed, x, width)
         if placed.spec.figure:
-            self.figure(out, placed, x, width)
+            self.figure(out, placed, placed.spec.figure, x, width)
         self.options(out, placed, x, width)
 
     def text_block(self, out: PageContent, placed: Placed, lead: list[Run], rich, first_x: float,  # noqa: ANN001
@@ -189,8 +190,7 @@ class Composer:
         out.drawings.append(lambda page: page.draw_rect(box, color=(0, 0, 0), width=0.7))
         self.y = bottom + 6
 
-    def figure(self, out: PageContent, placed: Placed, x: float, width: float) -> None:
-        kind = placed.spec.figure
+    def figure(self, out: PageContent, placed: Placed, kind: FigureKind, x: float, width: float) -> None:
         size = {"chart": (200, 120), "diagram": (200, 90), "formula_image": (120, 26)}[kind]
         rect = pymupdf.Rect(x + (width - size[0]) / 2, self.y + 2, x + (width + size[0]) / 2, self.y + 2 + size[1])
         if kind == "chart":
@@ -202,7 +202,7 @@ class Composer:
             out.drawings.append(lambda page: drawing.draw_front_section(page, rect))
         if png is not None:
             out.images.append((rect, png))
-            placed.boxes.append(tuple(rect))
+            placed.boxes.append(rect_box(rect))
         placed.figure = (kind, rect, png)
         self.y = rect.y1 + 6
 
@@ -244,9 +244,12 @@ class Composer:
             self.emit(out, placed, [self.set.run(left, top + 22, marker, SIZE)])
             image_left = left + self.set.width(marker, SIZE) + 3
             rect = pymupdf.Rect(image_left, top, image_left + 36, top + 36)
-            png = drawing.weather_symbol(placed.spec.options[index][0])
+            symbol = placed.spec.options[index][0]
+            if not isinstance(symbol, str):
+                raise ValueError(f"no symbol {symbol!r}")
+            png = drawing.weather_symbol(symbol)
             out.images.append((rect, png))
-            placed.boxes.append(tuple(rect))
+            placed.boxes.append(rect_box(rect))
             placed.option_images.append((rect, png))
         self.y = top + 36 + 6
 

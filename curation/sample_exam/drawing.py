@@ -69,7 +69,7 @@ def formula_image(font: pymupdf.Font) -> bytes:
 def draw_front_section(page: pymupdf.Page, rect: pymupdf.Rect) -> None:
     """A cold-front cross-section: ground, a steep frontal surface, cumulonimbus outline, arrows."""
     shape = page.new_shape()
-    x0, y0, x1, y1 = rect
+    x0, y0, x1, y1 = rect.x0, rect.y0, rect.x1, rect.y1
     ground = y1 - 8
     shape.draw_line((x0 + 4, ground), (x1 - 4, ground))
     shape.finish(color=(0, 0, 0), width=1.5)

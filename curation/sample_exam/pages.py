@@ -22,7 +22,7 @@ FULL, LEFT, RIGHT = 0, 1, 2  # where a run sits: full width, left column, right 
 class PageContent:
     runs: list[tuple[int, int, Run]] = field(default_factory=list)  # (region, sequence, run)
     images: list[tuple[pymupdf.Rect, bytes]] = field(default_factory=list)
-    drawings: list[Callable[[pymupdf.Page], None]] = field(default_factory=list)
+    drawings: list[Callable[[pymupdf.Page], object]] = field(default_factory=list)  # results unused
     gutter_rule: tuple[float, float] | None = None  # y range of the vertical rule between columns
 
     def add(self, region: int, runs: list[Run]) -> None:

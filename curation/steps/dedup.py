@@ -30,7 +30,7 @@ import zlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -41,6 +41,9 @@ from curation.steps.canonical import canonical_item, canonical_stem
 
 Method = Literal["difflib", "fuzz", "lsh"]
 Scope = Literal["all", "exam", "subject"]
+Verdict = Literal["merged", "stem_gate", "inverted", "answer_differs"]
+METHODS: tuple[Method, ...] = get_args(Method)
+SCOPES: tuple[Scope, ...] = get_args(Scope)
 ACTIVE_STATUSES = ("extracted", "in_review", "accepted")
 _STATUS_RANK = {"accepted": 0, "in_review": 1, "extracted": 2}
 
@@ -63,7 +66,7 @@ class Pair:
     second: str
     ratio: float
     stem_ratio: float
-    verdict: Literal["merged", "stem_gate", "inverted", "answer_differs"]
+    verdict: Verdict
     swaps: tuple[tuple[str, str], ...] = ()
     same_answer: bool | None = None
 
@@ -281,6 +284,7 @@ def _classify(first: Item, second: Item, ratio: float, config: DedupConfig, anto
     stem_ratio = difflib.SequenceMatcher(None, canonical_stem(first), canonical_stem(second)).ratio()
     swaps = tuple(antonyms.swaps(canonical_stem_text(first.stem), canonical_stem_text(second.stem)))
     same_answer = _answer_texts(first) == _answer_texts(second) if first.answer and second.answer else None
+    verdict: Verdict
     if stem_ratio < config.stem_gate:
         verdict = "stem_gate"
     elif swaps:

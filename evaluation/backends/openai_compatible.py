@@ -81,7 +81,8 @@ def _http_client(concurrency: int, timeout_s: float) -> httpx.AsyncClient:
         import httpx_aiohttp  # noqa: F401  (openai[aiohttp])
     except ImportError:
         return httpx.AsyncClient(limits=limits, timeout=timeout_s)
-    return openai.DefaultAioHttpClient(limits=limits, timeout=timeout_s)
+    # openai>=3 types its clients as httpx2 ones but takes (and converts) httpx ones; openai<3 takes httpx only
+    return openai.DefaultAioHttpClient(limits=limits, timeout=timeout_s)  # type: ignore[return-value, arg-type]
 
 
 class _DirectPost:
@@ -131,7 +132,7 @@ class OpenAICompatibleBackend:
         api_key = api_key_for(spec)
         self._http = _http_client(concurrency, spec.timeout_s)
         self.client = openai.AsyncOpenAI(base_url=spec.base_url, api_key=api_key, max_retries=0,
-                                         timeout=spec.timeout_s, http_client=self._http)
+                                         timeout=spec.timeout_s, http_client=self._http)  # type: ignore[arg-type]
         self._direct = _DirectPost(f"{str(self.client.base_url).rstrip('/')}/chat/completions", api_key, concurrency,
                                    spec.timeout_s)
 
