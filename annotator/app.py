@@ -487,7 +487,24 @@ def stats_html(ctx: AppContext) -> str:
             + " · ".join(f"{views.esc(k)} {v}" for k, v in counts["by_status"].items()) + "</p>"
             + views.table_html(queue_counts, [("queue", "대기열 · Queue"), ("items", "문항 · Items")])
             + "<h3>진행 · Progress per user and queue</h3>" + views.table_html(stats.progress_rows(engine), PROGRESS_COLUMNS)
-            + "<h3>채점 일치도 · Scoring agreement</h3>" + views.table_html(agreement, AGREEMENT_COLUMNS))
+            + "<h3>채점 일치도 · Scoring agreement</h3>" + views.table_html(agreement, AGREEMENT_COLUMNS)
+            + _judge_html(engine))
+
+
+JUDGE_ITEM_COLUMNS = [("axis", "축 · Axis"), ("against", "판정 모델 대비 · Judge vs"),
+                      ("alpha_interval", "α interval"), ("icc_2_1", "ICC(2,1)"), ("units", "units")]
+JUDGE_MODEL_COLUMNS = [("axis", "축 · Axis"), ("tau_b", "Kendall τb"), ("ci", "95% CI"), ("models", "models")]
+
+
+def _judge_html(engine: Any) -> str:
+    result = stats.judge_meta_evaluation(engine)
+    if result is None:
+        return "<p>판정 모델 검증: 전문가 점수와 판정 모델 점수가 모두 필요합니다 · Judge meta-evaluation needs expert and judge scores.</p>"
+    models = [m.__dict__ | {"ci": "—" if m.ci is None else f"[{m.ci[0]:+.2f}, {m.ci[1]:+.2f}]"} for m in result.models]
+    return ("<h3>판정 모델 검증 · Judge vs experts</h3>"
+            + f"<p>{result.units} units; {result.judge_missing} without a judge score (left out, never 0)</p>"
+            + views.table_html([r.__dict__ for r in result.items], JUDGE_ITEM_COLUMNS)
+            + views.table_html(models, JUDGE_MODEL_COLUMNS))
 
 
 def build_app(ctx: AppContext) -> gr.Blocks:

@@ -110,6 +110,24 @@ def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False
                   f"{row['units']} tasks", highlight=False)
 
 
+@annotate_app.command("export-scores")
+def export_scores_command(
+    out_file: Annotated[Path, typer.Option("--out", "-o", help="JSONL file to write")],
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Write the experts' scores as JSONL {"item_id","model","expert",axes…} for `report --paper --expert-scores`."""
+    import json
+
+    from annotator.stats import score_sheet
+
+    sheet = score_sheet(_workspace(workspace).store.engine)
+    lines = [json.dumps({"item_id": item, "model": model, "expert": expert, **values}, ensure_ascii=False)
+             for expert, units in sorted(sheet.experts.items()) for (item, model), values in sorted(units.items())]
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    out.print(f"{len(lines)} expert scores → {out_file}", highlight=False)
+
+
 @annotate_app.command("assign")
 def assign_command(
     queue: Annotated[str, typer.Option(help=f"one of {', '.join(queues.ITEM_QUEUES)}")],

@@ -214,6 +214,10 @@ def report_command(
     seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="bootstrap resamples")] = 2000,
     charts: Annotated[bool, typer.Option("--charts/--no-charts", help="radar and bar charts (matplotlib)")] = True,
+    paper: Annotated[bool, typer.Option("--paper", help="also the paper's tables (Markdown and LaTeX) under OUT/paper/: "
+                                        "leaderboard, correlations with a heatmap, judge agreement")] = False,
+    expert_scores: Annotated[Path | None, typer.Option("--expert-scores", help="experts' scores JSONL (`annotate "
+                                                       "export-scores`) for the judge agreement table")] = None,
 ) -> None:
     """Accuracy per subset with bootstrap CIs, reasoning scores, error rates: Markdown, CSV, PNG."""
     from evaluation.metrics import load_run
@@ -223,6 +227,12 @@ def report_command(
     ws = workspace_from(workspace)
     data = [load_run(find_run(ws.runs_dir, name), ws) for name in runs]
     result = write_report(data, out_dir, seed=seed, resamples=resamples, charts=charts)
+    if paper or expert_scores is not None:
+        from evaluation.paper import add_paper_to_report
+
+        tables = add_paper_to_report(data, result.markdown, seed=seed, resamples=resamples,
+                                     expert_scores=expert_scores, charts=charts)
+        out.print(f"paper tables: {tables.out_dir} ({len(tables.files)} files)", highlight=False)
     for note in result.notes:
         console.print(note, highlight=False)
     out.print(f"report: {result.markdown}", highlight=False)

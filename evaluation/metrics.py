@@ -21,6 +21,7 @@ from curation.item import Item
 from curation.workspace import Workspace
 from evaluation.datasets import dataset_from_manifest
 from evaluation.records import JUDGE_AXES, AnswerRecord, JudgeVerdict, is_current, read_jsonl_records
+from evaluation.resampling import mean_interval
 from evaluation.runlog import RESPONSES, read_manifest
 
 
@@ -84,14 +85,8 @@ def subsets_of(item: Item, named: dict[str, set[str]] | None = None) -> list[str
 
 
 def bootstrap_ci(values: np.ndarray, seed: int, resamples: int = 2000, level: float = 0.95) -> tuple[float, float] | None:
-    """Percentile interval of the mean over items resampled with replacement."""
-    if values.size == 0:
-        return None
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, values.size, size=(resamples, values.size))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
+    """Percentile interval of the mean over items resampled with replacement (scipy's bootstrap)."""
+    return mean_interval(np.asarray(values, dtype=float), seed=seed, resamples=resamples, level=level)
 
 
 def _subset_seed(seed: int, subset: str) -> int:

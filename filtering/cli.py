@@ -245,3 +245,93 @@ def ranking_command(
 def _print_stale(count: int) -> None:
     if count:
         console.print(f"{count} stale record(s) skipped (their item changed since it was answered)", highlight=False)
+
+
+TableOption = Annotated[list[str], typer.Option("--table", help="external scores (CSV, or JSON rows like the K-MetBench "
+                                                "leaderboard) as FILE or LABEL=FILE; repeatable")]
+ModelColumnOption = Annotated[str, typer.Option("--model-column", help="the tables' column naming the model")]
+AliasesOption = Annotated[Path | None, typer.Option("--aliases", help="YAML/JSON mapping `alias: canonical model name`")]
+RunsOption = Annotated[list[str], typer.Option("--run", help="only these run ids (repeatable; default: every run)")]
+SameItemsOption = Annotated[bool, typer.Option("--same-items/--own-items", help="each subset on the items every model "
+                                               "answered (default), or each model on its own items (the output says so)")]
+OutOption = Annotated[Path | None, typer.Option("--out", "-o", help="output folder (default: WS/analysis/NAME)")]
+
+
+def _merged_metrics(workspace: Path | None, tables: list[str], model_column: str, aliases: Path | None,
+                    runs: list[str], same_items: bool):
+    from filtering.correlate import gather_metrics
+    from filtering.external_tables import TableSource
+
+    ws = workspace_from(workspace) if workspace is not None or not tables else None
+    sources = [TableSource.parse(spec, model_column) for spec in tables]
+    return ws, gather_metrics(ws, sources, aliases_path=aliases, run_ids=runs or None, same_items=same_items)
+
+
+def _no_nan(data: dict) -> dict:
+    """Undefined figures as JSON null (NaN is not JSON)."""
+    return {key: None if isinstance(value, float) and value != value else value for key, value in data.items()}
+
+
+def _out_dir(out_dir: Path | None, ws, name: str) -> Path:  # noqa: ANN001
+    return out_dir or (ws.root / "analysis" / name if ws is not None else Path(name))
+
+
+@analyze_app.command("correlate")
+def correlate_command(
+    workspace: WorkspaceOption = None, tables: TableOption = [], model_column: ModelColumnOption = "model",  # noqa: B006
+    aliases: AliasesOption = None, runs: RunsOption = [], same_items: SameItemsOption = True,  # noqa: B006
+    metrics: Annotated[str | None, typer.Option("--metrics", help="comma-separated metric names or LABEL: prefixes "
+                                                "(default: all)")] = None,
+    out_dir: OutOption = None, seed: int = 0,
+    resamples: Annotated[int, typer.Option(min=50, help="bootstrap resamples of the models")] = 1000,
+    charts: Annotated[bool, typer.Option("--charts/--no-charts", help="the τb heatmap (matplotlib)")] = True,
+    as_json: JsonOption = False,
+) -> None:
+    """Kendall τb and Spearman ρ between every pair of metrics across models, with n and a CI; heatmap, Markdown, CSV."""
+    from filtering.correlate import run_correlate
+
+    ws, merged = _merged_metrics(workspace, tables, model_column, aliases, runs, same_items)
+    wanted = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    result = run_correlate(merged, wanted, _out_dir(out_dir, ws, "correlate"), seed=seed, resamples=resamples,
+                           charts=charts)
+    if as_json:
+        print_json({"models": len(merged.table.models), "pairs": [_no_nan(asdict(r)) for r in result.results],
+                    "unmatched": result.unmatched, "notes": result.notes, "files": [str(f) for f in result.files]})
+        return
+    out.print(f"{len(result.metrics)} metrics over {len(merged.table.models)} models:", highlight=False)
+    for r in result.results:
+        ci = f"[{r.tau_ci[0]:+.2f}, {r.tau_ci[1]:+.2f}]" if r.tau_ci else "—"
+        out.print(f"  {r.a} ~ {r.b}: n={r.n} τb={r.tau_b:+.3f} {ci} p={r.tau_p:.3g}; ρ={r.spearman:+.3f}",
+                  highlight=False)
+    for source, models in result.unmatched.items():
+        out.print(f"unmatched — only in {source} ({len(models)}): {', '.join(models)}", highlight=False)
+    for note in result.notes:
+        out.print(f"note: {note}", highlight=False)
+    out.print(f"report: {result.files[0]}", highlight=False)
+
+
+@analyze_app.command("gap")
+def gap_command(
+    metric_a: Annotated[str, typer.Argument(help="metric A (full name, or a column name that is unique)")],
+    metric_b: Annotated[str, typer.Argument(help="metric B")],
+    workspace: WorkspaceOption = None, tables: TableOption = [], model_column: ModelColumnOption = "model",  # noqa: B006
+    aliases: AliasesOption = None, runs: RunsOption = [], same_items: SameItemsOption = True,  # noqa: B006
+    out_dir: OutOption = None, seed: int = 0,
+    resamples: Annotated[int, typer.Option(min=100, help="bootstrap resamples of the models")] = 2000,
+    as_json: JsonOption = False,
+) -> None:
+    """Mean of A − B over the models that have both, with n, a bootstrap CI and paired tests; per-model CSV."""
+    from filtering.correlate import run_gap
+
+    ws, merged = _merged_metrics(workspace, tables, model_column, aliases, runs, same_items)
+    gap, files = run_gap(merged, metric_a, metric_b, _out_dir(out_dir, ws, "gap"), seed=seed, resamples=resamples)
+    if as_json:
+        print_json(_no_nan(asdict(gap)) | {"files": [str(f) for f in files]})
+        return
+    ci = f"95% CI {gap.ci[0]:+.4g} … {gap.ci[1]:+.4g}" if gap.ci else "no CI"
+    out.print(f"{gap.a} − {gap.b} over {gap.n} models with both: {gap.mean_difference:+.4g} ({ci}); "
+              f"Wilcoxon p = {gap.wilcoxon_p:.3g}, paired t p = {gap.ttest_p:.3g}", highlight=False)
+    if gap.without_both:
+        out.print(f"left out (only one of the two metrics, {len(gap.without_both)}): {', '.join(gap.without_both)}",
+                  highlight=False)
+    out.print(f"per-model values: {files[0]}", highlight=False)
