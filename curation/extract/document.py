@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pymupdf
 
 from curation.extract.figures import figure_labels, page_figures
@@ -62,7 +63,7 @@ def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocumen
         result.page_problems[number] = problem
         if problem != "OCR requested":
             result.pages_without_text.append(number)
-        if engine == "pymupdf" or _blank(page):
+        if engine == "pymupdf" or blank_page(page):
             pages_lines.append([])
             pages_figures.append([])
             return
@@ -84,8 +85,24 @@ def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocumen
     pages_figures.append(figures)
 
 
-def _blank(page: pymupdf.Page) -> bool:
-    return not page.get_images() and not page.get_drawings()
+BLANK_DPI = 36
+BLANK_DARK_SHARE = 0.0005  # share of dark pixels below which a page picture holds no text
+
+
+def blank_page(page: pymupdf.Page) -> bool:
+    """Nothing drawn at all, or only one page-sized near-uniform picture (a watermark or a blank
+    scan): there is nothing to OCR, and Tesseract would spend seconds finding nothing."""
+    images = page.get_image_info()
+    if page.get_drawings() or len(images) > 1:
+        return False
+    if not images:
+        return True
+    rect = pymupdf.Rect(images[0]["bbox"]) & page.rect
+    if rect.get_area() < 0.8 * page.rect.get_area():
+        return False
+    pixmap = page.get_pixmap(dpi=BLANK_DPI, colorspace=pymupdf.csGRAY, alpha=False)
+    dark = int((np.frombuffer(pixmap.samples, dtype=np.uint8) < 128).sum())
+    return dark < BLANK_DARK_SHARE * pixmap.width * pixmap.height
 
 
 def merge_in_reading_order(lines: list[Line], figures: list[Figure]) -> list[Line | Figure]:

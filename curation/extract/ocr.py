@@ -128,47 +128,93 @@ def thicken(dark: np.ndarray, pixels: int = 2) -> np.ndarray:
     return grown
 
 
-def _sample(mask: np.ndarray, cxs: np.ndarray, cy: float, radius: float) -> np.ndarray:
-    """Share of dark pixels on a circle of `radius` around each centre (cxs, cy)."""
+def _sample(mask: np.ndarray, cxs: np.ndarray, cys: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """Share of dark pixels on circles around (cx, cy) for every cy × radius × cx at once:
+    shape (len(cys), len(radii), len(cxs))."""
     height, width = mask.shape
-    xs = np.clip((cxs[:, None] + radius * np.cos(_ANGLES)[None, :]).astype(int), 0, width - 1)
-    ys = np.clip((cy + radius * np.sin(_ANGLES)).astype(int), 0, height - 1)
-    return mask[np.broadcast_to(ys, xs.shape), xs].mean(axis=1)
+    radii = radii[None, :, None, None]
+    xs = np.clip((cxs[None, None, :, None] + radii * _COS).astype(int), 0, width - 1)
+    ys = np.clip((cys[:, None, None, None] + radii * _SIN).astype(int), 0, height - 1)
+    ys, xs = np.broadcast_arrays(ys, xs)
+    return mask[ys, xs].mean(axis=3)
+
+
+_COS, _SIN = np.cos(_ANGLES), np.sin(_ANGLES)
+_CENTRE_CHUNK = 128  # centres per vectorised pass (bounds the memory of the sample grids)
 
 
 def find_rings(thick: np.ndarray, dark: np.ndarray, band: tuple[int, int, int, int], size: float,
                spans: list[tuple[float, float]], min_ring: float = 0.95) -> list[tuple[int, int]]:
     """x ranges of circled digits in a line band: a closed ring of about 0.8 × the text height,
     empty just outside and between ring and digit, with something (the digit) in the middle.
-    Only centres inside `spans` (where a marker can be) are tried."""
+    Only centres inside `spans` (where a marker can be) are tried; every centre, height and radius
+    is scored in one numpy pass, the first best (height, radius) kept per centre."""
     x0, y0, x1, y1 = band
     centres = np.unique(np.concatenate([np.arange(int(a), int(b), 1) for a, b in spans] or [np.zeros(0, int)]))
     if centres.size == 0:
         return []
+    middle = (y0 + y1) / 2
+    cys = np.arange(middle - 0.2 * size, middle + 0.2 * size, 1.0)
+    radii = np.arange(0.34 * size, 0.48 * size, 1.0)
+    if cys.size == 0 or radii.size == 0:
+        return []
     best = np.zeros(centres.size)
     best_radius = np.zeros(centres.size)
-    middle = (y0 + y1) / 2
-    for cy in np.arange(middle - 0.2 * size, middle + 0.2 * size, 1.0):
-        for radius in np.arange(0.34 * size, 0.48 * size, 1.0):
-            ring = _sample(thick, centres, cy, radius)
-            candidates = ring >= min_ring
-            if not candidates.any():
-                continue
-            outside = _sample(dark, centres, cy, radius + 4)
-            between = _sample(dark, centres, cy, 0.72 * radius - 2)
-            middle_dark = _sample(dark, centres, cy, 0.2 * radius) + dark[int(cy), np.clip(centres, 0, dark.shape[1] - 1)]
-            score = np.where(candidates & (outside < 0.12) & (between < 0.35) & (middle_dark > 0), ring - outside, 0.0)
-            better = score > best
-            best = np.where(better, score, best)
-            best_radius = np.where(better, radius, best_radius)
+    for start in range(0, centres.size, _CENTRE_CHUNK):
+        chunk = centres[start:start + _CENTRE_CHUNK]
+        score = _ring_scores(thick, dark, chunk, cys, radii, min_ring)
+        flat = score.reshape(-1, chunk.size)  # (cy, radius) in the order a nested loop visits them
+        first_best = flat.argmax(axis=0)
+        best[start:start + chunk.size] = flat[first_best, np.arange(chunk.size)]
+        best_radius[start:start + chunk.size] = np.where(best[start:start + chunk.size] > 0,
+                                                         radii[first_best % radii.size], 0.0)
     rings: list[tuple[int, int]] = []
-    for index in np.argsort(-best):
+    for index in np.argsort(-best, kind="stable"):
         if best[index] <= min_ring - 0.15:
             break
+        index = _middle_of_tie(best, centres, int(index))
         cx, radius = int(centres[index]), best_radius[index]
         if all(abs(cx - (a + b) / 2) > 2.2 * radius for a, b in rings):
             rings.append((int(cx - radius), int(cx + radius)))
     return sorted(rings)
+
+
+def _middle_of_tie(best: np.ndarray, centres: np.ndarray, index: int) -> int:
+    """Neighbouring centres often score the same ring equally: take the middle one of the run."""
+    low = high = index
+    while low > 0 and centres[low - 1] == centres[low] - 1 and best[low - 1] == best[index]:
+        low -= 1
+    while high + 1 < centres.size and centres[high + 1] == centres[high] + 1 and best[high + 1] == best[index]:
+        high += 1
+    return (low + high) // 2
+
+
+def _ring_scores(thick: np.ndarray, dark: np.ndarray, centres: np.ndarray, cys: np.ndarray, radii: np.ndarray,
+                 min_ring: float) -> np.ndarray:
+    """Score of a ring at every (cy, radius, centre): ring share minus the share just outside it,
+    0 where the ring is open, the outside or the inner gap is dark, or the middle is empty.
+    Only closed rings (few) are checked further."""
+    ring = _sample(thick, centres, cys, radii)
+    score = np.zeros(ring.shape)
+    at = np.nonzero(ring >= min_ring)
+    if at[0].size == 0:
+        return score
+    cx, cy, radius = centres[at[2]], cys[at[0]], radii[at[1]]
+    outside = _sample_points(dark, cx, cy, radius + 4)
+    between = _sample_points(dark, cx, cy, 0.72 * radius - 2)
+    centre_dark = dark[cy.astype(int), np.clip(cx, 0, dark.shape[1] - 1)]
+    middle_dark = _sample_points(dark, cx, cy, 0.2 * radius) + centre_dark
+    keep = (outside < 0.12) & (between < 0.35) & (middle_dark > 0)
+    score[at] = np.where(keep, ring[at] - outside, 0.0)
+    return score
+
+
+def _sample_points(mask: np.ndarray, cxs: np.ndarray, cys: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """Share of dark pixels on one circle per (cx, cy, radius) triple."""
+    height, width = mask.shape
+    xs = np.clip((cxs[:, None] + radii[:, None] * _COS).astype(int), 0, width - 1)
+    ys = np.clip((cys[:, None] + radii[:, None] * _SIN).astype(int), 0, height - 1)
+    return mask[ys, xs].mean(axis=1)
 
 
 def _marker_spans(words: list[OcrWord], ox: int, size: float) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
