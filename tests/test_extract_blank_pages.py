@@ -19,6 +19,9 @@ def _picture(text_gray: int, lines: int) -> bytes:
     for row in range(lines):
         for column in range(30):
             draw.rectangle([100 + 35 * column, 150 + 40 * row, 125 + 35 * column, 175 + 40 * row], fill=text_gray)
+    for speck in range(40):  # scanner dust: a few dark pixels on every page
+        x, y = 97 * speck % 1200 + 20, 331 * speck % 1700 + 20
+        draw.rectangle([x, y, x + 2, y + 2], fill=60)
     buffer = io.BytesIO()
     image.save(buffer, format="PNG")
     return buffer.getvalue()

@@ -12,6 +12,7 @@ from curation.extract.figures import figure_labels, page_figures
 from curation.extract.furniture import drop_furniture
 from curation.extract.layout import page_glyphs, page_lines
 from curation.extract.lines import Figure, Line
+from curation.extract.page_cache import page_drawings
 from curation.extract.pdf_open import OpenedPdf, PdfError, load_page, page_error
 from curation.extract.text_quality import text_layer_problem
 
@@ -93,7 +94,7 @@ def blank_page(page: pymupdf.Page) -> bool:
     """Nothing drawn at all, or only one page-sized near-uniform picture (a watermark or a blank
     scan): there is nothing to OCR, and Tesseract would spend seconds finding nothing."""
     images = page.get_image_info()
-    if page.get_drawings() or len(images) > 1:
+    if page_drawings(page) or len(images) > 1:
         return False
     if not images:
         return True

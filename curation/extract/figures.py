@@ -11,6 +11,7 @@ from __future__ import annotations
 import pymupdf
 
 from curation.extract.lines import FULL, LEFT, RIGHT, Box, Figure, Line
+from curation.extract.page_cache import page_drawings
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 
 MIN_FIGURE = 12.0  # points
@@ -97,7 +98,7 @@ def render_crop(page: pymupdf.Page, rect: pymupdf.Rect) -> bytes:
 
 
 def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, lines: list[Line]) -> list[Figure]:
-    drawings = page.get_drawings()
+    drawings = page_drawings(page)
     if not drawings:
         return []
     figures = []

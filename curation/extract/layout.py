@@ -16,6 +16,7 @@ import pymupdf
 
 from curation.extract.formulas import render_line
 from curation.extract.lines import CIRCLED_MARKERS, FULL, LEFT, RIGHT, Cell, Line
+from curation.extract.page_cache import page_drawings
 
 TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP
 WATERMARK_LUMINANCE = 0.8
@@ -92,7 +93,7 @@ def find_gutter(page: pymupdf.Page, glyphs: list[Glyph]) -> Gutter | None:
 
 def _vertical_rule(page: pymupdf.Page, width: float, height: float) -> Gutter | None:
     best: Gutter | None = None
-    for path in page.get_drawings():
+    for path in page_drawings(page):
         rect = path["rect"]
         if rect.width < 2.5 and rect.height > 0.3 * height and 0.35 * width < rect.x0 < 0.65 * width:
             if best is None or rect.height > (best.bottom or 0) - (best.top or 0):
