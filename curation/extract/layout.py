@@ -151,7 +151,43 @@ def _quiet_runs(bins: list[int], low: int, high: int, floor: int, step: float) -
 
 # -- lines ----------------------------------------------------------------------------------------
 def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
-    """Glyphs grouped into lines by overlapping x-height bands (scripts join their base line)."""
+    """Glyphs grouped into lines by overlapping x-height bands; small glyphs (scripts) then join
+    the line on whose baseline they sit, even when tight leading puts them nearer the line above."""
+    body = _body_size(glyphs)
+    small = [g for g in glyphs if not g.c.isspace() and g.size < 0.85 * body]
+    if not small:
+        return _band_lines(glyphs)
+    small_ids = {id(g) for g in small}
+    lines = _band_lines([g for g in glyphs if id(g) not in small_ids])
+    zones = [_script_zone(line) for line in lines]
+    leftover = []
+    for glyph in small:
+        middle = glyph.baseline - 0.35 * glyph.size
+        hosts = [(abs(zone[2] - middle), index) for index, zone in enumerate(zones)
+                 if zone[0] <= middle <= zone[1] and zone[3] <= glyph.x0 and glyph.x1 <= zone[4]]
+        if hosts:
+            lines[min(hosts)[1]].append(glyph)
+        else:
+            leftover.append(glyph)
+    lines += _band_lines(leftover)
+    return sorted(lines, key=lambda line: min(g.core_top + g.baseline for g in line))
+
+
+def _body_size(glyphs: list[Glyph]) -> float:
+    sizes = [round(g.size, 1) for g in glyphs if not g.c.isspace()]
+    return statistics.mode(sizes) if sizes else 0.0
+
+
+def _script_zone(line: list[Glyph]) -> tuple[float, float, float, float, float]:
+    """(top, bottom, middle of the x-height, left, right): where a script of this line can sit."""
+    visible = [g for g in line if not g.c.isspace()]
+    size = max(g.size for g in visible)
+    baseline = statistics.median(g.baseline for g in visible if g.size >= 0.85 * size)
+    return (baseline - 0.9 * size, baseline + 0.35 * size, baseline - 0.36 * size,
+            min(g.x0 for g in visible) - size, max(g.x1 for g in visible) + size)
+
+
+def _band_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
     ordered = sorted(glyphs, key=lambda g: g.core_top + g.baseline)
     lines: list[list[Glyph]] = []
     band: tuple[float, float] | None = None

@@ -65,6 +65,7 @@ class ExtractedQuestion:
     figures: list[Figure]
     review: list[str] = field(default_factory=list)
     option_style: str = "circled"
+    signals: set[str] = field(default_factory=set)  # confidence signals (curation/extract/confidence.py)
 
 
 @dataclass
@@ -113,10 +114,12 @@ def segment(entries: list[Entry]) -> tuple[list[ExtractedQuestion], SegmentStats
         if not question.options and question.figures and stats.expected_options:
             question.options = [ExtractedOption(CIRCLED_MARKERS[i]) for i in range(stats.expected_options)]
             question.review.append(FIGURE_LABEL_REASON)
+            question.signals.add("option_count")
             stats.figure_label_questions.append(question.number)
         elif stats.expected_options and len(question.options) != stats.expected_options:
             stats.odd_option_counts.append((question.number, len(question.options)))
             question.review.append(f"{len(question.options)} options found where the paper has {stats.expected_options}")
+            question.signals.add("option_count")
     return kept, stats
 
 
