@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymupdf
 
-from curation.extract.figures import figure_labels, page_figures
+from curation.extract.figures import figure_labels, page_figures, region_of
 from curation.extract.furniture import drop_furniture
+from curation.extract.glyph_pictures import find_glyph_pictures
 from curation.extract.layout import page_glyphs, page_lines
 from curation.extract.lines import Figure, Line
 from curation.extract.page_cache import page_drawings
@@ -29,6 +30,7 @@ class ReadDocument:
     watermark_glyphs: int = 0
     figure_label_lines: int = 0
     warnings: list[str] = field(default_factory=list)
+    glyph_readings: dict[str, str | None] = field(default_factory=dict)  # image digest -> characters read
 
 
 def read_document(opened: OpenedPdf, engine: str = "auto") -> ReadDocument:
@@ -78,8 +80,13 @@ def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocumen
         pages_lines.append(lines)
         pages_figures.append(ocr.ocr_page_figures(page, number, gutter_x, lines))
         return
-    lines, gutter = page_lines(page, number, glyphs.glyphs)
-    figures = page_figures(page, number, gutter.x if gutter else None, lines)
+    pictures = find_glyph_pictures(page, number, glyphs.glyphs, result.glyph_readings, ocr.available())
+    lines, gutter = page_lines(page, number, glyphs.glyphs + pictures.glyphs)
+    gutter_x = gutter.x if gutter else None
+    figures = page_figures(page, number, gutter_x, lines, pictures.boxes)
+    for figure in pictures.unread:
+        figure.region = region_of(figure.bbox, gutter_x)
+    figures = sorted(figures + pictures.unread, key=lambda figure: (figure.bbox[1], figure.bbox[0]))
     labels = {id(line) for figure in figures if figure.kind == "vector" for line in figure_labels(figure, lines)}
     result.figure_label_lines += len(labels)
     pages_lines.append([line for line in lines if id(line) not in labels])

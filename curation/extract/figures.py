@@ -19,8 +19,11 @@ MAX_PIXELS_PER_POINT = 4.0  # 288 dpi: larger embedded images are halved until b
 DECORATION_TOP, DECORATION_BOTTOM = 0.17, 0.93  # share of the page height
 
 
-def page_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, lines: list[Line]) -> list[Figure]:
-    figures = raster_figures(page, page_number, gutter_x) + vector_figures(page, page_number, gutter_x, lines)
+def page_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, lines: list[Line],
+                 glyph_boxes: list[Box] | None = None) -> list[Figure]:
+    """Figures of a page; pictures in `glyph_boxes` are characters (glyph_pictures.py), not figures."""
+    rasters = [figure for figure in raster_figures(page, page_number, gutter_x) if figure.bbox not in (glyph_boxes or [])]
+    figures = rasters + vector_figures(page, page_number, gutter_x, lines)
     return sorted(figures, key=lambda figure: (figure.bbox[1], figure.bbox[0]))
 
 

@@ -33,6 +33,7 @@ class Glyph:
     size: float
     baseline: float
     line_id: int = 0  # the PDF engine's own line (used only to decide what crosses the gutter)
+    picture: bool = False  # read from a small picture of the character (glyph_pictures.py)
     core_top: float = 0.0  # the x-height band, stable across fonts whose ascender boxes differ
 
     def __post_init__(self) -> None:
@@ -241,7 +242,7 @@ def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
     bbox = (min(g.x0 for g in visible), min(g.y0 for g in visible), max(g.x1 for g in visible),
             max(g.y1 for g in visible))
     text = " ".join(cell.text for cell in cells)
-    return Line(page, region, bbox, text, size, cells, markers)
+    return Line(page, region, bbox, text, size, cells, markers, pictures=any(g.picture for g in visible))
 
 
 def _text(glyphs: list[tuple[str, str]]) -> str:

@@ -33,6 +33,7 @@ class Line:
     cells: list[Cell] = field(default_factory=list)
     markers: list[tuple[str, float, float]] = field(default_factory=list)  # (circled digit, x0, x1)
     source: str = "text"  # "text" | "ocr" | "mineru"
+    pictures: bool = False  # some characters were read from small pictures of them
 
     @property
     def height(self) -> float:
@@ -45,7 +46,8 @@ class Figure:
     region: int
     bbox: Box
     png: bytes
-    kind: str  # raster | vector | formula
+    kind: str  # raster | vector | formula | other
+    glyph: bool = False  # a character drawn as a picture that could not be read
 
     @property
     def height(self) -> float:

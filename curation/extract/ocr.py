@@ -57,14 +57,14 @@ class OcrWord:
     line_key: tuple[int, int, int]
 
 
-def run_tesseract(image: np.ndarray, psm: int = 6, extra: tuple[str, ...] = ()) -> list[OcrWord]:
+def run_tesseract(image: np.ndarray, psm: int = 6, extra: tuple[str, ...] = (), languages: str = LANGUAGES) -> list[OcrWord]:
     """Words with pixel boxes from one Tesseract run on a grayscale image."""
     from PIL import Image
 
     with tempfile.TemporaryDirectory(prefix="benchsmith-ocr-") as folder:
         path = Path(folder) / "page.png"
         Image.fromarray(image).save(path)
-        command = ["tesseract", str(path), "-", "--psm", str(psm), "-l", LANGUAGES,
+        command = ["tesseract", str(path), "-", "--psm", str(psm), "-l", languages,
                    "-c", "preserve_interword_spaces=1", *extra, "tsv"]
         env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
         try:
@@ -84,8 +84,8 @@ def run_tesseract(image: np.ndarray, psm: int = 6, extra: tuple[str, ...] = ()) 
     return words
 
 
-def render_gray(page: pymupdf.Page, dpi: int = OCR_DPI) -> np.ndarray:
-    pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+def render_gray(page: pymupdf.Page, dpi: int = OCR_DPI, clip: pymupdf.Rect | None = None) -> np.ndarray:
+    pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False, clip=clip)
     return np.frombuffer(pixmap.samples, dtype=np.uint8).reshape(pixmap.height, pixmap.width)
 
 

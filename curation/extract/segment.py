@@ -41,6 +41,8 @@ OPTION_STYLES: dict[str, tuple[re.Pattern[str], str]] = {
     "latin": (re.compile(r"^([A-F])\s*[.)]\s*"), "ABCDEF"),
 }
 FIGURE_LABEL_REASON = "options are labels inside the figure: check the option texts"
+GLYPH_PICTURE_REASON = "characters drawn as pictures were read by OCR: check them"
+UNREAD_PICTURE_REASON = "a character drawn as a picture could not be read: kept as its picture"
 
 Entry = Line | Figure
 
@@ -272,13 +274,20 @@ def _parse(chunk: Chunk, stats: SegmentStats) -> ExtractedQuestion:
         stem = passage_text + ("\n" + stem if stem else "")
         question_figures = [e for e in chunk.passage.entries if isinstance(e, Figure)] + question_figures
     review = []
+    signals: set[str] = set()
     if not stem:
         stem = "(no stem text found)"
         review.append("no stem text found")
+    if any(line.pictures for line in kept_lines):
+        review.append(GLYPH_PICTURE_REASON)
+        signals.add("glyph_pictures")
+    if any(figure.glyph for figure in figures):
+        review.append(UNREAD_PICTURE_REASON)
+        signals.add("glyph_pictures")
     page = lines[0].page
     boxes = [line.bbox for line in kept_lines if line.page == page] + [f.bbox for f in figures if f.page == page]
     return ExtractedQuestion(chunk.number, chunk.run, chunk.subject, chunk.part, page, union(boxes), stem,
-                             options, question_figures, review, style)
+                             options, question_figures, review, style, signals)
 
 
 def _after_options(line: Line, previous: Line, style: str, opened: int) -> bool:

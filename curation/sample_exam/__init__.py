@@ -77,12 +77,14 @@ def _image_ref(blob: str, kind: str, sha: str, page: int, rect: pymupdf.Rect, la
 
 
 def write_sample_exam(out_pdf: Path, seed: int = 0, *, interleave_columns: bool = False,
-                      scanned: bool = False) -> tuple[Path, Path]:
-    """Write the sample exam PDF and its ground truth; return (pdf path, truth JSONL path)."""
+                      scanned: bool = False, glyph_pictures: bool = False) -> tuple[Path, Path]:
+    """Write the sample exam PDF and its ground truth; return (pdf path, truth JSONL path).
+    `glyph_pictures`: option markers, leading option numbers and the final "." of 〈보기〉 entries
+    are drawn as small pictures (glyph_variant.py)."""
     out_pdf = Path(out_pdf)
     out_pdf.parent.mkdir(parents=True, exist_ok=True)
     font = _font()
-    layout = compose(font, seed)
+    layout = compose(font, seed, glyph_pictures)
     doc = _build(layout, font, interleave_columns)
     final = _scanned(doc) if scanned else doc
     data = _pdf_bytes(final)

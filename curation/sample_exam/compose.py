@@ -11,6 +11,7 @@ import pymupdf
 from curation.answers import CIRCLED
 from curation.sample_exam import drawing
 from curation.sample_exam.content import SUBJECTS, QuestionSpec, SubjectSpec
+from curation.sample_exam.glyph_variant import GLYPH_PICTURE_REASON, pictured_runs
 from curation.sample_exam.pages import FULL, LEFT, PAGE_WIDTH, RIGHT, PageContent
 from curation.sample_exam.typeset import Run, Typesetter, truth_text
 
@@ -42,6 +43,7 @@ class Placed:
     figure: tuple[str, pymupdf.Rect, bytes | None] | None = None  # (kind, rect, png or None for vector)
     option_images: list[tuple[pymupdf.Rect, bytes]] = field(default_factory=list)
     order: list[int] = field(default_factory=list)  # printed position -> index in spec.options
+    pictured: bool = False  # some of its characters are drawn as pictures (glyph variant)
 
 
 @dataclass
@@ -51,7 +53,9 @@ class Layout:
 
 
 class Composer:
-    def __init__(self, font: pymupdf.Font, seed: int):
+    def __init__(self, font: pymupdf.Font, seed: int, glyph_pictures: bool = False):
+        self.glyph_pictures = glyph_pictures
+        self.context = "stem"  # what is being set: "stem", "bogi" or "marker_option"
         self.set = Typesetter(font)
         self.font = font
         self.seed = seed
@@ -169,6 +173,13 @@ class Composer:
             self.y += LINE
 
     def emit(self, out: PageContent, placed: Placed, runs: list[Run]) -> None:
+        if self.glyph_pictures:
+            runs, pictures = pictured_runs(runs, self.context, self.set)
+            for run, png in pictures:
+                rect = pymupdf.Rect(self.set.glyph_box(run))
+                out.images.append((rect, png))
+                placed.boxes.append(tuple(rect))
+                placed.pictured = True
         out.add(self.region, runs)
         placed.boxes += [self.set.glyph_box(run) for run in runs if run.text.strip()]
 
@@ -179,11 +190,13 @@ class Composer:
         title = "〈보기〉"
         self.emit(out, placed, [self.set.run((left + right - self.set.width(title, SIZE)) / 2, self.baseline(), title, SIZE)])
         self.y += LINE
+        self.context = "bogi"
         for entry in placed.spec.bogi:
             marker = entry[:3]  # "ㄱ. "
             indent = self.set.width(marker, SIZE)
             self.text_block(out, placed, [], (entry,), left + 6, right - left - 12 - indent, left + 6 + indent,
                             first_width=right - left - 12)
+        self.context = "stem"
         bottom = self.y
         box = pymupdf.Rect(left, top, right, bottom)
         out.drawings.append(lambda page: page.draw_rect(box, color=(0, 0, 0), width=0.7))
@@ -216,6 +229,8 @@ class Composer:
             return
         per_line = {"row": 4, "grid": 2, "lines": 1}[spec.layout]
         slot = span / per_line
+        if per_line > 1:
+            self.context = "marker_option"
         for row_start in range(0, len(printed), per_line):
             row_runs: list[Run] = []
             for column, option in enumerate(printed[row_start:row_start + per_line]):
@@ -234,6 +249,7 @@ class Composer:
             if row_runs:
                 self.emit(out, placed, row_runs)
                 self.y += LINE
+        self.context = "stem"
 
     def image_options(self, out: PageContent, placed: Placed, start: float, span: float) -> None:
         slot = span / 4
@@ -282,8 +298,8 @@ class Composer:
         self.page.drawings.append(grid)
 
 
-def compose(font: pymupdf.Font, seed: int) -> Layout:
-    composer = Composer(font, seed)
+def compose(font: pymupdf.Font, seed: int, glyph_pictures: bool = False) -> Layout:
+    composer = Composer(font, seed, glyph_pictures)
     composer.cover()
     composer.place_all()
     composer.answer_key_page()
@@ -320,6 +336,6 @@ def truth_record(placed: Placed, seed: int, pdf_sha256: str, image_refs: dict[st
         "options": options,
         "answer": placed.order.index(0) + 1,
         "images": [image_refs["figure"]] if "figure" in image_refs else [],
-        "flags": {"review_reasons": list(spec.review)},
+        "flags": {"review_reasons": ([GLYPH_PICTURE_REASON] if placed.pictured else []) + list(spec.review)},
         "status": "extracted",
     }
