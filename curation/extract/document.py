@@ -13,7 +13,7 @@ from curation.extract.furniture import drop_furniture
 from curation.extract.glyph_pictures import find_glyph_pictures
 from curation.extract.layout import page_glyphs, page_lines
 from curation.extract.lines import Figure, Line
-from curation.extract.page_cache import page_drawings
+from curation.extract.page_cache import page_drawings, page_image_info
 from curation.extract.pdf_open import OpenedPdf, PdfError, load_page, page_error
 from curation.extract.text_quality import text_layer_problem
 
@@ -100,7 +100,7 @@ BLANK_DARK_SHARE = 0.0005  # share of dark pixels below which a page picture hol
 def blank_page(page: pymupdf.Page) -> bool:
     """Nothing drawn at all, or only one page-sized near-uniform picture (a watermark or a blank
     scan): there is nothing to OCR, and Tesseract would spend seconds finding nothing."""
-    images = page.get_image_info()
+    images = page_image_info(page)
     if page_drawings(page) or len(images) > 1:
         return False
     if not images:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pymupdf
 
 from curation.extract.lines import FULL, LEFT, RIGHT, Box, Figure, Line
-from curation.extract.page_cache import page_drawings
+from curation.extract.page_cache import page_drawings, page_image_info
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 
 MIN_FIGURE = 12.0  # points
@@ -49,7 +49,7 @@ def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None)
             return None
         return None if rect.width * rect.height > 0.6 * page_area else rect  # a scanned page is not a figure
 
-    infos = page.get_image_info()
+    infos = page_image_info(page)
     if not any(wanted(info) for info in infos):
         return []
     figures = []

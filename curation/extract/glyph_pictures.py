@@ -20,6 +20,7 @@ import pymupdf
 from curation.extract.figures import render_crop
 from curation.extract.layout import Glyph
 from curation.extract.lines import CIRCLED_MARKERS, Figure
+from curation.extract.page_cache import page_image_info
 
 GLYPH_DPI = 300
 WHITELIST = "0123456789.,()%+-/"
@@ -40,7 +41,7 @@ def find_glyph_pictures(page: pymupdf.Page, page_number: int, glyphs: list[Glyph
     text = [g for g in glyphs if not g.c.isspace()]
     if not text:
         return found
-    candidates = [(index, pymupdf.Rect(info["bbox"]) & page.rect) for index, info in enumerate(page.get_image_info())]
+    candidates = [(index, pymupdf.Rect(info["bbox"]) & page.rect) for index, info in enumerate(page_image_info(page))]
     candidates = [(index, rect, _line_neighbour(rect, text)) for index, rect in candidates if not rect.is_empty]
     candidates = [candidate for candidate in candidates if candidate[2] is not None]
     if not candidates:

@@ -1,7 +1,8 @@
 """Per-page results that several extraction steps need, computed once per page object.
 
-MuPDF's path list is expensive to build (every path of the content stream becomes Python
-objects); the gutter finder, the figure finder and the blank-page test all read it.
+MuPDF's path list and image placements are expensive to build (each needs a pass over the
+content stream); the gutter finder, the figure finder, the glyph-picture finder and the
+blank-page test all read them.
 """
 
 from __future__ import annotations
@@ -16,4 +17,13 @@ def page_drawings(page: pymupdf.Page) -> list[dict[str, Any]]:
     if cached is None:
         cached = page.get_drawings()
         page._benchsmith_drawings = cached  # the page object lives as long as its reading
+    return cached
+
+
+def page_image_info(page: pymupdf.Page) -> list[dict[str, Any]]:
+    """Where each picture is placed (no digests: hashing decodes every image)."""
+    cached = getattr(page, "_benchsmith_image_info", None)
+    if cached is None:
+        cached = page.get_image_info()
+        page._benchsmith_image_info = cached
     return cached
