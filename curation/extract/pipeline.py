@@ -22,6 +22,8 @@ from curation.extract.figures import render_crop
 from curation.extract.formulas import FORMULA_IMAGE_REASON
 from curation.extract.latex_check import repair as repair_latex
 from curation.extract.lines import Figure, Line
+from curation.extract.passages import EXTRA_KEY as PASSAGE_KEY
+from curation.extract.passages import passage_group
 from curation.extract.pdf_open import OpenedPdf, load_page, open_pdf
 from curation.extract.report import PdfReport
 from curation.extract.segment import ExtractedQuestion, segment
@@ -164,6 +166,8 @@ def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: 
             "status": "extracted",
             "extra": {CONFIDENCE_KEY: confidence_record(signals)},
         }
+        if question.passage is not None:
+            record["extra"][PASSAGE_KEY] = passage_group(sha, *question.passage)
         items.append(parse_item(record))
     report.questions = len(items)
     report.numbers = numbers

@@ -1,6 +1,6 @@
 """Segmenting a stream of lines and figures (in reading order) into questions and options.
 
-- A line `N.` starts a question only if N follows the previous question (or N skips one and the
+- A line `N.` (or `문 N.`, `N번`, `【N】`) starts a question only if N follows the previous question (or N skips one and the
   line starts at the column edge, reported as a gap). The first question may have any number.
 - A run of numbers whose items mostly have no options (numbered instructions on a cover) is
   dropped and reported; a restart at 1 is allowed only after such a run or a subject header.
@@ -28,7 +28,7 @@ from curation.extract.lines import (
     vertical_overlap,
 )
 
-QUESTION_START = re.compile(r"^\s*(\d{1,3})\s*[.．](?!\d)\s*")
+QUESTION_START = re.compile(r"^\s*(?:문\s*(\d{1,3})\s*[.．]?|【\s*(\d{1,3})\s*】|(\d{1,3})\s*번(?![가-힣])|(\d{1,3})\s*[.．](?!\d))\s*")
 SUBJECT_HEADER = re.compile(r"^\s*(?:제\s*)?(\d{1,2})\s*과목\s*[:：.]?\s*(.*?)\s*$")
 GROUP_HEADER = re.compile(r"^\s*\[\s*(\d{1,3})\s*[～~∼\-–]\s*(\d{1,3})\s*\]")
 PARAGRAPH_START = re.compile(r"^(〈\s*보\s*기\s*〉|‹\s*보\s*기\s*›|<\s*보\s*기\s*>|\[\s*보\s*기\s*\]|[ㄱ-ㅎ]\s*[.)]|\([가-하]\)\s)")
@@ -68,6 +68,7 @@ class ExtractedQuestion:
     review: list[str] = field(default_factory=list)
     option_style: str = "circled"
     signals: set[str] = field(default_factory=set)  # confidence signals (curation/extract/confidence.py)
+    passage: tuple[int, int] | None = None  # (first, last) question of the passage it shares
 
 
 @dataclass
@@ -125,6 +126,11 @@ def segment(entries: list[Entry]) -> tuple[list[ExtractedQuestion], SegmentStats
     return kept, stats
 
 
+def question_number(start: re.Match[str]) -> int:
+    """The number of a QUESTION_START match, whichever numbering form matched (`1.`, `문 1.`, `1번`, `【1】`)."""
+    return int(next(group for group in start.groups() if group is not None))
+
+
 # -- chunking -------------------------------------------------------------------------------------
 def _chunk(entries: list[Entry], stats: SegmentStats) -> list[list[Chunk]]:
     runs: list[list[Chunk]] = []
@@ -152,8 +158,8 @@ def _chunk(entries: list[Entry], stats: SegmentStats) -> list[list[Chunk]]:
             passage = Passage(int(group.group(1)), int(group.group(2)), [entry])
             continue
         start = QUESTION_START.match(text)
-        if start and _starts_question(int(start.group(1)), entry, current, runs, subject_changed, question_x, stats):
-            number = int(start.group(1))
+        if start and _starts_question(question_number(start), entry, current, runs, subject_changed, question_x, stats):
+            number = question_number(start)
             if current is None or number == 1 and current.number != 0 and number <= current.number:
                 runs.append([])
             current = Chunk(number, len(runs) - 1, subject[0], subject[1], [entry])
@@ -286,8 +292,9 @@ def _parse(chunk: Chunk, stats: SegmentStats) -> ExtractedQuestion:
         signals.add("glyph_pictures")
     page = lines[0].page
     boxes = [line.bbox for line in kept_lines if line.page == page] + [f.bbox for f in figures if f.page == page]
+    passage = (chunk.passage.first, chunk.passage.last) if chunk.passage is not None else None
     return ExtractedQuestion(chunk.number, chunk.run, chunk.subject, chunk.part, page, union(boxes), stem,
-                             options, question_figures, review, style, signals)
+                             options, question_figures, review, style, signals, passage)
 
 
 def _after_options(line: Line, previous: Line, style: str, opened: int) -> bool:

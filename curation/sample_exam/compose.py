@@ -9,11 +9,13 @@ from typing import Any
 import pymupdf
 
 from curation.answers import CIRCLED
+from curation.extract.passages import passage_group
 from curation.sample_exam import drawing
-from curation.sample_exam.content import SUBJECTS, QuestionSpec, SubjectSpec
+from curation.sample_exam.content import PASSAGE, PASSAGE_QUESTIONS, SUBJECTS, QuestionSpec, SubjectSpec
 from curation.sample_exam.glyph_variant import GLYPH_PICTURE_REASON, pictured_runs
 from curation.sample_exam.pages import FULL, LEFT, PAGE_WIDTH, RIGHT, PageContent
 from curation.sample_exam.typeset import Run, Typesetter, truth_text
+from curation.sample_exam.variants import CANONICAL, Variant
 
 MARGIN_X = 42.0
 GUTTER = 24.0
@@ -44,6 +46,7 @@ class Placed:
     option_images: list[tuple[pymupdf.Rect, bytes]] = field(default_factory=list)
     order: list[int] = field(default_factory=list)  # printed position -> index in spec.options
     pictured: bool = False  # some of its characters are drawn as pictures (glyph variant)
+    passage: tuple[str, int, int] | None = None  # (header and text, first, last) of a shared passage
 
 
 @dataclass
@@ -53,8 +56,9 @@ class Layout:
 
 
 class Composer:
-    def __init__(self, font: pymupdf.Font, seed: int, glyph_pictures: bool = False):
-        self.glyph_pictures = glyph_pictures
+    def __init__(self, font: pymupdf.Font, seed: int, variant: Variant = CANONICAL):
+        self.variant = variant
+        self.glyph_pictures = variant.glyph_pictures
         self.context = "stem"  # what is being set: "stem", "bogi" or "marker_option"
         self.set = Typesetter(font)
         self.font = font
@@ -119,15 +123,22 @@ class Composer:
             for index, spec in enumerate(subject.questions):
                 number += 1
                 self.place(number, subject, spec, with_header=index == 0)
+        if self.variant.passage:
+            first, last = number + 1, number + len(PASSAGE_QUESTIONS)
+            passage = (f"[{first}～{last}] 다음 글을 읽고 물음에 답하시오. {PASSAGE}", first, last)
+            for spec in PASSAGE_QUESTIONS:
+                number += 1
+                self.place(number, SUBJECTS[-1], spec, with_header=False, passage=passage)
         self.page.gutter_rule = (self._column_top(), CONTENT_BOTTOM)
 
-    def place(self, number: int, subject: SubjectSpec, spec: QuestionSpec, with_header: bool) -> None:
+    def place(self, number: int, subject: SubjectSpec, spec: QuestionSpec, with_header: bool,
+              passage: tuple[str, int, int] | None = None) -> None:
         order = list(range(len(spec.options)))
         random.Random(self.seed * 1000 + number).shuffle(order)
         for _attempt in range(3):
             saved_y = self.y
             trial = PageContent()
-            placed = Placed(number, subject, spec, order=order)
+            placed = Placed(number, subject, spec, order=order, passage=passage)
             self.lay_out(trial, placed, with_header)
             if self.y <= CONTENT_BOTTOM:
                 self.commit(trial, placed)
@@ -153,7 +164,10 @@ class Composer:
             out.drawings.append(lambda page: page.draw_rect(band, color=None, fill=(0.9, 0.9, 0.9)))
             out.add(self.region, [self.set.run(x + 6, self.y + 13, header, 10.5)])
             self.y += 26
-        prefix = f"{placed.number}. "
+        if placed.passage is not None and placed.passage[1] == placed.number:  # printed once, before its first question
+            self.text_block(out, Placed(0, placed.subject, placed.spec), [], (placed.passage[0],), x, width, x)
+            self.y += 4
+        prefix = self.variant.numbering.format(n=placed.number)
         indent = self.set.width(prefix, SIZE)
         self.text_block(out, placed, [self.set.run(x, self.baseline(), prefix, SIZE)], placed.spec.stem,
                         x + indent, width - indent, x + indent)
@@ -298,8 +312,8 @@ class Composer:
         self.page.drawings.append(grid)
 
 
-def compose(font: pymupdf.Font, seed: int, glyph_pictures: bool = False) -> Layout:
-    composer = Composer(font, seed, glyph_pictures)
+def compose(font: pymupdf.Font, seed: int, variant: Variant = CANONICAL) -> Layout:
+    composer = Composer(font, seed, variant)
     composer.cover()
     composer.place_all()
     composer.answer_key_page()
@@ -327,6 +341,10 @@ def truth_record(placed: Placed, seed: int, pdf_sha256: str, image_refs: dict[st
     stem = truth_text(spec.stem)
     if spec.bogi:
         stem += "\n〈보기〉\n" + "\n".join(spec.bogi)
+    extra: dict[str, Any] = {}
+    if placed.passage is not None:
+        stem = placed.passage[0] + "\n" + stem
+        extra["passage_group"] = passage_group(pdf_sha256, placed.passage[1], placed.passage[2])
     return {
         "id": item_id(seed, placed.number),
         "source": {"exam": EXAM, "session": f"sample-{seed}", "subject": placed.subject.name,
@@ -338,4 +356,5 @@ def truth_record(placed: Placed, seed: int, pdf_sha256: str, image_refs: dict[st
         "images": [image_refs["figure"]] if "figure" in image_refs else [],
         "flags": {"review_reasons": ([GLYPH_PICTURE_REASON] if placed.pictured else []) + list(spec.review)},
         "status": "extracted",
+        "extra": extra,
     }
