@@ -15,6 +15,7 @@ from curation.extract.layout import page_glyphs, page_lines
 from curation.extract.lines import Figure, Line
 from curation.extract.page_cache import page_drawings, page_image_info
 from curation.extract.pdf_open import OpenedPdf, PdfError, load_page, page_error
+from curation.extract.tables import find_tables, tag_table_lines
 from curation.extract.text_quality import text_layer_problem
 
 ENGINES = ("auto", "pymupdf", "ocr", "mineru")
@@ -82,6 +83,7 @@ def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocumen
         return
     pictures = find_glyph_pictures(page, number, glyphs.glyphs, result.glyph_readings, ocr.available())
     lines, gutter = page_lines(page, number, glyphs.glyphs + pictures.glyphs)
+    tag_table_lines(lines, find_tables(page, glyphs.glyphs + pictures.glyphs))
     gutter_x = gutter.x if gutter else None
     figures = page_figures(page, number, gutter_x, lines, pictures.boxes)
     for figure in pictures.unread:

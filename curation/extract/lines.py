@@ -8,6 +8,7 @@ its circled option markers sit. A `Figure` travels in the same stream, in readin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 FULL, LEFT, RIGHT = 0, 1, 2
 CIRCLED_MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
@@ -34,6 +35,7 @@ class Line:
     markers: list[tuple[str, float, float]] = field(default_factory=list)  # (circled digit, x0, x1)
     source: str = "text"  # "text" | "ocr" | "mineru"
     pictures: bool = False  # some characters were read from small pictures of them
+    table: Any = None  # the tables.Table this line sits in (segmentation writes the table once)
 
     @property
     def height(self) -> float:

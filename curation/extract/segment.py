@@ -31,7 +31,7 @@ from curation.extract.lines import (
 QUESTION_START = re.compile(r"^\s*(?:문\s*(\d{1,3})\s*[.．]?|【\s*(\d{1,3})\s*】|(\d{1,3})\s*번(?![가-힣])|(\d{1,3})\s*[.．](?!\d))\s*")
 SUBJECT_HEADER = re.compile(r"^\s*(?:제\s*)?(\d{1,2})\s*과목\s*[:：.]?\s*(.*?)\s*$")
 GROUP_HEADER = re.compile(r"^\s*\[\s*(\d{1,3})\s*[～~∼\-–]\s*(\d{1,3})\s*\]")
-PARAGRAPH_START = re.compile(r"^(〈\s*보\s*기\s*〉|‹\s*보\s*기\s*›|<\s*보\s*기\s*>|\[\s*보\s*기\s*\]|[ㄱ-ㅎ]\s*[.)]|\([가-하]\)\s)")
+PARAGRAPH_START = re.compile(r"^(\||〈\s*보\s*기\s*〉|‹\s*보\s*기\s*›|<\s*보\s*기\s*>|\[\s*보\s*기\s*\]|[ㄱ-ㅎ]\s*[.)]|\([가-하]\)\s)")
 BOGI_TITLE = re.compile(r"^(〈\s*보\s*기\s*〉|‹\s*보\s*기\s*›|<\s*보\s*기\s*>|\[\s*보\s*기\s*\])$")
 OPTION_STYLES: dict[str, tuple[re.Pattern[str], str]] = {
     "paren": (re.compile(r"^\(\s*([1-9])\s*\)\s*"), "123456789"),
@@ -244,7 +244,7 @@ def join_fragments(fragments: list[tuple[str, bool]]) -> str:
     for text, new_line in fragments:
         if not out:
             out = text
-        elif new_line and (PARAGRAPH_START.match(text) or BOGI_TITLE.match(previous)):
+        elif new_line and (PARAGRAPH_START.match(text) or BOGI_TITLE.match(previous) or previous.startswith("|")):
             out += "\n" + text
         else:
             out += " " + text
@@ -266,6 +266,10 @@ def _parse(chunk: Chunk, stats: SegmentStats) -> ExtractedQuestion:
             figures = [f for f in figures if _figure_before(f, lines[index]) or id(f) in kept]
             break
         kept_lines.append(line)
+        if line.table is not None:  # a ruled table: written once, as Markdown, where its first line was
+            if not any(other.table is line.table for other in kept_lines[:-1]):
+                builder.add(line.table.markdown, True)
+            continue
         if style == "circled":
             _split_circled(text, line, builder)
         else:
@@ -292,6 +296,7 @@ def _parse(chunk: Chunk, stats: SegmentStats) -> ExtractedQuestion:
         signals.add("glyph_pictures")
     page = lines[0].page
     boxes = [line.bbox for line in kept_lines if line.page == page] + [f.bbox for f in figures if f.page == page]
+    boxes += [line.table.bbox for line in kept_lines if line.page == page and line.table is not None]
     passage = (chunk.passage.first, chunk.passage.last) if chunk.passage is not None else None
     return ExtractedQuestion(chunk.number, chunk.run, chunk.subject, chunk.part, page, union(boxes), stem,
                              options, question_figures, review, style, signals, passage)

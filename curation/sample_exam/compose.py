@@ -11,7 +11,14 @@ import pymupdf
 from curation.answers import CIRCLED
 from curation.extract.passages import passage_group
 from curation.sample_exam import drawing
-from curation.sample_exam.content import PASSAGE, PASSAGE_QUESTIONS, SUBJECTS, QuestionSpec, SubjectSpec
+from curation.sample_exam.content import (
+    PASSAGE,
+    PASSAGE_QUESTIONS,
+    SUBJECTS,
+    TABLE_QUESTION,
+    QuestionSpec,
+    SubjectSpec,
+)
 from curation.sample_exam.glyph_variant import GLYPH_PICTURE_REASON, pictured_runs
 from curation.sample_exam.pages import FULL, LEFT, PAGE_WIDTH, RIGHT, PageContent
 from curation.sample_exam.typeset import Run, Typesetter, truth_text
@@ -129,6 +136,9 @@ class Composer:
             for spec in PASSAGE_QUESTIONS:
                 number += 1
                 self.place(number, SUBJECTS[-1], spec, with_header=False, passage=passage)
+        if self.variant.table:
+            number += 1
+            self.place(number, SUBJECTS[-1], TABLE_QUESTION, with_header=False)
         self.page.gutter_rule = (self._column_top(), CONTENT_BOTTOM)
 
     def place(self, number: int, subject: SubjectSpec, spec: QuestionSpec, with_header: bool,
@@ -171,6 +181,8 @@ class Composer:
         indent = self.set.width(prefix, SIZE)
         self.text_block(out, placed, [self.set.run(x, self.baseline(), prefix, SIZE)], placed.spec.stem,
                         x + indent, width - indent, x + indent)
+        if placed.spec.table:
+            self.table(out, placed, x, width)
         if placed.spec.bogi:
             self.bogi_box(out, placed, x, width)
         if placed.spec.figure:
@@ -215,6 +227,27 @@ class Composer:
         box = pymupdf.Rect(left, top, right, bottom)
         out.drawings.append(lambda page: page.draw_rect(box, color=(0, 0, 0), width=0.7))
         self.y = bottom + 6
+
+    def table(self, out: PageContent, placed: Placed, x: float, width: float) -> None:
+        """A ruled table: every row and column boundary drawn, cell text left-aligned."""
+        rows = placed.spec.table
+        left, top, row_height = x + 8, self.y + 2, 16.0
+        cell_width = (width - 16) / len(rows[0])
+        for index, row in enumerate(rows):
+            runs = [self.set.run(left + column * cell_width + 4, top + index * row_height + 12, text, SIZE)
+                    for column, text in enumerate(row)]
+            self.emit(out, placed, runs)
+        box = pymupdf.Rect(left, top, left + cell_width * len(rows[0]), top + row_height * len(rows))
+
+        def rules(page: pymupdf.Page, box: pymupdf.Rect = box, count: tuple[int, int] = (len(rows), len(rows[0]))) -> None:
+            for index in range(count[0] + 1):
+                page.draw_line((box.x0, box.y0 + index * row_height), (box.x1, box.y0 + index * row_height), width=0.6)
+            for column in range(count[1] + 1):
+                page.draw_line((box.x0 + column * cell_width, box.y0), (box.x0 + column * cell_width, box.y1), width=0.6)
+
+        out.drawings.append(rules)
+        placed.boxes.append(tuple(box))
+        self.y = box.y1 + 6
 
     def figure(self, out: PageContent, placed: Placed, x: float, width: float) -> None:
         kind = placed.spec.figure
@@ -341,6 +374,9 @@ def truth_record(placed: Placed, seed: int, pdf_sha256: str, image_refs: dict[st
     stem = truth_text(spec.stem)
     if spec.bogi:
         stem += "\n〈보기〉\n" + "\n".join(spec.bogi)
+    if spec.table:
+        stem += "\n" + "\n".join("| " + " | ".join(row) + " |" for row in spec.table[:1] + (("---",) * len(spec.table[0]),)
+                                   + spec.table[1:])
     extra: dict[str, Any] = {}
     if placed.passage is not None:
         stem = placed.passage[0] + "\n" + stem

@@ -35,6 +35,7 @@ class QuestionSpec:
     figure: FigureKind | None = None
     image_options: bool = False
     review: tuple[str, ...] = field(default=())
+    table: tuple[tuple[str, ...], ...] = ()  # a ruled table under the stem (first row: header)
 
 
 @dataclass(frozen=True)
@@ -159,3 +160,9 @@ PASSAGE_QUESTIONS: tuple[QuestionSpec, ...] = (
     _q("[B]에서 ㉢의 원인이 되는 기단은?",
        ["북태평양 기단", "시베리아 기단", "오호츠크해 기단", "양쯔강 기단"], layout="grid"),
 )
+
+# The table variant: a question whose stem holds a ruled table.
+TABLE_QUESTION = _q("다음 표는 세 관측소에서 같은 날 관측한 최고기온과 최저기온이다. 일교차가 가장 큰 관측소는?",
+                    ["대전", "서울", "부산", "세 곳이 같다"], layout="grid",
+                    table=(("관측소", "최고기온(℃)", "최저기온(℃)"), ("서울", "31.2", "22.5"),
+                           ("대전", "33.0", "21.8"), ("부산", "29.4", "24.1")))

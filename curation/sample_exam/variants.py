@@ -12,6 +12,7 @@ class Variant:
     glyph_pictures: bool = False  # option markers, leading numbers and final "." drawn as pictures
     numbering: str = "{n}. "  # how a question number is printed
     passage: bool = False  # a shared reading passage with ㉠/[A] markers before two more questions
+    table: bool = False  # one more question whose stem holds a ruled table (truth: a Markdown table)
 
 
 CANONICAL = Variant()
@@ -21,6 +22,7 @@ VARIANTS: dict[str, Variant] = {
     "numbering-beon": Variant(numbering="{n}번 "),
     "numbering-bracket": Variant(numbering="【{n}】 "),
     "passage": Variant(passage=True),
+    "table": Variant(table=True),
 }
 
 

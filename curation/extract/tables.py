@@ -1,0 +1,104 @@
+"""Ruled tables inside a question, kept as Markdown tables in the stem.
+
+A table is a cluster of straight, axis-aligned drawings with at least two rows and two columns
+of rules (a frame alone, like a 〈보기〉 box, is not a table). Each cell's text is rebuilt from
+the glyphs whose centre lies in it (formulas as LaTeX, as in any line); the first row is the
+header. Lines inside the table are tagged with it, so segmentation writes the table once, in
+place of those lines. A table holding option markers is left alone: its rows are options.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pymupdf
+
+from curation.extract.layout import Glyph, build_line, cluster_lines
+from curation.extract.lines import CIRCLED_MARKERS, Box, Line
+from curation.extract.page_cache import page_drawings
+
+RULE_MIN = 8.0  # points: shorter strokes are not table rules
+MERGE = 1.5  # rules closer than this are one rule
+
+
+@dataclass(eq=False)
+class Table:
+    bbox: Box
+    markdown: str
+
+
+def find_tables(page: pymupdf.Page, glyphs: list[Glyph]) -> list[Table]:
+    drawings = page_drawings(page)
+    if len(drawings) < 4:
+        return []
+    tables = []
+    for cluster in page.cluster_drawings(drawings=drawings):
+        members = [d for d in drawings if cluster.contains(d["rect"])]
+        rules = _rules(members)
+        if rules is None:
+            continue
+        rows, columns = rules
+        if len(rows) < 3 or len(columns) < 3:
+            continue
+        cells = [[_cell_text(glyphs, (left, top, right, bottom)) for left, right in zip(columns, columns[1:], strict=False)]
+                 for top, bottom in zip(rows, rows[1:], strict=False)]
+        if any(any(marker in text for marker in CIRCLED_MARKERS) for row in cells for text in row):
+            continue
+        tables.append(Table((columns[0], rows[0], columns[-1], rows[-1]), markdown_table(cells)))
+    return tables
+
+
+def tag_table_lines(lines: list[Line], tables: list[Table]) -> None:
+    for line in lines:
+        centre_x, centre_y = (line.bbox[0] + line.bbox[2]) / 2, (line.bbox[1] + line.bbox[3]) / 2
+        for table in tables:
+            x0, y0, x1, y1 = table.bbox
+            if x0 <= centre_x <= x1 and y0 <= centre_y <= y1:
+                line.table = table
+
+
+def markdown_table(cells: list[list[str]]) -> str:
+    def row(values: list[str]) -> str:
+        return "| " + " | ".join(value.replace("|", "\\|") for value in values) + " |"
+
+    header, *body = cells
+    return "\n".join([row(header), row(["---"] * len(header))] + [row(values) for values in body])
+
+
+def _rules(members: list[dict]) -> tuple[list[float], list[float]] | None:
+    """(y of each horizontal rule, x of each vertical rule), or None when a member is not straight."""
+    horizontal: list[float] = []
+    vertical: list[float] = []
+    for drawing in members:
+        for item in drawing["items"]:
+            if item[0] == "l":
+                start, end = item[1], item[2]
+                if abs(start.y - end.y) < 0.5 and abs(start.x - end.x) >= RULE_MIN:
+                    horizontal.append((start.y + end.y) / 2)
+                elif abs(start.x - end.x) < 0.5 and abs(start.y - end.y) >= RULE_MIN:
+                    vertical.append((start.x + end.x) / 2)
+                else:
+                    return None
+            elif item[0] == "re":
+                rect = item[1]
+                horizontal += [rect.y0, rect.y1]
+                vertical += [rect.x0, rect.x1]
+            else:
+                return None
+    return _merged(horizontal), _merged(vertical)
+
+
+def _merged(values: list[float]) -> list[float]:
+    merged: list[float] = []
+    for value in sorted(values):
+        if merged and value - merged[-1] < MERGE:
+            continue
+        merged.append(value)
+    return merged
+
+
+def _cell_text(glyphs: list[Glyph], box: Box) -> str:
+    x0, y0, x1, y1 = box
+    inside = [g for g in glyphs if x0 <= (g.x0 + g.x1) / 2 <= x1 and y0 <= (g.y0 + g.y1) / 2 <= y1]
+    lines = [build_line(group, 0, 0).text for group in cluster_lines(inside)]
+    return " ".join(text for text in lines if text)
