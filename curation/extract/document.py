@@ -84,7 +84,7 @@ def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocumen
     pictures = find_glyph_pictures(page, number, glyphs.glyphs, result.glyph_readings, ocr.available())
     lines, gutter = page_lines(page, number, glyphs.glyphs + pictures.glyphs)
     tag_table_lines(lines, find_tables(page, glyphs.glyphs + pictures.glyphs))
-    gutter_x = gutter.x if gutter else None
+    gutter_x = gutter.xs if gutter else None
     figures = page_figures(page, number, gutter_x, lines, pictures.boxes)
     for figure in pictures.unread:
         figure.region = region_of(figure.bbox, gutter_x)

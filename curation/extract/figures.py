@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import pymupdf
 
-from curation.extract.lines import FULL, LEFT, RIGHT, Box, Figure, Line
+from curation.extract.lines import FULL, LEFT, Box, Figure, Line
 from curation.extract.page_cache import page_drawings, page_image_info
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 
+GutterXs = float | tuple[float, ...] | None  # the gutter(s) between columns (a tuple for three columns)
 MIN_FIGURE = 12.0  # points
 MAX_PIXELS_PER_POINT = 4.0  # 288 dpi: larger embedded images are halved until below it
 DECORATION_TOP, DECORATION_BOTTOM = 0.17, 0.93  # share of the page height
 
 
-def page_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, lines: list[Line],
+def page_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs, lines: list[Line],
                  glyph_boxes: list[Box] | None = None) -> list[Figure]:
     """Figures of a page; pictures in `glyph_boxes` are characters (glyph_pictures.py), not figures."""
     rasters = [figure for figure in raster_figures(page, page_number, gutter_x) if figure.bbox not in (glyph_boxes or [])]
@@ -27,12 +28,14 @@ def page_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, l
     return sorted(figures, key=lambda figure: (figure.bbox[1], figure.bbox[0]))
 
 
-def region_of(box: Box, gutter_x: float | None) -> int:
+def region_of(box: Box, gutter_x: GutterXs) -> int:
+    """FULL, LEFT, RIGHT or 3 (third column) for a box, given the gutter(s) of the page."""
     if gutter_x is None:
         return FULL
-    if box[0] < gutter_x - 2 and box[2] > gutter_x + 2:
+    xs = gutter_x if isinstance(gutter_x, tuple) else (gutter_x,)
+    if any(box[0] < x - 2 and box[2] > x + 2 for x in xs):
         return FULL
-    return LEFT if (box[0] + box[2]) / 2 < gutter_x else RIGHT
+    return LEFT + sum(1 for x in xs if (box[0] + box[2]) / 2 >= x)
 
 
 def _decoration(box: Box, page: pymupdf.Page) -> bool:
@@ -40,7 +43,7 @@ def _decoration(box: Box, page: pymupdf.Page) -> bool:
     return box[3] < DECORATION_TOP * height or box[1] > DECORATION_BOTTOM * height
 
 
-def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None) -> list[Figure]:
+def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs) -> list[Figure]:
     page_area = page.rect.width * page.rect.height
 
     def wanted(info: dict) -> pymupdf.Rect | None:
@@ -59,8 +62,9 @@ def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None)
             continue
         box = tuple(rect)
         png = _raster_png(page, info, rect)
-        column_width = (page.rect.width / 2) if gutter_x is not None else page.rect.width
-        kind = "formula" if rect.height <= 40 and rect.width <= 0.6 * column_width and rect.width >= 2 * rect.height else "raster"
+        columns = 1 if gutter_x is None else 1 + (len(gutter_x) if isinstance(gutter_x, tuple) else 1)
+        column_width = page.rect.width / columns
+        kind = "formula" if rect.height <= 40 and rect.width <= 0.8 * column_width and rect.width >= 2 * rect.height else "raster"
         figures.append(Figure(page_number, region_of(box, gutter_x), box, png, kind))
     return figures
 
@@ -100,7 +104,7 @@ def render_crop(page: pymupdf.Page, rect: pymupdf.Rect) -> bytes:
     return png_bytes(pixmap_image(pixmap))
 
 
-def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, lines: list[Line]) -> list[Figure]:
+def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs, lines: list[Line]) -> list[Figure]:
     drawings = page_drawings(page)
     if not drawings:
         return []

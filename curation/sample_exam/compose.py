@@ -20,14 +20,18 @@ from curation.sample_exam.content import (
     SubjectSpec,
 )
 from curation.sample_exam.glyph_variant import GLYPH_PICTURE_REASON, pictured_runs
-from curation.sample_exam.pages import FULL, LEFT, PAGE_WIDTH, RIGHT, PageContent
+from curation.sample_exam.pages import FULL, LEFT, PAGE_WIDTH, PageContent
 from curation.sample_exam.typeset import Run, Typesetter, truth_text
 from curation.sample_exam.variants import CANONICAL, Variant
 
 MARGIN_X = 42.0
 GUTTER = 24.0
-COLUMN_WIDTH = (PAGE_WIDTH - 2 * MARGIN_X - GUTTER) / 2
-COLUMN_X = {LEFT: MARGIN_X, RIGHT: MARGIN_X + COLUMN_WIDTH + GUTTER}
+
+
+def column_geometry(columns: int) -> tuple[float, dict[int, float]]:
+    """(column width, x of each column's region) for two or three columns."""
+    width = (PAGE_WIDTH - 2 * MARGIN_X - (columns - 1) * GUTTER) / columns
+    return width, {LEFT + index: MARGIN_X + index * (width + GUTTER) for index in range(columns)}
 CONTENT_TOP, CONTENT_BOTTOM = 72.0, 790.0
 SIZE, LINE = 9.5, 14.5
 OPTION_INDENT = 12.0
@@ -66,6 +70,7 @@ class Composer:
     def __init__(self, font: pymupdf.Font, seed: int, variant: Variant = CANONICAL):
         self.variant = variant
         self.glyph_pictures = variant.glyph_pictures
+        self.column_width, self.column_x = column_geometry(variant.columns)
         self.context = "stem"  # what is being set: "stem", "bogi" or "marker_option"
         self.set = Typesetter(font)
         self.font = font
@@ -93,11 +98,15 @@ class Composer:
         self.region, self.y = LEFT, CONTENT_TOP
 
     def next_column(self) -> None:
-        self.page.gutter_rule = (self._column_top(), CONTENT_BOTTOM)
-        if self.region == LEFT:
-            self.region, self.y = RIGHT, self._column_top()
+        self.mark_gutters()
+        if self.region < LEFT + self.variant.columns - 1:
+            self.region, self.y = self.region + 1, self._column_top()
         else:
             self.new_page()
+
+    def mark_gutters(self) -> None:
+        self.page.gutter_rule = (self._column_top(), CONTENT_BOTTOM)
+        self.page.gutter_xs = tuple(x - GUTTER / 2 for region, x in sorted(self.column_x.items()) if region != LEFT)
 
     def _column_top(self) -> float:
         return self.columns_top if len(self.pages) == 1 else CONTENT_TOP
@@ -139,7 +148,7 @@ class Composer:
         if self.variant.table:
             number += 1
             self.place(number, SUBJECTS[-1], TABLE_QUESTION, with_header=False)
-        self.page.gutter_rule = (self._column_top(), CONTENT_BOTTOM)
+        self.mark_gutters()
 
     def place(self, number: int, subject: SubjectSpec, spec: QuestionSpec, with_header: bool,
               passage: tuple[str, int, int] | None = None) -> None:
@@ -167,7 +176,7 @@ class Composer:
         self.y += 10
 
     def lay_out(self, out: PageContent, placed: Placed, with_header: bool) -> None:
-        x, width = COLUMN_X[self.region], COLUMN_WIDTH
+        x, width = self.column_x[self.region], self.column_width
         if with_header:
             header = f"{placed.subject.number}과목 {placed.subject.name}"
             band = pymupdf.Rect(x, self.y, x + width, self.y + 18)
@@ -252,6 +261,8 @@ class Composer:
     def figure(self, out: PageContent, placed: Placed, x: float, width: float) -> None:
         kind = placed.spec.figure
         size = {"chart": (200, 120), "diagram": (200, 90), "formula_image": (120, 26)}[kind]
+        if size[0] > width - 8:  # a narrow column: the figure shrinks to fit it
+            size = (width - 8, size[1] * (width - 8) / size[0])
         rect = pymupdf.Rect(x + (width - size[0]) / 2, self.y + 2, x + (width + size[0]) / 2, self.y + 2 + size[1])
         if kind == "chart":
             png = drawing.temperature_profile_chart(self.seed)
@@ -274,7 +285,7 @@ class Composer:
         if spec.image_options:
             self.image_options(out, placed, start, span)
             return
-        per_line = {"row": 4, "grid": 2, "lines": 1}[spec.layout]
+        per_line = {"row": 4, "grid": 2, "lines": 1}[spec.layout] if self.variant.columns == 2 else 1
         slot = span / per_line
         if per_line > 1:
             self.context = "marker_option"
@@ -299,11 +310,14 @@ class Composer:
         self.context = "stem"
 
     def image_options(self, out: PageContent, placed: Placed, start: float, span: float) -> None:
-        slot = span / 4
+        per_line = 4 if self.variant.columns == 2 else 2
+        slot = span / per_line
         top = self.y + 2
         for position, index in enumerate(placed.order):
+            if position and position % per_line == 0:
+                top += 36 + 6
             marker = CIRCLED[position]
-            left = start + position * slot
+            left = start + position % per_line * slot
             self.emit(out, placed, [self.set.run(left, top + 22, marker, SIZE)])
             image_left = left + self.set.width(marker, SIZE) + 3
             rect = pymupdf.Rect(image_left, top, image_left + 36, top + 36)

@@ -12,6 +12,7 @@ class Variant:
     glyph_pictures: bool = False  # option markers, leading numbers and final "." drawn as pictures
     numbering: str = "{n}. "  # how a question number is printed
     passage: bool = False  # a shared reading passage with ㉠/[A] markers before two more questions
+    columns: int = 2  # 3: three narrow columns (options one per line, figures scaled to the column)
     table: bool = False  # one more question whose stem holds a ruled table (truth: a Markdown table)
 
 
@@ -23,6 +24,7 @@ VARIANTS: dict[str, Variant] = {
     "numbering-bracket": Variant(numbering="【{n}】 "),
     "passage": Variant(passage=True),
     "table": Variant(table=True),
+    "three-column": Variant(columns=3),
 }
 
 
