@@ -11,7 +11,7 @@ from __future__ import annotations
 import pymupdf
 
 from curation.extract.lines import FULL, LEFT, Box, Figure, Line
-from curation.extract.page_cache import page_drawings, page_image_info
+from curation.extract.page_cache import page_drawing_clusters, page_image_info
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 
 GutterXs = float | tuple[float, ...] | None  # the gutter(s) between columns (a tuple for three columns)
@@ -105,12 +105,8 @@ def render_crop(page: pymupdf.Page, rect: pymupdf.Rect) -> bytes:
 
 
 def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs, lines: list[Line]) -> list[Figure]:
-    drawings = page_drawings(page)
-    if not drawings:
-        return []
     figures = []
-    for cluster in page.cluster_drawings(drawings=drawings):
-        members = [d for d in drawings if cluster.contains(d["rect"])]
+    for cluster, members in page_drawing_clusters(page):
         box = _extent(members) if members else tuple(cluster)
         rect = pymupdf.Rect(box)
         if rect.width < 30 or rect.height < 20 or _decoration(box, page):

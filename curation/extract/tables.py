@@ -15,7 +15,7 @@ import pymupdf
 
 from curation.extract.layout import Glyph, build_line, cluster_lines
 from curation.extract.lines import CIRCLED_MARKERS, Box, Line
-from curation.extract.page_cache import page_drawings
+from curation.extract.page_cache import page_drawing_clusters, page_drawings
 
 RULE_MIN = 8.0  # points: shorter strokes are not table rules
 MERGE = 1.5  # rules closer than this are one rule
@@ -32,8 +32,7 @@ def find_tables(page: pymupdf.Page, glyphs: list[Glyph]) -> list[Table]:
     if len(drawings) < 4:
         return []
     tables = []
-    for cluster in page.cluster_drawings(drawings=drawings):
-        members = [d for d in drawings if cluster.contains(d["rect"])]
+    for _, members in page_drawing_clusters(page):
         rules = _rules(members)
         if rules is None:
             continue
