@@ -8,6 +8,7 @@ superscripts/subscripts told apart by size and baseline and written as LaTeX.
 
 from __future__ import annotations
 
+import bisect
 import statistics
 import unicodedata
 from dataclasses import dataclass
@@ -200,13 +201,15 @@ def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
     if not small:
         return _band_lines(glyphs)
     small_ids = {id(g) for g in small}
-    lines = _band_lines([g for g in glyphs if id(g) not in small_ids])
+    lines = sorted(_band_lines([g for g in glyphs if id(g) not in small_ids]), key=lambda line: _script_zone(line)[2])
     zones = [_script_zone(line) for line in lines]
+    centres = [zone[2] for zone in zones]
     leftover = []
     for glyph in small:
         middle = glyph.baseline - 0.35 * glyph.size
-        hosts = [(abs(zone[2] - middle), index) for index, zone in enumerate(zones)
-                 if zone[0] <= middle <= zone[1] and zone[3] <= glyph.x0 and glyph.x1 <= zone[4]]
+        near = bisect.bisect_left(centres, middle)  # the lines whose x-height middle is nearest
+        hosts = [(abs(zones[index][2] - middle), index) for index in range(max(0, near - 3), min(len(zones), near + 3))
+                 if zones[index][0] <= middle <= zones[index][1] and zones[index][3] <= glyph.x0 <= glyph.x1 <= zones[index][4]]
         if hosts:
             lines[min(hosts)[1]].append(glyph)
         else:
