@@ -280,8 +280,9 @@ def ocr_page_lines(page: pymupdf.Page, page_number: int) -> tuple[list[Line], fl
         if crop.size == 0 or not (crop < 140).any():
             continue
         words = run_tesseract(crop)
+        typical = float(np.median([w.y1 - w.y0 for w in words])) if words else 0.0
         for group in _group_lines(words):
-            line = _line_from_words(group, thick, dark, (x0, y0), scale, page_number, region)
+            line = _line_from_words(group, thick, dark, (x0, y0), scale, page_number, region, typical)
             if line is not None:
                 lines.append(line)
     gutter_x = layout.gutter * scale if layout.gutter is not None else None
@@ -296,14 +297,23 @@ def _group_lines(words: list[OcrWord]) -> list[list[OcrWord]]:
 
 
 def _line_from_words(words: list[OcrWord], thick: np.ndarray, dark: np.ndarray, offset: tuple[int, int], scale: float,
-                     page_number: int, region: int) -> Line | None:
+                     page_number: int, region: int, typical: float = 0.0) -> Line | None:
     ox, oy = offset
     heights = sorted(w.y1 - w.y0 for w in words)
     size = heights[len(heights) // 2]
+    # pictures beside markers (image options) are read as tall junk words without Hangul: the markers
+    # are searched along the whole line at the page's text size, and the junk is dropped
+    pictures = bool(typical) and size > 1.3 * typical and not any(_has_hangul(w.text) for w in words)
+    if pictures:
+        size = int(typical)
     band = (ox + words[0].x0, oy + min(w.y0 for w in words), ox + words[-1].x1, oy + max(w.y1 for w in words))
     lenient, strict = _marker_spans(words, ox, size)
     found = find_rings(thick, dark, band, size, lenient, min_ring=0.8) + find_rings(thick, dark, band, size, strict)
-    rings = sorted({ring for ring in found if not _inside_hangul_word(ring, words, ox, size)})
+    if pictures:
+        found += find_rings(thick, dark, band, size, [(band[0] - 0.5 * size, band[2])])
+    rings = _distinct(sorted({ring for ring in found if not _inside_hangul_word(ring, words, ox, size)}))
+    if pictures and rings:
+        words = []
     pieces: list[tuple[int, int, str]] = []
     for word in words:
         wx0, wx1 = ox + word.x0, ox + word.x1
@@ -337,6 +347,20 @@ def _line_from_words(words: list[OcrWord], thick: np.ndarray, dark: np.ndarray, 
     bbox = (band[0] * scale, band[1] * scale, band[2] * scale, band[3] * scale)
     markers = [(OPTION_PLACEHOLDER, a * scale, b * scale) for a, b in rings]
     return Line(page_number, region, bbox, "".join(text_parts).strip(), size * scale, cells, markers, source="ocr")
+
+
+def _has_hangul(text: str) -> bool:
+    return any("\uac00" <= char <= "\ud7a3" for char in text)
+
+
+def _distinct(rings: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """One ring per marker when several searches found the same one at slightly different places."""
+    kept: list[tuple[int, int]] = []
+    for ring in rings:
+        if kept and ring[0] < kept[-1][1]:
+            continue
+        kept.append(ring)
+    return kept
 
 
 def _after_marker(text: str) -> str:

@@ -395,6 +395,8 @@ def _option_area(option_lines: list[Line], index: int) -> tuple[int, Box]:
     offset = len(markers) - sum(1 for other in option_lines if other is line)
     start = markers[position + offset][2] if 0 <= position + offset < len(markers) else line.bbox[0]
     following = markers[position + offset + 1][1] if 0 <= position + offset + 1 < len(markers) else line.bbox[2]
+    if position + offset == len(markers) - 1 and position + offset >= 1:  # the last option is as wide as the others
+        following = max(following, start + markers[position + offset][1] - markers[position + offset - 1][1])
     pad = line.height
     return line.page, (start, line.bbox[1] - pad, max(following, start + pad), line.bbox[3] + pad)
 
