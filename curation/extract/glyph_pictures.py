@@ -41,7 +41,10 @@ def find_glyph_pictures(page: pymupdf.Page, page_number: int, glyphs: list[Glyph
     text = [g for g in glyphs if not g.c.isspace()]
     if not text:
         return found
-    candidates = [(index, pymupdf.Rect(info["bbox"]) & page.rect) for index, info in enumerate(page_image_info(page))]
+    heights = sorted(g.y1 - g.y0 for g in text)
+    typical = heights[len(heights) // 2]
+    candidates = [(index, pymupdf.Rect(info["bbox"]) & page.rect) for index, info in enumerate(page_image_info(page))
+                  if pymupdf.Rect(info["bbox"]).height <= 2 * typical]  # figures are never glyph pictures
     candidates = [(index, rect, _line_neighbour(rect, text)) for index, rect in candidates if not rect.is_empty]
     candidates = [candidate for candidate in candidates if candidate[2] is not None]
     if not candidates:

@@ -330,8 +330,9 @@ def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[
     if gutter is None:
         regions[FULL] = glyphs
         return regions
+    xs = gutter.xs
     if gutter.more:
-        regions[LEFT + len(gutter.xs)] = []
+        regions[LEFT + len(xs)] = []
     engine_lines: dict[int, list[Glyph]] = {}
     for glyph in glyphs:
         engine_lines.setdefault(glyph.line_id, []).append(glyph)
@@ -347,7 +348,7 @@ def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[
             if gutter.top is not None and (centre_y < gutter.top - 2 or centre_y > gutter.bottom + 2):
                 regions[FULL].append(glyph)
             else:
-                regions[column_region((glyph.x0 + glyph.x1) / 2, gutter.xs)].append(glyph)
+                regions[column_region((glyph.x0 + glyph.x1) / 2, xs)].append(glyph)
     return regions
 
 

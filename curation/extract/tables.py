@@ -9,6 +9,7 @@ place of those lines. A table holding option markers is left alone: its rows are
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass
 
 import pymupdf
@@ -39,11 +40,10 @@ def find_tables(page: pymupdf.Page, glyphs: list[Glyph]) -> list[Table]:
         rows, columns = rules
         if len(rows) < 3 or len(columns) < 3:
             continue
-        cells = [[_cell_text(glyphs, (left, top, right, bottom)) for left, right in zip(columns, columns[1:], strict=False)]
-                 for top, bottom in zip(rows, rows[1:], strict=False)]
-        if any(any(marker in text for marker in CIRCLED_MARKERS) for row in cells for text in row):
-            continue
-        tables.append(Table((columns[0], rows[0], columns[-1], rows[-1]), markdown_table(cells)))
+        inside = [g for g in glyphs if columns[0] <= (g.x0 + g.x1) / 2 <= columns[-1] and rows[0] <= (g.y0 + g.y1) / 2 <= rows[-1]]
+        if not any(not g.c.isspace() for g in inside) or any(g.c in CIRCLED_MARKERS for g in inside):
+            continue  # an empty grid (a drawing), or options laid out in a table
+        tables.append(Table((columns[0], rows[0], columns[-1], rows[-1]), markdown_table(_cells(inside, rows, columns))))
     return tables
 
 
@@ -96,8 +96,11 @@ def _merged(values: list[float]) -> list[float]:
     return merged
 
 
-def _cell_text(glyphs: list[Glyph], box: Box) -> str:
-    x0, y0, x1, y1 = box
-    inside = [g for g in glyphs if x0 <= (g.x0 + g.x1) / 2 <= x1 and y0 <= (g.y0 + g.y1) / 2 <= y1]
-    lines = [build_line(group, 0, 0).text for group in cluster_lines(inside)]
-    return " ".join(text for text in lines if text)
+def _cells(glyphs: list[Glyph], rows: list[float], columns: list[float]) -> list[list[str]]:
+    """The text of every cell: each glyph goes to the cell its centre is in."""
+    members: list[list[list[Glyph]]] = [[[] for _ in columns[1:]] for _ in rows[1:]]
+    for glyph in glyphs:
+        row = min(bisect.bisect_right(rows, (glyph.y0 + glyph.y1) / 2) - 1, len(rows) - 2)
+        column = min(bisect.bisect_right(columns, (glyph.x0 + glyph.x1) / 2) - 1, len(columns) - 2)
+        members[row][column].append(glyph)
+    return [[" ".join(build_line(group, 0, 0).text for group in cluster_lines(cell)) for cell in row] for row in members]
