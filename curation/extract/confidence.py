@@ -25,7 +25,7 @@ PENALTY: dict[str, float] = {
 class ExtractionConfidence(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    version: Literal[1] = CONFIDENCE_VERSION
+    version: Literal[1] = 1  # CONFIDENCE_VERSION
     score: float = Field(ge=0.0, le=1.0, description="1 = nothing doubtful seen; lower = review first")
     signals: list[Signal] = Field(default_factory=list, description="what lowered the score, sorted")
 

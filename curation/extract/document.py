@@ -84,10 +84,10 @@ def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocumen
     pictures = find_glyph_pictures(page, number, glyphs.glyphs, result.glyph_readings, ocr.available())
     lines, gutter = page_lines(page, number, glyphs.glyphs + pictures.glyphs)
     tag_table_lines(lines, find_tables(page, glyphs.glyphs + pictures.glyphs))
-    gutter_x = gutter.xs if gutter else None
-    figures = page_figures(page, number, gutter_x, lines, pictures.boxes)
+    gutter_xs = gutter.xs if gutter else None
+    figures = page_figures(page, number, gutter_xs, lines, pictures.boxes)
     for figure in pictures.unread:
-        figure.region = region_of(figure.bbox, gutter_x)
+        figure.region = region_of(figure.bbox, gutter_xs)
     figures = sorted(figures + pictures.unread, key=lambda figure: (figure.bbox[1], figure.bbox[0]))
     labels = {id(line) for figure in figures if figure.kind == "vector" for line in figure_labels(figure, lines)}
     result.figure_label_lines += len(labels)

@@ -43,10 +43,13 @@ def find_glyph_pictures(page: pymupdf.Page, page_number: int, glyphs: list[Glyph
         return found
     heights = sorted(g.y1 - g.y0 for g in text)
     typical = heights[len(heights) // 2]
-    candidates = [(index, pymupdf.Rect(info["bbox"]) & page.rect) for index, info in enumerate(page_image_info(page))
-                  if pymupdf.Rect(info["bbox"]).height <= 2 * typical]  # figures are never glyph pictures
-    candidates = [(index, rect, _line_neighbour(rect, text)) for index, rect in candidates if not rect.is_empty]
-    candidates = [candidate for candidate in candidates if candidate[2] is not None]
+    placed = [(index, pymupdf.Rect(info["bbox"]) & page.rect) for index, info in enumerate(page_image_info(page))
+              if pymupdf.Rect(info["bbox"]).height <= 2 * typical]  # figures are never glyph pictures
+    candidates: list[tuple[int, pymupdf.Rect, Glyph]] = []
+    for index, rect in placed:
+        neighbour = None if rect.is_empty else _line_neighbour(rect, text)
+        if neighbour is not None:
+            candidates.append((index, rect, neighbour))
     if not candidates:
         return found
     infos = page.get_image_info(hashes=True)  # digests only now: hashing decodes every image

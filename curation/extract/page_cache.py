@@ -16,7 +16,7 @@ def page_drawings(page: pymupdf.Page) -> list[dict[str, Any]]:
     cached = getattr(page, "_benchsmith_drawings", None)
     if cached is None:
         cached = page.get_drawings()
-        page._benchsmith_drawings = cached  # the page object lives as long as its reading
+        page._benchsmith_drawings = cached  # type: ignore[attr-defined]  # lives as long as the page object
     return cached
 
 
@@ -27,7 +27,7 @@ def page_drawing_clusters(page: pymupdf.Page) -> list[tuple[pymupdf.Rect, list[d
         drawings = page_drawings(page)
         clusters = page.cluster_drawings(drawings=drawings) if drawings else []
         cached = [(cluster, [d for d in drawings if cluster.contains(d["rect"])]) for cluster in clusters]
-        page._benchsmith_clusters = cached
+        page._benchsmith_clusters = cached  # type: ignore[attr-defined]
     return cached
 
 
@@ -36,5 +36,5 @@ def page_image_info(page: pymupdf.Page) -> list[dict[str, Any]]:
     cached = getattr(page, "_benchsmith_image_info", None)
     if cached is None:
         cached = page.get_image_info()
-        page._benchsmith_image_info = cached
+        page._benchsmith_image_info = cached  # type: ignore[attr-defined]
     return cached
