@@ -54,7 +54,7 @@ def find_glyph_pictures(page: pymupdf.Page, page_number: int, glyphs: list[Glyph
         return found
     infos = page.get_image_info(hashes=True)  # digests only now: hashing decodes every image
     for index, rect, neighbour in candidates:
-        found.boxes.append(tuple(rect))
+        found.boxes.append((rect.x0, rect.y0, rect.x1, rect.y1))
         digest = infos[index]["digest"].hex()
         if digest not in cache:
             cache[digest] = read_glyph_picture(page, rect) if available else None
@@ -62,7 +62,7 @@ def find_glyph_pictures(page: pymupdf.Page, page_number: int, glyphs: list[Glyph
         if reading:
             found.glyphs += _as_glyphs(reading, rect, neighbour, line_id=-len(found.boxes))
         else:
-            found.unread.append(Figure(page_number, 0, tuple(rect), render_crop(page, rect), "other", glyph=True))
+            found.unread.append(Figure(page_number, 0, (rect.x0, rect.y0, rect.x1, rect.y1), render_crop(page, rect), "other", glyph=True))
     return found
 
 
