@@ -53,3 +53,15 @@ def test_questions_sharing_a_passage_share_its_text_and_group(variant):
 def test_unknown_variant_is_refused(tmp_path):
     with pytest.raises(ValueError, match="no sample-exam variant 'nope'"):
         write_sample_exam(tmp_path / "x.pdf", variant="nope")
+
+
+def test_cli_writes_a_named_variant_and_refuses_an_unknown_one(tmp_path):
+    from .conftest import run_cli
+
+    done = run_cli("sample-exam", str(tmp_path / "passage.pdf"), "--variant", "passage")
+    assert done.returncode == 0, done.stderr
+    assert len(load_truth(tmp_path / "passage.truth.jsonl")) == 28
+    refused = run_cli("sample-exam", str(tmp_path / "nope.pdf"), "--variant", "nope")
+    assert refused.returncode == 1 and "no sample-exam variant 'nope'" in refused.stderr + refused.stdout
+    assert len((refused.stderr + refused.stdout).strip().splitlines()) == 1
+    assert not (tmp_path / "nope.pdf").exists()
