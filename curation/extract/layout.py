@@ -11,6 +11,7 @@ from __future__ import annotations
 import bisect
 import statistics
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 
 import pymupdf
@@ -201,8 +202,10 @@ def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
     if not small:
         return _band_lines(glyphs)
     small_ids = {id(g) for g in small}
-    lines = sorted(_band_lines([g for g in glyphs if id(g) not in small_ids]), key=lambda line: _script_zone(line)[2])
-    zones = [_script_zone(line) for line in lines]
+    zoned = sorted(((_script_zone(line), line) for line in _band_lines([g for g in glyphs if id(g) not in small_ids])),
+                   key=lambda pair: pair[0][2])
+    zones = [zone for zone, _ in zoned]
+    lines = [line for _, line in zoned]
     centres = [zone[2] for zone in zones]
     leftover = []
     for glyph in small:
@@ -219,8 +222,8 @@ def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
 
 
 def _body_size(glyphs: list[Glyph]) -> float:
-    sizes = [round(g.size, 1) for g in glyphs if not g.c.isspace()]
-    return statistics.mode(sizes) if sizes else 0.0
+    sizes = Counter(g.size for g in glyphs if not g.c.isspace())
+    return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
 def _script_zone(line: list[Glyph]) -> tuple[float, float, float, float, float]:
@@ -348,7 +351,8 @@ def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[
             if gutter.top is not None and (centre_y < gutter.top - 2 or centre_y > gutter.bottom + 2):
                 regions[FULL].append(glyph)
             else:
-                regions[column_region((glyph.x0 + glyph.x1) / 2, xs)].append(glyph)
+                centre_x = (glyph.x0 + glyph.x1) / 2
+                regions[(LEFT if centre_x < xs[0] else RIGHT) if len(xs) == 1 else column_region(centre_x, xs)].append(glyph)
     return regions
 
 
