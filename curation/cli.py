@@ -60,11 +60,16 @@ def schema_command() -> None:
 def sample_exam_command(
     out_pdf: Annotated[Path, typer.Argument(help="where to write the sample exam PDF")],
     seed: Annotated[int, typer.Option(help="variation seed; 0 is the canonical sample")] = 0,
+    variant: Annotated[str | None, typer.Option(help="a layout variant: glyphs, numbering-mun, numbering-beon, "
+                                                     "numbering-bracket, passage")] = None,
 ) -> None:
     """Write the project's own sample exam PDF and its ground truth (OUT.truth.jsonl)."""
     from curation.sample_exam import write_sample_exam
 
-    pdf_path, truth_path = write_sample_exam(out_pdf, seed=seed)
+    try:
+        pdf_path, truth_path = write_sample_exam(out_pdf, seed=seed, variant=variant)
+    except ValueError as error:
+        raise BenchsmithError(str(error)) from None
     out.print(f"sample exam: {pdf_path}\nground truth: {truth_path}")
 
 

@@ -29,6 +29,7 @@ def differences(truth: Item, got: Item, *, bbox_tolerance: float = 1.0) -> list[
         ("part", truth.source.part, got.source.part),
         ("page", truth.source.page, got.source.page),
         ("review", truth.flags.review_reasons, got.flags.review_reasons),
+        ("passage group", truth.extra.get("passage_group"), got.extra.get("passage_group")),
     ):
         if expected != actual:
             problems.append(f"question {number} {name}: expected {expected!r}, got {actual!r}")

@@ -71,7 +71,8 @@ def _row_pairs(lines: list[Line]) -> AnswerKey:
     key: AnswerKey = {}
     for upper, lower in zip(lines, lines[1:], strict=False):
         numbers = [(cell, int(cell.text)) for cell in upper.cells if cell.text.isascii() and cell.text.isdigit()]
-        if len(numbers) < 3 or any(b[1] != a[1] + 1 for a, b in zip(numbers, numbers[1:], strict=False)):
+        continues = bool(key) and bool(numbers) and numbers[0][1] == max(key) + 1  # a short last row
+        if len(numbers) < 3 and not continues or any(b[1] != a[1] + 1 for a, b in zip(numbers, numbers[1:], strict=False)):
             continue
         answers = [cell for cell in lower.cells if _ANSWER_TOKEN.match(cell.text.strip())]
         for cell, number in numbers:

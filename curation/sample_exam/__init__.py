@@ -19,6 +19,7 @@ from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 from curation.item import parse_item
 from curation.sample_exam.compose import Layout, compose, truth_record
 from curation.sample_exam.pages import write_page
+from curation.sample_exam.variants import variant_named
 
 SCAN_DPI = 200
 WATERMARK = "benchsmith 표본"
@@ -78,12 +79,13 @@ def _image_ref(blob: str, kind: str, sha: str, page: int, rect: pymupdf.Rect, la
 
 
 def write_sample_exam(out_pdf: Path, seed: int = 0, *, interleave_columns: bool = False,
-                      scanned: bool = False) -> tuple[Path, Path]:
-    """Write the sample exam PDF and its ground truth; return (pdf path, truth JSONL path)."""
+                      scanned: bool = False, glyph_pictures: bool = False, variant: str | None = None) -> tuple[Path, Path]:
+    """Write the sample exam PDF and its ground truth; return (pdf path, truth JSONL path).
+    `variant` names a layout variant (variants.py); `glyph_pictures` is the "glyphs" variant."""
     out_pdf = Path(out_pdf)
     out_pdf.parent.mkdir(parents=True, exist_ok=True)
     font = _font()
-    layout = compose(font, seed)
+    layout = compose(font, seed, variant_named("glyphs" if glyph_pictures else variant))
     doc = _build(layout, font, interleave_columns)
     final = _scanned(doc) if scanned else doc
     data = _pdf_bytes(final)
