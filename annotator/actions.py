@@ -8,6 +8,7 @@ The Gradio app (app.py), the API endpoints and the benchmark all call this layer
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -147,11 +148,11 @@ class Reviewer:
     def navigate(self, user: str, queue: str, filters: Filters, current: str | None,
                  how: Literal["next", "prev", "unreviewed", "first"]) -> View:
         search = filters.search.strip()
-        if how == "first" and search:
-            try:
+        if search and queues.item_exists(self.engine, search):
+            if how == "first":
                 return self.open(user, queue, search)
-            except NotFoundError:
-                pass
+            # an id in the search box opened that item; it is not a text filter for moving on
+            filters = dataclasses.replace(filters, search="")
         if how == "unreviewed":
             found = queues.next_unreviewed(self.engine, queue, filters, user, current)
         else:
@@ -161,10 +162,12 @@ class Reviewer:
             empty = {"unreviewed": "검토할 문항이 없습니다 · Nothing left to review for you here",
                      "next": "마지막 문항입니다 · This is the last item", "prev": "첫 문항입니다 · This is the first item",
                      "first": "조건에 맞는 문항이 없습니다 · No item matches the filters"}[how]
-            if current is not None and how in ("next", "prev"):
+            if current is not None and queues.item_exists(self.engine, current):
+                # nothing found keeps the item on screen (and any edits in it)
                 return self.open(user, queue, current, empty)
             return View(Session(queue), message=empty)
-        return self.open(user, queue, found)
+        active = filters.describe()
+        return self.open(user, queue, found, "" if active == "(all)" else f"필터 · Filtered by {active}")
 
     # -- editing ------------------------------------------------------------------------
     def edit(self, user: str, session: Session, path: str, value: Any) -> Session:

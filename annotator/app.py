@@ -8,6 +8,7 @@ keyed by the logged-in user from the request.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -37,6 +38,7 @@ class AppContext:
     desk: ScoreDesk
     renderer: PdfRenderer
     local_mode: bool  # no users configured, loopback only: everyone is the local admin
+    field_ids: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # textbox id → (queue, path)
 
     def user(self, request: gr.Request | None) -> auth.User:
         name = getattr(request, "username", None) if request is not None else None
@@ -119,9 +121,11 @@ class ItemQueueTab:
             self.history = gr.HTML(elem_id=f"{self.queue}-history")
 
     def text_field(self, path: str, label: str, lines: int = 2, **kwargs: Any) -> tuple[Any, Any]:
+        element = f"{self.queue}-{path.replace('.', '-')}"
+        self.ctx.field_ids[element] = (self.queue, path)
         with gr.Row(equal_height=False) as row:
-            box = gr.Textbox(label=label, lines=lines, scale=1, elem_id=f"{self.queue}-{path.replace('.', '-')}", **kwargs)
-            shown = preview("", elem_id=f"{self.queue}-{path.replace('.', '-')}-preview", label=label)
+            box = gr.Textbox(label=label, lines=lines, scale=1, elem_id=element, **kwargs)
+            shown = preview("", elem_id=f"{element}-preview", label=label)
         self.fields.append((path, box, shown, row))
         return box, shown
 
@@ -174,7 +178,7 @@ class ItemQueueTab:
         for button, decision, reason in self.decisions:
             self.wire_decision(button, decision, reason)
         for path, box, shown, _ in self.fields:
-            # input fires while typing; blur also catches a paste or an IME commit without key events
+            # input fires while typing (edit_relay.py makes it fire without key presses too); blur as a backstop
             for event in (box.input, box.blur):
                 event(self._edit_handler(path), [self.state, box], [shown, self.draft_note],
                       trigger_mode="always_last", api_visibility="private")
@@ -278,10 +282,7 @@ def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]
 
     def choose_target(session: Session, path: str | None, request: gr.Request) -> list[Any]:
         ctx.require(request, "item")
-        shown = ctx.reviewer.view(session).shown or {}
-        value = get_path(shown, path or "source.bbox")
-        bbox = value if path == "source.bbox" else (value or {}).get("provenance", {}).get("bbox") if isinstance(value, dict) else None
-        return _box_numbers(bbox)
+        return _box_numbers(_target_box(ctx.reviewer.view(session).shown or {}, path))
 
     target.change(choose_target, [tab.state, target], box, api_visibility="private")
 
@@ -293,7 +294,9 @@ def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]
         except (EditError, RenderError, BenchsmithError, TypeError) as error:
             view = ctx.reviewer.view(session, error=f"다시 자르지 못했습니다 · Not re-cropped: {error}")
         rendered = tab.render(view)
-        rendered[tab.outputs.index(target)] = gr.Dropdown(value=path)  # keep the chosen target
+        at = tab.outputs.index(target)
+        # keep the chosen target and show its box, not the item's: a second re-crop starts from these numbers
+        rendered[at : at + 5] = [gr.Dropdown(value=path), *_box_numbers(_target_box(view.shown or {}, path))]
         return rendered
 
     recrop.click(do_recrop, [tab.state, target, *box], tab.outputs, api_visibility="private")
@@ -308,6 +311,14 @@ def _page_info(ctx: AppContext, source: dict[str, Any]) -> Any:
         return ctx.renderer.page_info(sha, int(page))
     except BenchsmithError:
         return None
+
+
+def _target_box(shown: dict[str, Any], path: str | None) -> list[float] | None:
+    """The box of a re-crop target: the item's box, or the image's own box from its provenance."""
+    value = get_path(shown, path or "source.bbox")
+    if not path or path == "source.bbox":
+        return value
+    return (value.get("provenance") or {}).get("bbox") if isinstance(value, dict) else None
 
 
 def _box_numbers(bbox: list[float] | None) -> list[Any]:

@@ -122,6 +122,11 @@ def where(queue: str, filters: Filters) -> ColumnElement[bool]:
     return and_(*clauses)
 
 
+def item_exists(engine: Engine, item_id: str) -> bool:
+    with engine.connect() as conn:
+        return conn.execute(select(ITEMS.id).where(ITEMS.id == item_id)).first() is not None
+
+
 def count(engine: Engine, queue: str, filters: Filters) -> int:
     with engine.connect() as conn:
         return conn.execute(select(func.count()).select_from(items_table).where(where(queue, filters))).scalar_one()

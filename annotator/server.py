@@ -20,8 +20,10 @@ from fastapi.responses import Response  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
 from annotator import auth  # noqa: E402
-from annotator.actions import Reviewer  # noqa: E402
+from annotator.actions import Reviewer, Session  # noqa: E402
 from annotator.app import LOCAL_USER, AppContext, build_app  # noqa: E402
+from annotator.edit_relay import DRAFT_URL, edit_relay_script  # noqa: E402
+from annotator.queues import ITEM_QUEUES, QUEUES  # noqa: E402
 from annotator.render import PdfRenderer, RenderError  # noqa: E402
 from annotator.score_desk import ScoreDesk  # noqa: E402
 from annotator.shortcuts import head_script  # noqa: E402
@@ -97,9 +99,32 @@ def create_server(workspace: Workspace, *, local_mode: bool) -> FastAPI:
             raise HTTPException(status_code=404, detail="no such page") from None
         return Response(png, media_type="image/png", headers=SAFE_HEADERS)
 
+    @api.post(DRAFT_URL)
+    async def draft(request: Request) -> dict[str, int]:
+        """The edit relay's last edits when a page goes away (see edit_relay.py)."""
+        user = current_user(request)
+        if request.headers.get("x-benchsmith") != "1":  # a cross-site form cannot set it
+            raise HTTPException(status_code=403, detail="missing X-Benchsmith header")
+        try:
+            body = await request.json()
+            queue, item_id, rev, path = body["queue"], str(body["item_id"]), int(body["rev"]), str(body["path"])
+            value = body["value"] if isinstance(body["value"], str) else ""
+            if queue not in ITEM_QUEUES or auth_role(user) not in QUEUES[queue].roles:
+                raise HTTPException(status_code=403, detail=f"{user} may not edit in the {queue!r} queue")
+            session = ctx.reviewer.sync(user, Session(queue, item_id, rev), {path: value})
+        except (KeyError, TypeError, ValueError) as error:
+            raise HTTPException(status_code=400, detail=f"bad draft: {error}") from None
+        except BenchsmithError as error:
+            raise HTTPException(status_code=400, detail=str(error)) from None
+        return {"edits": len(session.edits)}
+
+    def auth_role(user: str) -> str:
+        return "admin" if local_mode else auth.get_user(store.engine, user).role
+
     login = None if local_mode else partial(auth.verify_login, store.engine)
+    head = head_script() + edit_relay_script(ctx.field_ids)
     return gr.mount_gradio_app(api, blocks, path="/", auth=login, auth_message=AUTH_MESSAGE,
-                               head=head_script(), css=CSS, footer_links=[], ssr_mode=False)
+                               head=head, css=CSS, footer_links=[], ssr_mode=False)
 
 
 def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860) -> None:

@@ -74,7 +74,8 @@ def status_html(view: View) -> str:
     if view.stored is not None:
         session = view.session
         parts.append(
-            f'<span class="bs-rev" data-rev="{session.rev}" data-shown="{time.time_ns()}">'
+            f'<span class="bs-rev" data-rev="{session.rev}" data-item="{esc(session.item_id)}" '
+            f'data-queue="{esc(session.queue)}" data-shown="{time.time_ns()}">'
             f"{esc(view.stored.item.id)} · rev {session.rev}"
             f" · {esc(view.stored.item.status)} · last by {esc(view.stored.updated_by)} ({esc(view.stored.updated_at)})"
             "</span>")

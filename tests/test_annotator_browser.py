@@ -29,9 +29,11 @@ from annotator.scoring import load_rationales  # noqa: E402
 from curation.item import parse_item  # noqa: E402
 from curation.workspace import init_workspace, open_workspace  # noqa: E402
 
-PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "carol": "password-carol", "dave": "password-dave"}
-ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator", "dave": "annotator"}
+PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "carol": "password-carol", "dave": "password-dave",
+             "erin": "password-erin", "frank": "password-frank"}
+ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator", "dave": "annotator", "erin": "expert", "frank": "annotator"}
 XSS = "<img src=x onerror=alert(1)> <script>alert(2)</script> 태그가 글자로 보여야 한다"
+BRACKETS = "다음 식에서 전류는? [3점]  [ I = 3000 / t ]"
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -64,7 +66,11 @@ def server(tmp_path_factory):
     load_sample(workspace)
     xss = {"id": "xss-001", "source": {"exam": "기상기사 (예시)"}, "stem": XSS,
            "options": [{"text": "<b>굵게?</b>"}, {"text": "보기 2"}], "answer": 1}
-    workspace.store.save_items([parse_item(xss)], author="test", stage="import")
+    brackets = {"id": "bracket-001", "source": {"exam": "기상기사 (예시)"}, "stem": BRACKETS,
+                "options": [{"text": "[ I = 3000 / t ]"}, {"text": "보기 2"}], "answer": 2}
+    ime = {"id": "ime-001", "source": {"exam": "기상기사 (예시)"}, "stem": "입력기 시험 문제",
+           "options": [{"text": "보기 1"}, {"text": "보기 2"}], "answer": 1}
+    workspace.store.save_items([parse_item(xss), parse_item(brackets), parse_item(ime)], author="test", stage="import")
     for name, password in PASSWORDS.items():
         auth.add_user(workspace.store.engine, name, ROLES[name], password)
     rationales, _ = write_scoring_files(root)
@@ -321,3 +327,128 @@ def test_api_save_and_score_endpoints_with_gradio_client(server):
     assert first["status"] == "saved"
     assert client.predict(task.id, 0, 1, 1, 1, 1, "", api_name="/save_score")["status"] == "conflict"
     assert client.predict(task.id, 1, 9, 1, 1, 1, "", api_name="/save_score")["status"] == "invalid"
+
+
+def draft_edits(root: Path, user: str, queue: str, item_id: str) -> dict:
+    from annotator.drafts import load_draft
+
+    draft = load_draft(open_workspace(root).store.engine, user, queue, item_id)
+    return draft.edits if draft else {}
+
+
+def wait_for_draft(root: Path, user: str, item_id: str, path: str, value: str, within_s: float) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < within_s:
+        if draft_edits(root, user, "item", item_id).get(path) == value:
+            return time.monotonic() - started
+        time.sleep(0.05)
+    raise AssertionError(f"{path} = {value!r} did not reach the server-side draft within {within_s} s: "
+                         f"{draft_edits(root, user, 'item', item_id)}")
+
+
+IME_COMMIT = """(el, text) => {
+  el.focus();
+  el.dispatchEvent(new CompositionEvent("compositionstart", {bubbles: true}));
+  el.value = text;
+  el.dispatchEvent(new CompositionEvent("compositionend", {bubbles: true, data: text}));
+  el.dispatchEvent(new InputEvent("input", {bubbles: true, inputType: "insertCompositionText", data: text}));
+}"""
+
+
+def test_ime_commit_without_key_events_reaches_the_draft_and_the_preview(server, browser):
+    url, root = server
+    context, page = login(browser, url, "carol")
+    open_item(page, "item", "ime-001")
+    text = "입력기로 확정한 한글 문장"
+    field(page, "item-stem").evaluate(IME_COMMIT, text)
+    wait_for_draft(root, "carol", "ime-001", "stem", text, within_s=1.0)
+    expect(page.locator("#item-stem-preview")).to_contain_text(text, timeout=5_000)
+    expect(page.locator("#item-draft")).to_contain_text("1 unsaved edit", timeout=5_000)
+    context.close()
+
+
+def test_reload_right_after_a_paste_keeps_the_text(server, browser):
+    url, root = server
+    context, page = login(browser, url, "frank")
+    open_item(page, "item", "ime-001")
+    text = "메뉴로 붙여 넣은 보기"
+    field(page, "item-options-2-text").evaluate(
+        "(el, text) => { el.focus(); el.value = text; el.dispatchEvent(new InputEvent('input', "
+        "{bubbles: true, inputType: 'insertFromPaste'})); }", text)
+    page.reload()
+    expect(field(page, "item-options-2-text")).to_have_value(text, timeout=60_000)
+    assert draft_edits(root, "frank", "item", "ime-001")["options.2.text"] == text
+    context.close()
+
+
+def test_square_brackets_are_text_not_display_math(server, browser):
+    url, _ = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "bracket-001")
+    preview = page.locator("#item-stem-preview")
+    expect(preview).to_contain_text("[3점]", timeout=30_000)
+    expect(preview).to_contain_text("[ I = 3000 / t ]")
+    expect(page.locator("#item-options-1-text-preview")).to_contain_text("[ I = 3000 / t ]")
+    assert preview.locator(".katex").count() == 0
+    context.close()
+
+
+def choose(page, element_id: str, label: str) -> None:
+    page.locator(f"#{element_id} input").first.click()
+    page.locator("ul[role=listbox] li", has_text=label).first.click()
+
+
+def rendered_after(page, queue: str, before: str | None) -> None:
+    stamp = page.locator(f"#{queue}-status .bs-rev")
+    expect(stamp).not_to_have_attribute("data-shown", before or "-", timeout=30_000)
+
+
+def test_a_second_recrop_keeps_the_figure_box(server, browser):
+    url, root = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "sample-002")
+    figure = stored(root, "sample-002").item.options[0].image.provenance.bbox
+    choose(page, "item-crop-target", "Option 1 image")
+    expect(field(page, "item-crop-x1")).to_have_value(str(int(figure[2])) if figure[2] == int(figure[2]) else str(figure[2]),
+                                                     timeout=30_000)
+    wider = [figure[0], figure[1], figure[2] + 10, figure[3]]
+    field(page, "item-crop-x1").fill(str(wider[2]))
+    for _ in range(2):  # the second re-crop starts from what the first one left in the box fields
+        before = page.locator("#item-status .bs-rev").get_attribute("data-shown")
+        page.locator("#item-recrop").click()
+        rendered_after(page, "item", before)
+        expect(page.locator("#item-status")).to_contain_text("New crop rendered")
+        edits = draft_edits(root, "alice", "item", "sample-002")
+        assert edits["options.1.image"]["provenance"]["bbox"] == wider
+        assert "source.bbox" not in edits
+    context.close()
+
+
+def test_search_without_match_keeps_the_item_and_an_id_does_not_filter_next(server, browser):
+    url, _ = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "sample-003")
+    stem = field(page, "item-stem").input_value()
+    before = page.locator("#item-status .bs-rev").get_attribute("data-shown")
+    page.locator("#item-search textarea, #item-search input").first.fill("no-such-item-anywhere")
+    page.locator("#item-find").click()
+    rendered_after(page, "item", before)
+    expect(page.locator("#item-status")).to_contain_text("No item matches")
+    expect(page.locator("#item-status")).to_contain_text("sample-003")
+    expect(field(page, "item-stem")).to_have_value(stem)
+    open_item(page, "item", "sample-003")  # the id stays in the search box
+    page.locator("#item-next").click()
+    expect(page.locator("#item-status")).to_contain_text("sample-004", timeout=30_000)
+    context.close()
+
+
+def test_next_unscored_starts_at_the_unscored_task_on_screen(server, browser):
+    url, _ = server
+    context, page = login(browser, url, "erin")  # has scored nothing yet
+    page.locator("button[role=tab]:has-text('Expert scoring')").click()
+    expect(page.locator("#score-status")).to_contain_text("1 /", timeout=30_000)
+    position = page.locator("#score-status span").first.inner_text()
+    page.locator("#score-mine").click()
+    expect(page.locator("#score-status")).to_contain_text("not scored yet", timeout=30_000)
+    assert page.locator("#score-status span").first.inner_text() == position
+    context.close()

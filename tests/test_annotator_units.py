@@ -105,6 +105,7 @@ def test_stats_agreement_between_experts_and_with_the_judge(workspace, engine, t
     ("비용 \\$5 와 $x^2$", f"비용 {LITERAL_DOLLAR}5 와 $x^2$"),
     ("lone $ sign", f"lone {LITERAL_DOLLAR} sign"),
     ("\\(\\frac{a}{b}\\) *강조* # 제목", "\\(\\frac{a}{b}\\) \\*강조\\* \\# 제목"),
+    ("[3점] [ I = 3000 / t ] a\\b", "&#91;3점&#93; &#91; I = 3000 / t &#93; a&#92;b"),
 ])
 def test_preview_escapes_text_and_keeps_math(text, expected):
     assert to_markdown(text) == expected
