@@ -22,6 +22,7 @@ from curation.cli_kit import (
     print_json,
     workspace_from,
 )
+from curation.credentials import mask_url
 from curation.diff import field_changes
 from curation.errors import BenchsmithError
 from curation.extract.cli_command import extract_command
@@ -48,7 +49,7 @@ def init_command(
 ) -> None:
     """Create a workspace: benchsmith.toml, the store, blobs/, cache.db, runs/, releases/."""
     workspace = init_workspace(directory, db)
-    out.print(f"workspace ready: {workspace.root} (store: {workspace.db_url})")
+    out.print(f"workspace ready: {workspace.root} (store: {mask_url(workspace.db_url)})", highlight=False)
 
 
 def schema_command() -> None:
