@@ -44,14 +44,14 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait_until_up(url: str, process: subprocess.Popen, log: Path) -> None:
+def _wait_until_up(url: str, process: subprocess.Popen, log: Path, status: int = 200) -> None:
     import httpx
 
     for _ in range(600):
         if process.poll() is not None:
             raise RuntimeError(f"annotator exited: {log.read_text()}")
         try:
-            if httpx.get(url, timeout=2).status_code == 200:
+            if httpx.get(url, timeout=2).status_code == status:
                 return
         except httpx.HTTPError:
             pass
@@ -157,7 +157,75 @@ def test_failed_logins_are_rate_limited_over_http(server):
     for _ in range(auth.MAX_FAILURES):
         assert httpx.post(url + "login", data={"username": "dave", "password": "guess"}).status_code == 400
     right = httpx.post(url + "login", data={"username": "dave", "password": PASSWORDS["dave"]})
-    assert right.status_code == 400  # locked for the window, even with the right password
+    assert right.status_code == 429  # locked for the window, even with the right password
+    minutes = auth.WINDOW_S // 60
+    assert "Locked out" in right.json()["detail"] and f"{minutes} minutes" in right.json()["detail"]
+
+
+def test_a_locked_out_login_says_so_and_for_how_long(server, browser):
+    url, _ = server  # dave is locked out by the test above
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(url)
+    page.locator("input[type=text]").first.fill("dave")
+    page.locator("input[type=password]").fill(PASSWORDS["dave"])
+    page.get_by_role("button", name="Login").click()
+    banner = page.locator("#bs-login-error")
+    expect(banner).to_contain_text("Locked out", timeout=30_000)
+    expect(banner).to_contain_text(f"{auth.WINDOW_S // 60} minutes")
+    context.close()
+
+
+def test_everything_but_the_login_page_needs_a_session(server, browser):
+    url, _ = server
+    anonymous = browser.new_context()
+    for path in ("openapi.json", "config", "gradio_api/info", "gradio_api/openapi.json", "bs/draft", "docs"):
+        assert anonymous.request.get(url + path).status == 401, path
+    assert anonymous.request.get(url).status == 200  # the login page
+    context, _ = login(browser, url, "carol")
+    assert context.request.get(url + "config").status == 200
+    anonymous.close()
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def local_server(tmp_path_factory):
+    """No users: the server prints a token URL, as Jupyter does."""
+    root = tmp_path_factory.mktemp("local") / "ws"
+    load_sample(init_workspace(root))
+    port = _free_port()
+    log = root.parent / "server.log"
+    with log.open("w") as handle:
+        process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root),
+                                    "--port", str(port)], stdout=handle, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(600):
+            printed = [w for w in log.read_text().split() if "?token=" in w]
+            if printed or process.poll() is not None:
+                break
+            time.sleep(0.2)
+        assert printed, log.read_text()
+        _wait_until_up(f"http://127.0.0.1:{port}/", process, log, status=401)  # up, and closed without the token
+        yield f"http://127.0.0.1:{port}/", printed[0]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_with_no_users_only_the_token_url_opens_the_app(local_server, browser):
+    import httpx
+
+    url, token_url = local_server
+    assert token_url.startswith(url + "?token=") and len(token_url.split("=", 1)[1]) >= 24
+    for path in ("", "openapi.json", "config", "gradio_api/info", "bs/draft", "?token=wrong-token"):
+        assert httpx.get(url + path).status_code == 401, path
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(token_url)
+    expect(page.locator("#whoami")).to_contain_text("local mode", timeout=60_000)
+    assert "token" not in page.url  # the token left the address bar; a cookie holds the session
+    assert context.request.get(url + "config").status == 200
+    context.close()
 
 
 def test_edit_latex_stem_preview_save_and_history(server, browser):
