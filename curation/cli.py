@@ -113,7 +113,7 @@ def import_command(
             out.print(f"{report.path} ({report.format}): {report.rows} rows, {report.created} new, "
                       f"{report.updated} updated, {report.unchanged} unchanged, "
                       f"{report.skipped} already in the store with other content (kept; --force overwrites), "
-                      f"{len(report.errors)} failed",
+                      f"{len(report.errors)} failed; {report.korea_tagged} tagged as Korea-specific candidates",
                       highlight=False)
             for error in report.errors:
                 console.print(f"  {report.path}: row {error.row}: {error.reason}", highlight=False, markup=False)
