@@ -20,7 +20,8 @@ from annotator.queues import Filters
 from annotator.render import PdfRenderer
 from curation.diff import field_changes
 from curation.errors import BenchsmithError, ConflictError, NotFoundError, WorkspaceError
-from curation.item import ItemValidationError
+from curation.item import ItemValidationError, parse_item
+from curation.migrations import migrate_record
 from curation.store import Revision, Store, StoredItem, get_path, set_path
 
 STAGE = "annotate"
@@ -255,6 +256,28 @@ class Reviewer:
         saved = Session(session.queue, session.item_id, new_rev)
         label = f"{decision} · " if decision else ""
         return self.view(saved, f"{label}저장했습니다 · Saved as rev {new_rev}")
+
+    def revert(self, user: str, session: Session, rev: int, reason: str) -> View:
+        """Bring back revision `rev` as a new revision (history is never rewritten), compare-and-swap
+        on the revision the user sees. The user's unsaved edits on this item are dropped."""
+        reason = (reason or "").strip()
+        if session.item_id is None or session.rev is None:
+            return View(session, error="먼저 문항을 여세요 · Open an item first")
+        if not reason:
+            return self.view(session, error="되돌리는 사유를 적어 주세요 · Give a reason for the revert")
+        snapshot = self.snapshot(session.item_id, int(rev))
+        if not snapshot or int(rev) >= session.rev:
+            return self.view(session, error=f"rev {rev}: choose an earlier revision of this item (1..{session.rev - 1})")
+        try:
+            new_rev = self.store.update(parse_item(migrate_record(snapshot)), expect_rev=session.rev, author=user,
+                                        stage="revert", reason=f"revert to rev {rev}: {reason}")
+        except ConflictError as error:
+            return self._conflict_view(session, error)
+        except (ItemValidationError, WorkspaceError) as error:
+            return self.view(session, error=f"되돌리지 못했습니다 · Not reverted: {error}")
+        drafts.discard_draft(self.engine, user, session.queue, session.item_id)
+        return self.view(Session(session.queue, session.item_id, new_rev),
+                         f"rev {rev}으로 되돌렸습니다 · Reverted to rev {rev}, saved as rev {new_rev}")
 
     def _decision_changes(self, user: str, session: Session, decision: str, reason: str,
                           changes: dict[str, Any]) -> dict[str, Any]:
