@@ -116,12 +116,16 @@ class ItemQueueTab:
         q = self.queue
         self.state = gr.State(Session(q))
         with gr.Row(equal_height=True):
-            self.f_status = gr.Dropdown(list(STATUSES), multiselect=True, label="상태 · Status", scale=2)
-            self.f_exam = gr.Dropdown(["", *_choices(item_stats["by_exam"])], value="", label="시험 · Exam", scale=1)
-            self.f_subject = gr.Dropdown(["", *_choices(item_stats["by_subject"])], value="", label="과목 · Subject", scale=1)
+            self.f_status = gr.Dropdown(list(STATUSES), multiselect=True, label="상태 · Status", scale=2,
+                                        elem_id=f"{q}-status-filter")
+            self.f_exam = gr.Dropdown(["", *_choices(item_stats["by_exam"])], value="", label="시험 · Exam", scale=1,
+                                      elem_id=f"{q}-exam")
+            self.f_subject = gr.Dropdown(["", *_choices(item_stats["by_subject"])], value="", label="과목 · Subject",
+                                         scale=1, elem_id=f"{q}-subject")
             self.f_flag = gr.Dropdown([("", ""), *[(v, k) for k, v in FLAG_FILTERS.items()]], value="",
-                                      label="표시 · Flag", scale=2)
-            self.f_assignee = gr.Dropdown(["", *users], value="", label="담당 · Assignee", scale=1)
+                                      label="표시 · Flag", scale=2, elem_id=f"{q}-flag")
+            self.f_assignee = gr.Dropdown(["", *users], value="", label="담당 · Assignee", scale=1,
+                                          elem_id=f"{q}-assignee")
             self.f_search = gr.Textbox(label="검색 (ID 또는 본문) · Search id or text", scale=2,
                                        elem_id=f"{q}-search")
         with gr.Row():

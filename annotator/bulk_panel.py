@@ -44,19 +44,20 @@ class BulkPanel:
             raise gr.Error("관리자만 일괄 작업을 합니다 · Bulk actions are for admins")
         return user.name
 
-    def _count(self, action: str, *args: Any) -> tuple[Any, str, Any]:
-        *values, request = args
+    def _count(self, action: str, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str,
+               search: str, request: gr.Request) -> tuple[Any, str, Any]:
         self._admin(request)
-        filters = self.filters(*values)
+        filters = self.filters(status, exam, subject, flag, assignee, search)
         ids = bulk.matching_ids(self.ctx.workspace.store, self.queue, filters)
         note = (f"<b>{len(ids)}</b> items match ({esc(filters.describe())}). "
                 f"확인하면 {len(ids)}개 모두에 적용됩니다 · Confirm applies <b>{esc(action)}</b> to all {len(ids)}.")
         return (action, filters, len(ids)), note, gr.Button(value=f"확인 · Confirm: {action} {len(ids)} items",
                                                             visible=bool(ids))
 
-    def _confirm(self, counted: Any, users: list[str] | None, overlap: float | None, *args: Any) -> tuple[Any, str, Any]:
-        *values, request = args
+    def _confirm(self, counted: Any, users: list[str] | None, overlap: float | None, status: list[str] | None, exam: str,
+                 subject: str, flag: str, assignee: str, search: str, request: gr.Request) -> tuple[Any, str, Any]:
         user = self._admin(request)
+        values = (status, exam, subject, flag, assignee, search)
         hidden = gr.Button(visible=False)
         if not counted:
             return None, '<span class="bs-error">먼저 세어 주세요 · Count first</span>', hidden

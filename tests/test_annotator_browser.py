@@ -30,7 +30,7 @@ from curation.item import parse_item  # noqa: E402
 from curation.workspace import init_workspace, open_workspace  # noqa: E402
 
 PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "carol": "password-carol", "dave": "password-dave",
-             "erin": "password-erin", "frank": "password-frank"}
+             "erin": "password-erin", "frank": "password-frank", "gina": "password-gina"}
 ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator", "dave": "annotator", "erin": "expert", "frank": "annotator"}
 XSS = "<img src=x onerror=alert(1)> <script>alert(2)</script> 태그가 글자로 보여야 한다"
 BRACKETS = "다음 식에서 전류는? [3점]  [ I = 3000 / t ]"
@@ -70,9 +70,14 @@ def server(tmp_path_factory):
                 "options": [{"text": "[ I = 3000 / t ]"}, {"text": "보기 2"}], "answer": 2}
     ime = {"id": "ime-001", "source": {"exam": "기상기사 (예시)"}, "stem": "입력기 시험 문제",
            "options": [{"text": "보기 1"}, {"text": "보기 2"}], "answer": 1}
-    workspace.store.save_items([parse_item(xss), parse_item(brackets), parse_item(ime)], author="test", stage="import")
-    for name, password in PASSWORDS.items():
-        auth.add_user(workspace.store.engine, name, ROLES[name], password)
+    revert = {"id": "revert-001", "source": {"exam": "기상기사 (예시)"}, "stem": "원래 문제",
+              "options": [{"text": "보기 1"}, {"text": "보기 2"}], "answer": 1}
+    bulk = [{"id": f"bulk-{n:03d}", "source": {"exam": "벌크 시험"}, "stem": f"일괄 승인 문제 {n}",
+             "options": [{"text": "보기 1"}, {"text": "보기 2"}], "answer": 2} for n in range(1, 4)]
+    workspace.store.save_items([parse_item(r) for r in (xss, brackets, ime, revert, *bulk)], author="test", stage="import")
+    workspace.store.update_fields("revert-001", {"stem": "잘못 바뀐 문제"}, expect_rev=1, author="test", stage="clean")
+    for name, role in ROLES.items():  # gina is added in the admin tab by a test
+        auth.add_user(workspace.store.engine, name, role, PASSWORDS[name])
     rationales, _ = write_scoring_files(root)
     load_rationales(workspace.store.engine, rationales)
     port = _free_port()
@@ -520,3 +525,98 @@ def test_next_unscored_starts_at_the_unscored_task_on_screen(server, browser):
     expect(page.locator("#score-status")).to_contain_text("not scored yet", timeout=30_000)
     assert page.locator("#score-status span").first.inner_text() == position
     context.close()
+
+
+def test_progress_guidelines_and_the_help_overlay(server, browser):
+    url, root = server
+    context, page = login(browser, url, "alice")
+    total = open_workspace(root).store.count()
+    expect(page.locator("#item-progress .bs-progress-queue")).to_have_attribute("data-total", str(total), timeout=30_000)
+    page.locator("#item-guidelines-box").click()
+    expect(page.locator("#item-guidelines")).to_contain_text("Item review guidelines")
+    marker = "새 지침: 그림은 반드시 원본과 대조 (test)"
+    field(page, "item-guidelines-editor").fill(f"### {marker}")
+    page.locator("#item-guidelines-save").click()
+    expect(page.locator("#item-guidelines")).to_contain_text(marker, timeout=30_000)
+    assert marker in (root / "guidelines" / "item.md").read_text(encoding="utf-8")
+    page.locator("#whoami").click()
+    page.keyboard.press("Shift+Slash")
+    expect(page.locator("#bs-help")).to_be_visible()
+    expect(page.locator("#bs-help")).to_contain_text("Keyboard shortcuts")
+    page.keyboard.press("Escape")
+    expect(page.locator("#bs-help")).to_be_hidden()
+    carol, carol_page = login(browser, url, "carol")  # an annotator reads the new text but gets no editor
+    carol_page.locator("#item-guidelines-box").click()
+    expect(carol_page.locator("#item-guidelines")).to_contain_text(marker, timeout=30_000)
+    expect(carol_page.locator("#item-guidelines-editor")).to_be_hidden()
+    expect(carol_page.locator("#item-bulk-box")).to_be_hidden()
+    carol.close()
+    context.close()
+
+
+def test_revert_to_a_past_revision_and_bulk_accept_over_the_filter(server, browser):
+    url, root = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "revert-001")
+    page.locator("#item-history-box").click()
+    field(page, "item-revert-rev").fill("1")
+    field(page, "item-revert-reason").fill("잘못된 정리 되돌림")
+    page.locator("#item-revert").click()
+    expect(page.locator("#item-status")).to_contain_text("Reverted to rev 1, saved as rev 3", timeout=30_000)
+    item = stored(root, "revert-001")
+    assert item.rev == 3 and item.item.stem == "원래 문제"
+    last = open_workspace(root).store.history("revert-001")[-1]
+    assert last.stage == "revert" and last.author == "alice" and "잘못된 정리 되돌림" in last.reason
+
+    others = {s.item.id: s.item.status for s in open_workspace(root).store.iter_items() if not s.item.id.startswith("bulk-")}
+    page.locator("#item-search textarea, #item-search input").first.fill("")  # the count shows every filter in use
+    choose(page, "item-exam", "벌크 시험")
+    page.locator("#item-bulk-box").click()
+    page.locator("#item-bulk-count").click()
+    expect(page.locator("#item-bulk-note")).to_contain_text("3 items match", timeout=30_000)
+    page.locator("#item-bulk-confirm").click()
+    expect(page.locator("#item-bulk-note")).to_contain_text("3 items changed", timeout=30_000)
+    workspace = open_workspace(root)
+    assert {s.item.id: s.item.status for s in workspace.store.iter_items() if s.item.id.startswith("bulk-")} == {
+        f"bulk-{n:03d}": "accepted" for n in range(1, 4)}
+    assert {s.item.id: s.item.status for s in workspace.store.iter_items() if not s.item.id.startswith("bulk-")} == others
+    context.close()
+
+
+def test_admin_tab_users_and_assignment_korea_reason_and_rubric(server, browser):
+    url, root = server
+    context, page = login(browser, url, "alice")
+    page.locator("button[role=tab]:has-text('Admin')").click()
+    expect(page.locator("#admin-users")).to_contain_text("carol", timeout=30_000)
+    field(page, "admin-user-name").fill("gina")
+    choose(page, "admin-user-role", "expert")
+    field(page, "admin-user-password").fill("password-gina")
+    page.locator("#admin-user-add").click()
+    expect(page.locator("#admin-note")).to_contain_text("gina (expert) saved", timeout=30_000)
+    expect(page.locator("#admin-users")).to_contain_text("gina")
+    assert auth.get_user(open_workspace(root).store.engine, "gina").role == "expert"
+    choose(page, "admin-assign-queue", "korea")
+    choose(page, "admin-assign-users", "gina")
+    choose(page, "admin-assign-users", "carol")
+    field(page, "admin-assign-overlap").fill("2")
+    page.locator("#admin-assign").click()
+    from annotator import queues
+    korea_items = queues.count(open_workspace(root).store.engine, "korea", queues.Filters())
+    expect(page.locator("#admin-note")).to_contain_text(f"{2 * korea_items} new assignments over {korea_items} items",
+                                                        timeout=30_000)
+    context.close()
+
+    gina, page = login(browser, url, "gina")
+    page.locator("button[role=tab]:has-text('Korea')").first.click()
+    expect(page.locator("#korea-status .bs-rev")).to_be_visible(timeout=30_000)
+    expect(page.locator("#korea-progress .bs-progress-mine")).to_contain_text(f"0 / {korea_items}")
+    item_id = page.locator("#korea-status .bs-rev").get_attribute("data-item")
+    field(page, "korea-reason").fill("한국 고유의 지명이 답에 필요함")
+    page.locator("#korea-confirm").click()
+    expect(page.locator("#korea-decision")).to_contain_text("한국 고유의 지명이 답에 필요함", timeout=30_000)
+    reviews = [r for r in queues.reviews_of(open_workspace(root).store.engine, item_id) if r["queue"] == "korea"]
+    assert reviews[-1]["user"] == "gina" and reviews[-1]["reason"] == "한국 고유의 지명이 답에 필요함"
+    page.locator("button[role=tab]:has-text('Expert scoring')").click()
+    from annotator.scoring import RUBRIC
+    expect(page.locator("#score-factuality")).to_contain_text(RUBRIC["factuality"][1], timeout=30_000)
+    gina.close()
