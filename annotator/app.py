@@ -32,6 +32,7 @@ from curation.workspace import Workspace
 
 MAX_OPTIONS = 6
 PROGRESS_TTL_S = 3.0
+QUIET = "hidden"  # no spinner overlay on the ~40 outputs of a navigation or save: less work in the page
 LOCAL_USER = "local"
 MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
 
@@ -203,8 +204,10 @@ class ItemQueueTab:
             return handler
 
         for button, how in ((self.b_first, "first"), (self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unreviewed")):
-            button.click(navigate(how), [self.state, *filter_inputs], self.outputs, api_name=f"{q}_{how}")
-        self.f_search.submit(navigate("first"), [self.state, *filter_inputs], self.outputs, api_visibility="private")
+            button.click(navigate(how), [self.state, *filter_inputs], self.outputs, api_name=f"{q}_{how}",
+                         show_progress=QUIET)
+        self.f_search.submit(navigate("first"), [self.state, *filter_inputs], self.outputs, api_visibility="private",
+                             show_progress=QUIET)
 
         def session_action(name: str) -> Callable[..., list[Any]]:
             def handler(session: Session, request: gr.Request) -> list[Any]:
@@ -229,7 +232,7 @@ class ItemQueueTab:
             # input fires while typing (edit_relay.py makes it fire without key presses too); blur as a backstop
             for event in (box.input, box.blur):
                 event(self._edit_handler(path), [self.state, box], [shown, self.draft_note],
-                      trigger_mode="always_last", api_visibility="private")
+                      trigger_mode="always_last", api_visibility="private", show_progress=QUIET)
 
     def _edit_handler(self, path: str) -> Callable[..., tuple[Any, ...]]:
         ctx, q = self.ctx, self.queue
@@ -263,7 +266,7 @@ class ItemQueueTab:
             return self.render(view, user)
 
         inputs = {self.state, reason, *(box for _, box, _, _ in self.fields)}  # a set: one dict argument
-        button.click(handler, inputs, self.outputs, api_visibility="private")
+        button.click(handler, inputs, self.outputs, api_visibility="private", show_progress=QUIET)
 
     def load(self, user: auth.User) -> list[Any]:
         if user.role not in QUEUES[self.queue].roles:
@@ -334,7 +337,8 @@ def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]
         ctx.require(request, "item")
         return _box_numbers(_target_box(ctx.reviewer.view(session).shown or {}, path))
 
-    target.change(choose_target, [tab.state, target], box, api_visibility="private")
+    # input, not change: a render that sets the target must not cost a second round trip
+    target.input(choose_target, [tab.state, target], box, api_visibility="private", show_progress="hidden")
 
     def do_recrop(session: Session, path: str | None, x0: float, y0: float, x1: float, y1: float,
                   request: gr.Request) -> list[Any]:
@@ -501,7 +505,7 @@ class ScoreTab:
             return handler
 
         for button, how in ((self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unscored")):
-            button.click(navigate(how), [self.state], self.outputs, api_visibility="private")
+            button.click(navigate(how), [self.state], self.outputs, api_visibility="private", show_progress=QUIET)
         for axis, radio in zip(scoring.AXES, self.axes, strict=True):
             radio.input(self._edit(axis), [self.state, radio], None, api_visibility="private")
         self.comment.input(self._edit("comment"), [self.state, self.comment], None,
@@ -517,7 +521,8 @@ class ScoreTab:
             ctx.forget_progress("score")
             return self.render(view, user)
 
-        self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private")
+        self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private",
+                          show_progress=QUIET)
 
     def _edit(self, axis: str) -> Callable[..., ScoreSession]:
         def handler(session: ScoreSession, value: Any, request: gr.Request) -> None:
