@@ -89,7 +89,8 @@ class Filters:
     search: str = ""
 
     def describe(self) -> str:
-        parts = [f"{k}={v}" for k, v in self.__dict__.items() if v not in ((), None, "")]
+        parts = [f"{k}={'|'.join(v) if isinstance(v, tuple | list) else v}" for k, v in self.__dict__.items()
+                 if v not in ((), [], None, "")]
         return ", ".join(parts) or "(all)"
 
 
