@@ -1,10 +1,10 @@
 """Bulk actions over the items a queue's filter selects: accept, tag Korea-specific yes/no,
 assign. Each item is its own compare-and-swap revision and recorded decision, so a bulk
-action never overwrites an edit saved meanwhile (that item is reported as skipped)."""
+action never overwrites an edit saved since the count the user confirmed (that item is
+reported as skipped)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
@@ -33,25 +33,28 @@ class BulkReport:
         return text + (f", {len(self.skipped)} skipped (saved by someone meanwhile)" if self.skipped else "")
 
 
-def matching_ids(store: Store, queue: str, filters: Filters) -> list[str]:
+def matching(store: Store, queue: str, filters: Filters) -> dict[str, int]:
+    """The items the filter selects, with the revision each is at now (what a confirmation is about)."""
     with store.engine.connect() as conn:
-        return list(conn.execute(select(ITEMS.id).select_from(items_table).where(queues.where(queue, filters))
-                                 .order_by(ITEMS.id)).scalars())
+        rows = conn.execute(select(ITEMS.id, ITEMS.rev).select_from(items_table).where(queues.where(queue, filters))
+                            .order_by(ITEMS.id)).all()
+    return {row.id: row.rev for row in rows}
 
 
-def apply(store: Store, action: str, item_ids: Sequence[str], user: str, reason: str = "") -> BulkReport:
+def apply(store: Store, action: str, counted: dict[str, int], user: str, reason: str = "") -> BulkReport:
+    """Apply `action` to the counted items, each on the revision it had when counted."""
     if action not in ACTIONS:
         raise BenchsmithError(f"bulk action {action!r}: choose one of {', '.join(ACTIONS)}")
-    decision, label, changes = ACTIONS[action]
-    queue = ACTION_QUEUE[action]
+    decision, _, changes = ACTIONS[action]
     report = BulkReport()
-    for stored in store.get_many(list(item_ids)).values():
+    for item_id, rev in counted.items():
         try:
-            rev = store.update_fields(stored.item.id, dict(changes), expect_rev=stored.rev, author=user, stage=STAGE,
-                                      reason=reason or f"bulk {action}")
+            new_rev = store.update_fields(item_id, dict(changes), expect_rev=rev, author=user, stage=STAGE,
+                                          reason=reason or f"bulk {action}")
         except ConflictError:
-            report.skipped.append(stored.item.id)
+            report.skipped.append(item_id)
             continue
-        queues.record_review(store.engine, queue, stored.item.id, user, decision, rev, reason or f"bulk {action}")
-        report.changed.append(stored.item.id)
+        queues.record_review(store.engine, ACTION_QUEUE[action], item_id, user, decision, new_rev,
+                             reason or f"bulk {action}")
+        report.changed.append(item_id)
     return report

@@ -48,11 +48,11 @@ class BulkPanel:
                search: str, request: gr.Request) -> tuple[Any, str, Any]:
         self._admin(request)
         filters = self.filters(status, exam, subject, flag, assignee, search)
-        ids = bulk.matching_ids(self.ctx.workspace.store, self.queue, filters)
-        note = (f"<b>{len(ids)}</b> items match ({esc(filters.describe())}). "
-                f"확인하면 {len(ids)}개 모두에 적용됩니다 · Confirm applies <b>{esc(action)}</b> to all {len(ids)}.")
-        return (action, filters, len(ids)), note, gr.Button(value=f"확인 · Confirm: {action} {len(ids)} items",
-                                                            visible=bool(ids))
+        revs = bulk.matching(self.ctx.workspace.store, self.queue, filters)
+        note = (f"<b>{len(revs)}</b> items match ({esc(filters.describe())}). "
+                f"확인하면 {len(revs)}개 모두에 적용됩니다 · Confirm applies <b>{esc(action)}</b> to all {len(revs)}.")
+        return (action, filters, revs), note, gr.Button(value=f"확인 · Confirm: {action} {len(revs)} items",
+                                                        visible=bool(revs))
 
     def _confirm(self, counted: Any, users: list[str] | None, overlap: float | None, status: list[str] | None, exam: str,
                  subject: str, flag: str, assignee: str, search: str, request: gr.Request) -> tuple[Any, str, Any]:
@@ -61,19 +61,19 @@ class BulkPanel:
         hidden = gr.Button(visible=False)
         if not counted:
             return None, '<span class="bs-error">먼저 세어 주세요 · Count first</span>', hidden
-        action, filters, expected = counted
+        action, filters, revs = counted
         if filters != self.filters(*values):
             return None, '<span class="bs-error">필터가 바뀌었습니다 · The filter changed: count again</span>', hidden
-        ids = bulk.matching_ids(self.ctx.workspace.store, self.queue, filters)
-        if len(ids) != expected:
-            return None, (f'<span class="bs-error">The filter now matches {len(ids)} items, not {expected}: '
-                          "count again</span>"), hidden
+        now = bulk.matching(self.ctx.workspace.store, self.queue, filters)
+        if set(now) != set(revs):
+            return None, (f'<span class="bs-error">The filter now matches {len(now)} items, not the {len(revs)} '
+                          "counted: count again</span>"), hidden
         try:
             if action == ASSIGN:
                 report = queues.assign(self.ctx.workspace.store.engine, self.queue, users or [], int(overlap or 1), filters)
                 line = f"{report.added} new assignments over {report.items} items"
             else:
-                line = bulk.apply(self.ctx.workspace.store, action, ids, user).line()
+                line = bulk.apply(self.ctx.workspace.store, action, revs, user).line()
         except BenchsmithError as error:
             return None, f'<span class="bs-error">{esc(str(error))}</span>', hidden
         self.ctx.forget_progress(self.queue)

@@ -5,9 +5,10 @@ a paste from the menu, autocomplete, Backspace or `insert_text` changed the box 
 preview or the server-side draft until the field lost focus. This script watches the native
 `input` and `compositionend` events of the review fields and, when no key press came first,
 nudges the textbox with a synthetic `keypress` (one per field per tick) so Gradio sends the
-edit at once. When the page goes away (reload, closed tab) the last edits of the past
-seconds are also posted to `/bs/draft` with `fetch(keepalive)`, so a reload right after
-typing keeps the text even if Gradio's round trip had not finished.
+edit at once. When the page goes away (reload, closed tab) the edits of the past seconds
+that no render has settled since (save, reload, another item) are also posted to `/bs/draft`
+with `fetch(keepalive)`, so a reload right after typing keeps the text even if Gradio's
+round trip had not finished.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ SCRIPT = """
     const stamp = document.querySelector("#" + FIELDS[id][0] + "-status .bs-rev");
     if (!stamp) return;
     recent.set(id, {queue: FIELDS[id][0], path: FIELDS[id][1], item_id: stamp.dataset.item,
-                    rev: Number(stamp.dataset.rev), value: el.value, at: Date.now()});
+                    rev: Number(stamp.dataset.rev), value: el.value, at: Date.now(), shown: stamp.dataset.shown});
   };
   const nudge = (el) => {
     if (scheduled.has(el)) return;
@@ -63,8 +64,12 @@ SCRIPT = """
     const now = Date.now();
     for (const edit of recent.values()) {
       if (now - edit.at > RECENT_MS || !edit.item_id) continue;
+      // a render since the edit (save, reload, another item) settled it: sending it would bring it back
+      const stamp = document.querySelector("#" + edit.queue + "-status .bs-rev");
+      if (!stamp || stamp.dataset.shown !== edit.shown) continue;
+      const {shown, at, ...body} = edit;
       fetch("%DRAFT_URL%", {method: "POST", keepalive: true, credentials: "same-origin",
-        headers: {"Content-Type": "application/json", "X-Benchsmith": "1"}, body: JSON.stringify(edit)});
+        headers: {"Content-Type": "application/json", "X-Benchsmith": "1"}, body: JSON.stringify(body)});
     }
   });
 })();
