@@ -82,9 +82,8 @@ def start_server(root: Path) -> tuple[subprocess.Popen, str, float]:
 
     port = free_port()
     started = time.perf_counter()
-    env = {**os.environ, "BENCHSMITH_DB_PASSWORD": os.environ.get("BENCHSMITH_DB_PASSWORD", "")}
     process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root), "--port", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env)
+                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}/"
     while True:
         if process.poll() is not None:

@@ -56,7 +56,7 @@ def read_password_file(path: Path) -> str:
 
 def with_password(url: str, password_file: Path | None) -> str:
     """The URL to connect with: the password from BENCHSMITH_DB_PASSWORD, else from the file."""
-    password = os.environ.get(PASSWORD_ENV)
+    password = os.environ.get(PASSWORD_ENV) or None  # set but empty counts as unset
     if password is None and password_file is not None and password_file.is_file():
         password = read_password_file(password_file)
     if not password:
