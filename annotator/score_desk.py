@@ -84,8 +84,11 @@ class ScoreDesk:
         ids = [t.id for t in ordered]
         start = ids.index(current) if current in ids else -1
         if how == "unscored":
-            rotated = ids[start + 1:] + ids[: start + 1]
+            # from the task on screen: while it has no saved score it is the next one to score
+            rotated = ids[max(start, 0):] + ids[: max(start, 0)]
             found = next((t for t in rotated if scoring.get_score(self.engine, t, expert) is None), None)
+            if found is not None and found == current:
+                return self.open(expert, found, "이 응답은 아직 채점하지 않았습니다 · This response is not scored yet")
         elif how == "next":
             found = ids[start + 1] if start + 1 < len(ids) else None
         else:

@@ -29,6 +29,27 @@ AXIS_LABELS: dict[str, str] = {
 }
 
 
+# What a 1, 3 and 5 mean on each axis (2 and 4 sit between); shown under each axis in the app
+RUBRIC: dict[str, dict[int, str]] = {
+    "factuality": {1: "사실 오류가 핵심에 있음 · a central factual error",
+                   3: "대체로 맞으나 사소한 오류·모호함 · mostly right, minor errors or vagueness",
+                   5: "모든 사실·수치·단위가 정확 · every fact, figure and unit correct"},
+    "logic": {1: "결론이 근거에서 나오지 않음 · the conclusion does not follow",
+              3: "흐름은 맞으나 단계가 빠짐 · sound overall, steps missing",
+              5: "모든 단계가 이어지고 정답으로 귀결 · every step follows, reaching the answer"},
+    "depth": {1: "정답만 되풀이 · restates the answer only",
+              3: "핵심 원리는 설명, 오답 보기는 다루지 않음 · explains the key principle, not the distractors",
+              5: "원리와 오답 이유까지 설명 · principle and why each distractor is wrong"},
+    "clarity": {1: "이해하기 어려움 · hard to follow",
+                3: "읽을 만하나 장황하거나 어색함 · readable but wordy or awkward",
+                5: "간결하고 명확, 용어 정확 · concise, clear, exact terms"},
+}
+
+
+def rubric_text(axis: str) -> str:
+    return " · ".join(f"{score}: {text}" for score, text in RUBRIC[axis].items())
+
+
 class ScoringError(BenchsmithError):
     """Bad scoring input: a score outside 1–5, an unknown task, a malformed JSONL line."""
 

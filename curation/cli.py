@@ -23,6 +23,7 @@ from curation.cli_kit import (
     print_json,
     workspace_from,
 )
+from curation.credentials import mask_url
 from curation.diff import field_changes
 from curation.errors import BenchsmithError
 from curation.extract.cli_command import extract_command
@@ -49,7 +50,7 @@ def init_command(
 ) -> None:
     """Create a workspace: benchsmith.toml, the store, blobs/, cache.db, runs/, releases/."""
     workspace = init_workspace(directory, db)
-    out.print(f"workspace ready: {workspace.root} (store: {workspace.db_url})")
+    out.print(f"workspace ready: {workspace.root} (store: {mask_url(workspace.db_url)})", highlight=False)
 
 
 def schema_command() -> None:
@@ -118,7 +119,7 @@ def import_command(
             out.print(f"{report.path} ({report.format}): {report.rows} rows, {report.created} new, "
                       f"{report.updated} updated, {report.unchanged} unchanged, "
                       f"{report.skipped} already in the store with other content (kept; --force overwrites), "
-                      f"{len(report.errors)} failed",
+                      f"{len(report.errors)} failed; {report.korea_tagged} tagged as Korea-specific candidates",
                       highlight=False)
             for error in report.errors:
                 console.print(f"  {report.path}: row {error.row}: {error.reason}", highlight=False, markup=False)

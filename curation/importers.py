@@ -24,6 +24,7 @@ from curation.answers import CIRCLED, parse_answer_key
 from curation.blobs import BlobStore
 from curation.errors import BenchsmithError
 from curation.item import Item, ItemValidationError, parse_item
+from curation.steps.korea_stage import differs_only_by_tagging, tag_new_items
 from curation.store import ItemQuery, Store
 
 FORMATS = ("auto", "jsonl", "qnet", "kmetbench", "kmmlu", "korhist")
@@ -53,6 +54,7 @@ class FileReport:
     updated: int = 0
     unchanged: int = 0
     skipped: int = 0
+    korea_tagged: int = 0  # new or updated items the Korea lexicon marked as candidates (stage tag-korea)
     errors: list[RowError] = field(default_factory=list)
     fatal: str | None = None
 
@@ -371,7 +373,9 @@ def import_file(
     written = store.save_items(unique, author=author, stage="import", reason=f"import {path.name}",
                                on_existing="revise" if force else "skip")
     report.created, report.updated = len(written.created), len(written.updated)
-    report.unchanged, report.skipped = len(written.unchanged), len(written.skipped)
+    same = len(differs_only_by_tagging(store, unique, written.skipped)) if written.skipped else 0
+    report.unchanged, report.skipped = len(written.unchanged) + same, len(written.skipped) - same
+    report.korea_tagged = len(tag_new_items(store, written.created + written.updated, author).changed)
     return report
 
 

@@ -108,6 +108,7 @@ def test_stats_agreement_between_experts_and_with_the_judge(workspace, engine, t
     ("비용 \\$5 와 $x^2$", f"비용 {LITERAL_DOLLAR}5 와 $x^2$"),
     ("lone $ sign", f"lone {LITERAL_DOLLAR} sign"),
     ("\\(\\frac{a}{b}\\) *강조* # 제목", "\\(\\frac{a}{b}\\) \\*강조\\* \\# 제목"),
+    ("[3점] [ I = 3000 / t ] a\\b", "&#91;3점&#93; &#91; I = 3000 / t &#93; a&#92;b"),
 ])
 def test_preview_escapes_text_and_keeps_math(text, expected):
     assert to_markdown(text) == expected
@@ -132,3 +133,33 @@ def test_users_cli_adds_with_a_password_from_stdin(workspace):
                             "--password-stdin", "-w", str(workspace.root)], input="password-kim\n",
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 1 and "exists" in again.stderr
+
+
+def test_guidelines_start_from_the_shipped_default_and_refuse_bad_input(tmp_path):
+    from annotator.guidelines import DEFAULTS, MAX_CHARS, read_guidelines, write_guidelines
+    from curation.errors import BenchsmithError
+
+    assert read_guidelines(tmp_path, "korea") == (DEFAULTS / "korea.md").read_text(encoding="utf-8")
+    write_guidelines(tmp_path, "korea", "### 우리 팀 지침")
+    assert read_guidelines(tmp_path, "korea") == "### 우리 팀 지침"
+    assert read_guidelines(tmp_path, "item") == (DEFAULTS / "item.md").read_text(encoding="utf-8")
+    with pytest.raises(BenchsmithError, match="at most"):
+        write_guidelines(tmp_path, "korea", "x" * (MAX_CHARS + 1))
+    assert read_guidelines(tmp_path, "korea") == "### 우리 팀 지침"  # the refused text changed nothing
+    with pytest.raises(BenchsmithError, match="queue 'nope'"):
+        read_guidelines(tmp_path, "nope")
+
+
+def test_lockout_lasts_until_the_fifth_latest_failure_leaves_the_window(workspace):
+    from annotator.gate import lockout_message
+    from annotator.tables import ensure_tables, login_attempts, write_connection
+
+    engine = workspace.store.engine
+    ensure_tables(engine)
+    now = 1_000_000.0
+    with write_connection(engine) as conn, conn.begin():
+        conn.execute(login_attempts.insert(), [{"name": "kim", "at": now - 600 + n, "ok": 0} for n in range(auth.MAX_FAILURES)])
+    assert auth.locked_for(engine, "kim", at=now) == pytest.approx(auth.WINDOW_S - 600)
+    assert auth.locked_for(engine, "kim", at=now + auth.WINDOW_S) is None
+    assert auth.locked_for(engine, "lee", at=now) is None
+    assert "5 minutes" in lockout_message(300) and "1 minute" in lockout_message(20)

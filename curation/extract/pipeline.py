@@ -28,6 +28,7 @@ from curation.extract.pdf_open import OpenedPdf, load_page, open_pdf
 from curation.extract.report import PdfReport
 from curation.extract.segment import ExtractedQuestion, segment
 from curation.item import Item, parse_item
+from curation.steps.korea_stage import tag_new_items
 from curation.workspace import Workspace
 
 STAGE = "extract"
@@ -217,6 +218,7 @@ def write_extraction(extraction: Extraction, workspace: Workspace, options: Extr
     written = workspace.store.save_items(extraction.items, author=options.author, stage=STAGE,
                                          reason=f"extract {Path(report.path).name}")
     report.created, report.updated, report.unchanged = len(written.created), len(written.updated), len(written.unchanged)
+    report.korea_tagged = len(tag_new_items(workspace.store, written.created + written.updated, options.author).changed)
     return report
 
 
