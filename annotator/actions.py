@@ -8,6 +8,7 @@ The Gradio app (app.py), the API endpoints and the benchmark all call this layer
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -19,7 +20,8 @@ from annotator.queues import Filters
 from annotator.render import PdfRenderer
 from curation.diff import field_changes
 from curation.errors import BenchsmithError, ConflictError, NotFoundError, WorkspaceError
-from curation.item import ItemValidationError
+from curation.item import ItemValidationError, parse_item
+from curation.migrations import migrate_record
 from curation.store import Revision, Store, StoredItem, get_path, set_path
 
 STAGE = "annotate"
@@ -32,6 +34,7 @@ EDITABLE: dict[str, tuple[re.Pattern[str], ...]] = {
 }
 
 NEEDS_REASON = {"needs_fix", "reject"}
+Move = Literal["next", "prev", "unreviewed", "first"]
 
 
 class EditError(BenchsmithError):
@@ -145,13 +148,13 @@ class Reviewer:
         return self.navigate(user, queue, Filters(), None, "unreviewed")
 
     def navigate(self, user: str, queue: str, filters: Filters, current: str | None,
-                 how: Literal["next", "prev", "unreviewed", "first"]) -> View:
+                 how: Move) -> View:
         search = filters.search.strip()
-        if how == "first" and search:
-            try:
+        if search and queues.item_exists(self.engine, search):
+            if how == "first":
                 return self.open(user, queue, search)
-            except NotFoundError:
-                pass
+            # an id in the search box opened that item; it is not a text filter for moving on
+            filters = dataclasses.replace(filters, search="")
         if how == "unreviewed":
             found = queues.next_unreviewed(self.engine, queue, filters, user, current)
         else:
@@ -161,10 +164,12 @@ class Reviewer:
             empty = {"unreviewed": "검토할 문항이 없습니다 · Nothing left to review for you here",
                      "next": "마지막 문항입니다 · This is the last item", "prev": "첫 문항입니다 · This is the first item",
                      "first": "조건에 맞는 문항이 없습니다 · No item matches the filters"}[how]
-            if current is not None and how in ("next", "prev"):
+            if current is not None and queues.item_exists(self.engine, current):
+                # nothing found keeps the item on screen (and any edits in it)
                 return self.open(user, queue, current, empty)
             return View(Session(queue), message=empty)
-        return self.open(user, queue, found)
+        active = filters.describe()
+        return self.open(user, queue, found, "" if active == "(all)" else f"필터 · Filtered by {active}")
 
     # -- editing ------------------------------------------------------------------------
     def edit(self, user: str, session: Session, path: str, value: Any) -> Session:
@@ -253,6 +258,28 @@ class Reviewer:
         label = f"{decision} · " if decision else ""
         return self.view(saved, f"{label}저장했습니다 · Saved as rev {new_rev}")
 
+    def revert(self, user: str, session: Session, rev: int, reason: str) -> View:
+        """Bring back revision `rev` as a new revision (history is never rewritten), compare-and-swap
+        on the revision the user sees. The user's unsaved edits on this item are dropped."""
+        reason = (reason or "").strip()
+        if session.item_id is None or session.rev is None:
+            return View(session, error="먼저 문항을 여세요 · Open an item first")
+        if not reason:
+            return self.view(session, error="되돌리는 사유를 적어 주세요 · Give a reason for the revert")
+        snapshot = self.snapshot(session.item_id, int(rev))
+        if not snapshot or int(rev) >= session.rev:
+            return self.view(session, error=f"rev {rev}: choose an earlier revision of this item (1..{session.rev - 1})")
+        try:
+            new_rev = self.store.update(parse_item(migrate_record(snapshot)), expect_rev=session.rev, author=user,
+                                        stage="revert", reason=f"revert to rev {rev}: {reason}")
+        except ConflictError as error:
+            return self._conflict_view(session, error)
+        except (ItemValidationError, WorkspaceError) as error:
+            return self.view(session, error=f"되돌리지 못했습니다 · Not reverted: {error}")
+        drafts.discard_draft(self.engine, user, session.queue, session.item_id)
+        return self.view(Session(session.queue, session.item_id, new_rev),
+                         f"rev {rev}으로 되돌렸습니다 · Reverted to rev {rev}, saved as rev {new_rev}")
+
     def _decision_changes(self, user: str, session: Session, decision: str, reason: str,
                           changes: dict[str, Any]) -> dict[str, Any]:
         item = self.store.get(session.item_id or "").item
@@ -320,7 +347,8 @@ class Reviewer:
     # -- history ------------------------------------------------------------------------
     def history(self, item_id: str) -> list[tuple[Revision, list[tuple[str, Any, Any]]]]:
         revisions = self.store.history(item_id)
-        rows, previous = [], {}
+        rows: list[tuple[Revision, list[tuple[str, Any, Any]]]] = []
+        previous: dict[str, Any] = {}
         for revision in revisions:
             changes = field_changes(previous, revision.snapshot) if revision.rev > 1 else []
             rows.append((revision, changes))

@@ -8,24 +8,31 @@ keyed by the logged-in user from the request.
 from __future__ import annotations
 
 import copy
+import dataclasses
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import gradio as gr
 
 from annotator import auth, queues, scoring, stats, views
-from annotator.actions import EditError, Reviewer, Session, View
+from annotator.actions import EditError, Move, Reviewer, Session, View
+from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
+from annotator.bulk_panel import BulkPanel
+from annotator.guidelines_panel import GuidelinesPanel
 from annotator.preview import LATEX_DELIMITERS, to_markdown
 from annotator.queues import FLAG_FILTERS, QUEUES, Filters
 from annotator.render import PdfRenderer, RenderError
-from annotator.score_desk import ScoreDesk, ScoreSession, ScoreView
+from annotator.score_desk import ScoreDesk, ScoreMove, ScoreSession, ScoreView
 from curation.errors import BenchsmithError
 from curation.item import STATUSES
 from curation.store import get_path
 from curation.workspace import Workspace
 
 MAX_OPTIONS = 6
+PROGRESS_TTL_S = 3.0
+QUIET = "hidden"  # no spinner overlay on the ~40 outputs of a navigation or save: less work in the page
 LOCAL_USER = "local"
 MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
 
@@ -37,6 +44,25 @@ class AppContext:
     desk: ScoreDesk
     renderer: PdfRenderer
     local_mode: bool  # no users configured, loopback only: everyone is the local admin
+    field_ids: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # textbox id → (queue, path)
+
+    progress_cache: dict[tuple[str, str], tuple[float, str]] = dataclasses.field(default_factory=dict)
+
+    def progress_html(self, queue: str, user: str | None) -> str:
+        """Progress bars, recomputed at most every PROGRESS_TTL_S per user and queue (they count
+        the whole queue; a decision forgets the cached figure at once)."""
+        if user is None:
+            return ""
+        now = time.monotonic()
+        cached = self.progress_cache.get((queue, user))
+        if cached is None or now - cached[0] > PROGRESS_TTL_S:
+            cached = (now, views.progress_html(queues.queue_progress(self.workspace.store.engine, queue, user)))
+            self.progress_cache[(queue, user)] = cached
+        return cached[1]
+
+    def forget_progress(self, queue: str) -> None:
+        for key in [key for key in self.progress_cache if key[0] == queue]:
+            self.progress_cache.pop(key, None)
 
     def user(self, request: gr.Request | None) -> auth.User:
         name = getattr(request, "username", None) if request is not None else None
@@ -91,12 +117,16 @@ class ItemQueueTab:
         q = self.queue
         self.state = gr.State(Session(q))
         with gr.Row(equal_height=True):
-            self.f_status = gr.Dropdown(list(STATUSES), multiselect=True, label="상태 · Status", scale=2)
-            self.f_exam = gr.Dropdown(["", *_choices(item_stats["by_exam"])], value="", label="시험 · Exam", scale=1)
-            self.f_subject = gr.Dropdown(["", *_choices(item_stats["by_subject"])], value="", label="과목 · Subject", scale=1)
+            self.f_status = gr.Dropdown(list(STATUSES), multiselect=True, label="상태 · Status", scale=2,
+                                        elem_id=f"{q}-status-filter")
+            self.f_exam = gr.Dropdown(["", *_choices(item_stats["by_exam"])], value="", label="시험 · Exam", scale=1,
+                                      elem_id=f"{q}-exam")
+            self.f_subject = gr.Dropdown(["", *_choices(item_stats["by_subject"])], value="", label="과목 · Subject",
+                                         scale=1, elem_id=f"{q}-subject")
             self.f_flag = gr.Dropdown([("", ""), *[(v, k) for k, v in FLAG_FILTERS.items()]], value="",
-                                      label="표시 · Flag", scale=2)
-            self.f_assignee = gr.Dropdown(["", *users], value="", label="담당 · Assignee", scale=1)
+                                      label="표시 · Flag", scale=2, elem_id=f"{q}-flag")
+            self.f_assignee = gr.Dropdown(["", *users], value="", label="담당 · Assignee", scale=1,
+                                          elem_id=f"{q}-assignee")
             self.f_search = gr.Textbox(label="검색 (ID 또는 본문) · Search id or text", scale=2,
                                        elem_id=f"{q}-search")
         with gr.Row():
@@ -105,6 +135,10 @@ class ItemQueueTab:
             self.b_next = gr.Button("다음 · Next (N) ▶", size="sm", elem_classes=["bs-next"], elem_id=f"{q}-next")
             self.b_mine = gr.Button("내 다음 미검토 · Next unreviewed for me", size="sm", variant="primary",
                                     elem_id=f"{q}-mine")
+        self.progress = gr.HTML(elem_id=f"{q}-progress")
+        self.guidelines = GuidelinesPanel(self.ctx, q)
+        self.bulk = BulkPanel(self.ctx, q, users, self.filters, [self.f_status, self.f_exam, self.f_subject, self.f_flag,
+                                                                  self.f_assignee, self.f_search])
         self.status = gr.HTML(elem_id=f"{q}-status")
         self.draft_note = gr.HTML(elem_id=f"{q}-draft")
         self.no_reason = gr.State("")
@@ -115,33 +149,44 @@ class ItemQueueTab:
                                        variant="primary", elem_id=f"{q}-reapply")
 
     def build_history(self) -> None:
-        with gr.Accordion("기록 · History", open=False, elem_id=f"{self.queue}-history-box"):
-            self.history = gr.HTML(elem_id=f"{self.queue}-history")
+        q = self.queue
+        with gr.Accordion("기록 · History", open=False, elem_id=f"{q}-history-box"):
+            self.history = gr.HTML(elem_id=f"{q}-history")
+            with gr.Row(equal_height=True):
+                self.revert_rev = gr.Number(label="되돌릴 rev · Revision to bring back", precision=0, minimum=1,
+                                            scale=1, elem_id=f"{q}-revert-rev")
+                self.revert_reason = gr.Textbox(label="사유 · Reason", lines=1, scale=3, elem_id=f"{q}-revert-reason")
+                self.b_revert = gr.Button("되돌리기 (새 rev) · Revert (as a new revision)", scale=1, size="sm",
+                                          elem_id=f"{q}-revert")
 
     def text_field(self, path: str, label: str, lines: int = 2, **kwargs: Any) -> tuple[Any, Any]:
+        element = f"{self.queue}-{path.replace('.', '-')}"
+        self.ctx.field_ids[element] = (self.queue, path)
         with gr.Row(equal_height=False) as row:
-            box = gr.Textbox(label=label, lines=lines, scale=1, elem_id=f"{self.queue}-{path.replace('.', '-')}", **kwargs)
-            shown = preview("", elem_id=f"{self.queue}-{path.replace('.', '-')}-preview", label=label)
+            box = gr.Textbox(label=label, lines=lines, scale=1, elem_id=element, **kwargs)
+            shown = preview("", elem_id=f"{element}-preview", label=label)
         self.fields.append((path, box, shown, row))
         return box, shown
 
     # -- rendering ----------------------------------------------------------------------
     @property
     def outputs(self) -> list[Any]:
-        base = [self.state, self.status, self.draft_note, self.conflict, self.conflict_row, self.history]
+        base = [self.state, self.status, self.progress, self.draft_note, self.conflict, self.conflict_row, self.history]
         return base + [c for _, box, shown, row in self.fields for c in (box, shown, row)] + self.extra_outputs
 
-    def render(self, view: View) -> list[Any]:
+    def render(self, view: View, user: str | None) -> list[Any]:
         shown = view.shown or {}
-        history = views.history_html(self.ctx.reviewer.history(view.session.item_id)) if view.stored else ""
+        item_id = view.session.item_id
+        history = views.history_html(self.ctx.reviewer.history(item_id)) if view.stored and item_id is not None else ""
         values = []
         for path, _, _, _ in self.fields:
             value = get_path(shown, path)
             present = _slot_exists(shown, path) if view.stored else not path.startswith("options.")
             text = "" if value is None else (value if isinstance(value, str) else _answer_text(value))
             values += [text, to_markdown(text), gr.Row(visible=present)]
-        return [view.session, views.status_html(view), views.draft_html(view.session), views.conflict_html(view.conflict),
-                gr.Row(visible=view.conflict is not None), history, *values, *self.extra_render(view)]
+        return [view.session, views.status_html(view), self.ctx.progress_html(self.queue, user), views.draft_html(view.session),
+                views.conflict_html(view.conflict), gr.Row(visible=view.conflict is not None), history, *values,
+                *self.extra_render(view)]
 
     # -- wiring -------------------------------------------------------------------------
     def filters(self, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str, search: str) -> Filters:
@@ -151,33 +196,46 @@ class ItemQueueTab:
         ctx, q = self.ctx, self.queue
         filter_inputs = [self.f_status, self.f_exam, self.f_subject, self.f_flag, self.f_assignee, self.f_search]
 
-        def navigate(how: str) -> Callable[..., list[Any]]:
+        def navigate(how: Move) -> Callable[..., list[Any]]:
             def handler(session: Session, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str,
                         search: str, request: gr.Request) -> list[Any]:
                 user = ctx.require(request, q)
                 filters = self.filters(status, exam, subject, flag, assignee, search)
-                return self.render(ctx.reviewer.navigate(user, q, filters, session.item_id, how))  # type: ignore[arg-type]
+                return self.render(ctx.reviewer.navigate(user, q, filters, session.item_id, how), user)
             return handler
 
-        for button, how in ((self.b_first, "first"), (self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unreviewed")):
-            button.click(navigate(how), [self.state, *filter_inputs], self.outputs, api_name=f"{q}_{how}")
-        self.f_search.submit(navigate("first"), [self.state, *filter_inputs], self.outputs, api_visibility="private")
+        moves: list[tuple[gr.Button, Move]] = [(self.b_first, "first"), (self.b_prev, "prev"), (self.b_next, "next"),
+                                               (self.b_mine, "unreviewed")]
+        for button, how in moves:
+            button.click(navigate(how), [self.state, *filter_inputs], self.outputs, api_name=f"{q}_{how}",
+                         show_progress=QUIET)
+        self.f_search.submit(navigate("first"), [self.state, *filter_inputs], self.outputs, api_visibility="private",
+                             show_progress=QUIET)
 
         def session_action(name: str) -> Callable[..., list[Any]]:
             def handler(session: Session, request: gr.Request) -> list[Any]:
                 user = ctx.require(request, q)
-                return self.render(getattr(ctx.reviewer, name)(user, session))
+                return self.render(getattr(ctx.reviewer, name)(user, session), user)
             return handler
 
         self.b_reload.click(session_action("reload"), [self.state], self.outputs, api_visibility="private")
         self.b_reapply.click(session_action("reapply"), [self.state], self.outputs, api_visibility="private")
         for button, decision, reason in self.decisions:
             self.wire_decision(button, decision, reason)
+
+        def revert(session: Session, rev: float | None, reason: str, request: gr.Request) -> list[Any]:
+            user = ctx.require(request, q)
+            view = (ctx.reviewer.revert(user, session, int(rev), reason) if rev is not None
+                    else ctx.reviewer.view(session, error="rev: give a revision number"))
+            return self.render(view, user)
+
+        self.b_revert.click(revert, [self.state, self.revert_rev, self.revert_reason], self.outputs,
+                            api_visibility="private")
         for path, box, shown, _ in self.fields:
-            # input fires while typing; blur also catches a paste or an IME commit without key events
+            # input fires while typing (edit_relay.py makes it fire without key presses too); blur as a backstop
             for event in (box.input, box.blur):
                 event(self._edit_handler(path), [self.state, box], [shown, self.draft_note],
-                      trigger_mode="always_last", api_visibility="private")
+                      trigger_mode="always_last", api_visibility="private", show_progress=QUIET)
 
     def _edit_handler(self, path: str) -> Callable[..., tuple[Any, ...]]:
         ctx, q = self.ctx, self.queue
@@ -206,15 +264,17 @@ class ItemQueueTab:
             if session.item_id is not None:
                 values = {path: data[box] for path, box, _, _ in self.fields}
                 session = ctx.reviewer.sync(user, session, values)
-            return self.render(ctx.reviewer.save(user, session, decision, data[reason] or ""))
+            view = ctx.reviewer.save(user, session, decision, data[reason] or "")
+            ctx.forget_progress(q)
+            return self.render(view, user)
 
         inputs = {self.state, reason, *(box for _, box, _, _ in self.fields)}  # a set: one dict argument
-        button.click(handler, inputs, self.outputs, api_visibility="private")
+        button.click(handler, inputs, self.outputs, api_visibility="private", show_progress=QUIET)
 
     def load(self, user: auth.User) -> list[Any]:
         if user.role not in QUEUES[self.queue].roles:
-            return self.render(View(Session(self.queue)))
-        return self.render(self.ctx.reviewer.resume(user.name, self.queue))
+            return self.render(View(Session(self.queue)), None)
+        return self.render(self.ctx.reviewer.resume(user.name, self.queue), user.name)
 
 
 def _slot_exists(record: dict[str, Any], path: str) -> bool:
@@ -230,10 +290,14 @@ def _answer_text(value: Any) -> str:
     return str(value)
 
 
-def decision_buttons(tab: ItemQueueTab, buttons: list[tuple[str, str | None, str, str]], reason: Any | None) -> None:
+ButtonVariant = Literal["primary", "secondary", "stop", "huggingface"]  # gr.Button's variants
+
+
+def decision_buttons(tab: ItemQueueTab, buttons: list[tuple[str, str | None, str, ButtonVariant]],
+                     reason: Any | None) -> None:
     with gr.Row():
         for label, decision, css, variant in buttons:
-            button = gr.Button(label, elem_classes=[css] if css else [], variant=variant,  # type: ignore[arg-type]
+            button = gr.Button(label, elem_classes=[css] if css else [], variant=variant,
                                elem_id=f"{tab.queue}-{decision or 'save'}")
             tab.decisions.append((button, decision, reason))
 
@@ -278,12 +342,10 @@ def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]
 
     def choose_target(session: Session, path: str | None, request: gr.Request) -> list[Any]:
         ctx.require(request, "item")
-        shown = ctx.reviewer.view(session).shown or {}
-        value = get_path(shown, path or "source.bbox")
-        bbox = value if path == "source.bbox" else (value or {}).get("provenance", {}).get("bbox") if isinstance(value, dict) else None
-        return _box_numbers(bbox)
+        return _box_numbers(_target_box(ctx.reviewer.view(session).shown or {}, path))
 
-    target.change(choose_target, [tab.state, target], box, api_visibility="private")
+    # input, not change: a render that sets the target must not cost a second round trip
+    target.input(choose_target, [tab.state, target], box, api_visibility="private", show_progress="hidden")
 
     def do_recrop(session: Session, path: str | None, x0: float, y0: float, x1: float, y1: float,
                   request: gr.Request) -> list[Any]:
@@ -292,8 +354,10 @@ def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]
             view = ctx.reviewer.recrop(user, session, path or "source.bbox", [x0, y0, x1, y1])
         except (EditError, RenderError, BenchsmithError, TypeError) as error:
             view = ctx.reviewer.view(session, error=f"다시 자르지 못했습니다 · Not re-cropped: {error}")
-        rendered = tab.render(view)
-        rendered[tab.outputs.index(target)] = gr.Dropdown(value=path)  # keep the chosen target
+        rendered = tab.render(view, user)
+        at = tab.outputs.index(target)
+        # keep the chosen target and show its box, not the item's: a second re-crop starts from these numbers
+        rendered[at : at + 5] = [gr.Dropdown(value=path), *_box_numbers(_target_box(view.shown or {}, path))]
         return rendered
 
     recrop.click(do_recrop, [tab.state, target, *box], tab.outputs, api_visibility="private")
@@ -308,6 +372,14 @@ def _page_info(ctx: AppContext, source: dict[str, Any]) -> Any:
         return ctx.renderer.page_info(sha, int(page))
     except BenchsmithError:
         return None
+
+
+def _target_box(shown: dict[str, Any], path: str | None) -> list[float] | None:
+    """The box of a re-crop target: the item's box, or the image's own box from its provenance."""
+    value = get_path(shown, path or "source.bbox")
+    if not path or path == "source.bbox":
+        return value
+    return (value.get("provenance") or {}).get("bbox") if isinstance(value, dict) else None
 
 
 def _box_numbers(bbox: list[float] | None) -> list[Any]:
@@ -325,18 +397,24 @@ def build_korea_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any
         with gr.Column(scale=6):
             tab.text_field("explicit_variant", "명시적 변형 문제 · Explicit variant of the stem", lines=4)
             decision = gr.HTML(elem_id="korea-decision")
+            reason = gr.Textbox(label="판정 사유 (선택) · Reason for the decision (optional)", lines=1,
+                                elem_id="korea-reason")
             decision_buttons(tab, [("저장 · Save (S)", None, "bs-save", "secondary"),
                                    ("한국 특화 맞음 · Confirm (A)", "confirm", "bs-accept", "primary"),
-                                   ("아님 · Deny (R)", "deny", "bs-reject", "stop")], None)
+                                   ("아님 · Deny (R)", "deny", "bs-reject", "stop")], reason)
     tab.build_history()
 
     def render_extra(view: View) -> list[Any]:
         shown = view.shown or {}
         flags = shown.get("flags") or {}
-        state = {True: "한국 특화 · Korea-specific", False: "한국 특화 아님 · Not Korea-specific"}.get(
-            flags.get("korea_specific"), "미정 · Undecided")
+        states: dict[bool | None, str] = {True: "한국 특화 · Korea-specific", False: "한국 특화 아님 · Not Korea-specific"}
+        state = states.get(flags.get("korea_specific"), "미정 · Undecided")
+        last = next((r for r in reversed(queues.reviews_of(ctx.workspace.store.engine, view.stored.item.id))
+                     if r["queue"] == "korea"), None) if view.stored else None
+        why = (f" — {views.esc(last['decision'])} by {views.esc(last['user'])}: <span class='bs-decision-reason'>"
+               f"{views.esc(last['reason'])}</span>" if last and last["reason"] else "")
         return [item_markdown(shown), views.reasons_html("탐지 근거 · Detector's reasons", flags.get("korea_reasons") or []),
-                f"<b>현재 판정 · Current decision</b>: {views.esc(state)}" if view.stored else ""]
+                f"<b>현재 판정 · Current decision</b>: {views.esc(state)}{why}" if view.stored else ""]
 
     tab.extra_outputs = [question, reasons, decision]
     tab.extra_render = render_extra
@@ -390,6 +468,8 @@ class ScoreTab:
             self.b_prev = gr.Button("◀ 이전 · Previous (P)", size="sm", elem_classes=["bs-prev"], elem_id="score-prev")
             self.b_next = gr.Button("다음 · Next (N) ▶", size="sm", elem_classes=["bs-next"], elem_id="score-next")
             self.b_mine = gr.Button("다음 미채점 · Next unscored", size="sm", variant="primary", elem_id="score-mine")
+        self.progress = gr.HTML(elem_id="score-progress")
+        self.guidelines = GuidelinesPanel(ctx, "score")
         self.status = gr.HTML(elem_id="score-status")
         with gr.Row():
             with gr.Column(scale=5):
@@ -400,16 +480,17 @@ class ScoreTab:
                 self.label = gr.HTML(elem_id="score-label")
                 self.rationale = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="score-rationale")
                 self.axes = [gr.Radio(["1", "2", "3", "4", "5"], label=scoring.AXIS_LABELS[axis], elem_classes=["bs-axis"],
-                                      elem_id=f"score-{axis}") for axis in scoring.AXES]
+                                      info=scoring.rubric_text(axis), elem_id=f"score-{axis}") for axis in scoring.AXES]
                 self.comment = gr.Textbox(label="의견 · Comment", lines=2, elem_id="score-comment")
                 self.b_save = gr.Button("점수 저장 · Save scores (S)", variant="primary", elem_classes=["bs-save"],
                                         elem_id="score-save")
 
     @property
     def outputs(self) -> list[Any]:
-        return [self.state, self.status, self.question, self.reference, self.label, self.rationale, *self.axes, self.comment]
+        return [self.state, self.status, self.progress, self.question, self.reference, self.label, self.rationale,
+                *self.axes, self.comment]
 
-    def render(self, view: ScoreView) -> list[Any]:
+    def render(self, view: ScoreView, user: str | None) -> list[Any]:
         record = view.stored.item.to_record() if view.stored else None
         reference = ((record or {}).get("rationale") or {}).get("text", "")
         status = "".join([f"<span>{views.esc(view.position)}</span>" if view.position else "",
@@ -417,20 +498,23 @@ class ScoreTab:
                           f'<div class="bs-error" role="alert">{views.esc(view.error)}</div>' if view.error else ""])
         label = f"<h3 class='bs-blind-label'>{views.esc(view.label)}</h3>" if view.task else ""
         values = [gr.Radio(value=_radio(view.session.values.get(axis))) for axis in scoring.AXES]
-        return [view.session, status, item_markdown(record, with_answer=True), to_markdown(reference), label,
+        return [view.session, status, self.ctx.progress_html("score", user), item_markdown(record, with_answer=True),
+                to_markdown(reference), label,
                 to_markdown(view.task.rationale) if view.task else "", *values, view.session.comment]
 
     def wire(self) -> None:
         ctx = self.ctx
 
-        def navigate(how: str) -> Callable[..., list[Any]]:
+        def navigate(how: ScoreMove) -> Callable[..., list[Any]]:
             def handler(session: ScoreSession, request: gr.Request) -> list[Any]:
                 user = ctx.require(request, "score")
-                return self.render(ctx.desk.navigate(user, session.task_id, how))  # type: ignore[arg-type]
+                return self.render(ctx.desk.navigate(user, session.task_id, how), user)
             return handler
 
-        for button, how in ((self.b_prev, "prev"), (self.b_next, "next"), (self.b_mine, "unscored")):
-            button.click(navigate(how), [self.state], self.outputs, api_visibility="private")
+        score_moves: list[tuple[gr.Button, ScoreMove]] = [(self.b_prev, "prev"), (self.b_next, "next"),
+                                                          (self.b_mine, "unscored")]
+        for button, how in score_moves:
+            button.click(navigate(how), [self.state], self.outputs, api_visibility="private", show_progress=QUIET)
         for axis, radio in zip(scoring.AXES, self.axes, strict=True):
             radio.input(self._edit(axis), [self.state, radio], None, api_visibility="private")
         self.comment.input(self._edit("comment"), [self.state, self.comment], None,
@@ -442,11 +526,14 @@ class ScoreTab:
             values = {"factuality": factuality, "logic": logic, "depth": depth, "clarity": clarity}
             session.values.update({axis: value for axis, value in values.items() if value is not None})
             session.comment = comment or ""
-            return self.render(ctx.desk.save(user, session))
+            view = ctx.desk.save(user, session)
+            ctx.forget_progress("score")
+            return self.render(view, user)
 
-        self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private")
+        self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private",
+                          show_progress=QUIET)
 
-    def _edit(self, axis: str) -> Callable[..., ScoreSession]:
+    def _edit(self, axis: str) -> Callable[..., None]:
         def handler(session: ScoreSession, value: Any, request: gr.Request) -> None:
             """Keeps the score in the expert's draft (not in the state; see ItemQueueTab._edit_handler)."""
             self.ctx.desk.edit(self.ctx.require(request, "score"), copy.deepcopy(session), axis, value)
@@ -454,16 +541,14 @@ class ScoreTab:
 
     def load(self, user: auth.User) -> list[Any]:
         if user.role not in QUEUES["score"].roles:
-            return self.render(ScoreView(ScoreSession()))
-        return self.render(self.ctx.desk.resume(user.name))
+            return self.render(ScoreView(ScoreSession()), None)
+        return self.render(self.ctx.desk.resume(user.name), user.name)
 
 
 def _radio(value: Any) -> str | None:
     return None if value in (None, "") else str(value)
 
 
-PROGRESS_COLUMNS = [("user", "사용자 · User"), ("queue", "대기열 · Queue"), ("decided", "결정 · Decided"),
-                    ("assigned", "배정 · Assigned"), ("assigned_done", "배정 완료 · Assigned done")]
 AGREEMENT_COLUMNS = [("raters", "평가자 · Raters"), ("axis", "축 · Axis"), ("alpha_interval", "α interval"),
                      ("alpha_ordinal", "α ordinal"), ("icc_2_1", "ICC(2,1)"), ("units", "units (≥2 ratings)")]
 
@@ -478,7 +563,24 @@ def stats_html(ctx: AppContext) -> str:
             + " · ".join(f"{views.esc(k)} {v}" for k, v in counts["by_status"].items()) + "</p>"
             + views.table_html(queue_counts, [("queue", "대기열 · Queue"), ("items", "문항 · Items")])
             + "<h3>진행 · Progress per user and queue</h3>" + views.table_html(stats.progress_rows(engine), PROGRESS_COLUMNS)
-            + "<h3>채점 일치도 · Scoring agreement</h3>" + views.table_html(agreement, AGREEMENT_COLUMNS))
+            + "<h3>채점 일치도 · Scoring agreement</h3>" + views.table_html(agreement, AGREEMENT_COLUMNS)
+            + _judge_html(engine))
+
+
+JUDGE_ITEM_COLUMNS = [("axis", "축 · Axis"), ("against", "판정 모델 대비 · Judge vs"),
+                      ("alpha_interval", "α interval"), ("icc_2_1", "ICC(2,1)"), ("units", "units")]
+JUDGE_MODEL_COLUMNS = [("axis", "축 · Axis"), ("tau_b", "Kendall τb"), ("ci", "95% CI"), ("models", "models")]
+
+
+def _judge_html(engine: Any) -> str:
+    result = stats.judge_meta_evaluation(engine)
+    if result is None:
+        return "<p>판정 모델 검증: 전문가 점수와 판정 모델 점수가 모두 필요합니다 · Judge meta-evaluation needs expert and judge scores.</p>"
+    models = [m.__dict__ | {"ci": "—" if m.ci is None else f"[{m.ci[0]:+.2f}, {m.ci[1]:+.2f}]"} for m in result.models]
+    return ("<h3>판정 모델 검증 · Judge vs experts</h3>"
+            + f"<p>{result.units} units; {result.judge_missing} without a judge score (left out, never 0)</p>"
+            + views.table_html([r.__dict__ for r in result.items], JUDGE_ITEM_COLUMNS)
+            + views.table_html(models, JUDGE_MODEL_COLUMNS))
 
 
 def build_app(ctx: AppContext) -> gr.Blocks:
@@ -498,16 +600,21 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             with gr.Tab(QUEUES["score"].title, id="score", elem_id="tab-score") as tabs["score"]:
                 score_tab = ScoreTab(ctx)
                 score_tab.wire()
-            with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats"):
+            with gr.Tab("관리 · Admin", id="admin", elem_id="tab-admin") as tabs["admin"]:
+                admin_tab = AdminTab(ctx, users)
+            with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats") as stats_tab:
                 refresh = gr.Button("새로 고침 · Refresh", size="sm", elem_id="stats-refresh")
                 stats_view = gr.HTML(elem_id="stats")
         item_tabs = [item_tab, korea_tab, rationale_tab]
+        guided: list[ItemQueueTab | ScoreTab] = [*item_tabs, score_tab]
 
         def refresh_stats(request: gr.Request) -> str:
             ctx.user(request)
             return stats_html(ctx)
 
         refresh.click(refresh_stats, None, stats_view, api_visibility="private")
+        # counted when the tab is opened, not at login: on 50,000 items they cost a second
+        stats_tab.select(refresh_stats, None, stats_view, api_visibility="private")
 
         def on_load(request: gr.Request) -> list[Any]:
             user = ctx.user(request)
@@ -516,10 +623,16 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             visible = [gr.Tab(visible=True if user.role in QUEUES[q].roles else "hidden")
                        for q in ("item", "korea", "rationale", "score")]
             rendered = [part for tab in item_tabs for part in tab.load(user)]
-            return [header, *visible, *rendered, *score_tab.load(user), stats_html(ctx)]
+            guides = [part for tab in guided for part in tab.guidelines.load(user)]
+            admin = user.role == "admin"
+            admin_parts = [gr.Tab(visible=True if admin else "hidden"), *(admin_tab.load() if admin else ["", ""]),
+                           *(gr.Accordion(visible=admin) for _ in item_tabs)]
+            return [header, *visible, *rendered, *score_tab.load(user), "", *guides, *admin_parts]
 
         load_outputs = [who, *(tabs[q] for q in ("item", "korea", "rationale", "score"))]
         load_outputs += [c for tab in item_tabs for c in tab.outputs] + score_tab.outputs + [stats_view]
+        load_outputs += [c for tab in guided for c in tab.guidelines.outputs]
+        load_outputs += [tabs["admin"], *admin_tab.outputs, *(tab.bulk.box for tab in item_tabs)]
         blocks.load(on_load, None, load_outputs, api_visibility="private")
         _register_api(ctx)
     return blocks

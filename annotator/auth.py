@@ -101,6 +101,21 @@ def recent_failures(engine: Engine, name: str, at: float | None = None) -> int:
         ).scalar_one()
 
 
+def locked_for(engine: Engine, name: str, at: float | None = None) -> float | None:
+    """Seconds until `name` may log in again, or None when it is not locked out: the lockout
+    ends when the MAX_FAILURES-th most recent failure leaves the window."""
+    at = at or time.time()
+    with engine.connect() as conn:
+        times = conn.execute(
+            select(login_attempts.c.at)
+            .where(login_attempts.c.name == name.strip()[:100], login_attempts.c.ok == 0, login_attempts.c.at >= at - WINDOW_S)
+            .order_by(login_attempts.c.at.desc()).limit(MAX_FAILURES)
+        ).scalars().all()
+    if len(times) < MAX_FAILURES:
+        return None
+    return max(0.0, times[-1] + WINDOW_S - at)
+
+
 def verify_login(engine: Engine, name: str, password: str) -> bool:
     """Check a login; after MAX_FAILURES failures within WINDOW_S even the right password is
     refused until the window has passed. Every attempt is recorded."""

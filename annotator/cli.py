@@ -11,7 +11,7 @@ import typer
 
 from annotator import auth, queues, scoring
 from annotator.tables import ensure_tables
-from curation.cli_kit import WorkspaceOption, out, workspace_from
+from curation.cli_kit import JsonOption, WorkspaceOption, out, print_json, workspace_from
 from curation.errors import BenchsmithError
 from curation.workspace import Workspace
 
@@ -56,21 +56,76 @@ def _report(report: scoring.LoadReport, what: str) -> None:
 
 @annotate_app.command("load-rationales")
 def load_rationales_command(
-    file: Annotated[Path, typer.Argument(help='JSONL: {"item_id", "model", "rationale", "run_id"} per line')],
+    run: Annotated[str, typer.Argument(help="a reasoning run (id under runs/ or its folder)")],
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Add model rationales as blind scoring tasks for experts."""
+    """Add a reasoning run's rationales as blind scoring tasks for experts (stale answers are left out)."""
+    from evaluation.metrics import load_run
+    from evaluation.runlog import find_run
+
     ws = _workspace(workspace)
-    _report(scoring.load_rationales(ws.store.engine, file, set(ws.store.ids())), "scoring tasks")
+    data = load_run(find_run(ws.runs_dir, run), ws)
+    for note in data.notes:
+        typer.echo(note, err=True)
+    _report(scoring.load_rationales(ws.store.engine, scoring.rationale_tasks(data), set(ws.store.ids())), "scoring tasks")
 
 
 @annotate_app.command("load-judge")
 def load_judge_command(
-    file: Annotated[Path, typer.Argument(help='JSONL: {"item_id","model","factuality","logic","depth","clarity"}')],
+    source: Annotated[str, typer.Argument(help="a run judged by `benchsmith judge` (all its judge logs) or one "
+                                               "judge log (runs/RUN/judge-JUDGE.jsonl)")],
     workspace: WorkspaceOption = None,
 ) -> None:
-    """Import LLM-judge scores to compare with the experts' (stats tab)."""
-    _report(scoring.load_judge(_workspace(workspace).store.engine, file), "judge scores")
+    """Import the LLM judge's verdicts to compare with the experts' (stats tab); stale verdicts are left out."""
+    from evaluation.judge import current_verdicts
+
+    ws = _workspace(workspace)
+    verdicts, notes = current_verdicts(ws, Path(source) if Path(source).is_file() else source)
+    for note in notes:
+        typer.echo(note, err=True)
+    _report(scoring.load_judge(ws.store.engine, verdicts), "judge scores")
+
+
+@annotate_app.command("stats")
+def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False) -> None:
+    """Expert and judge scores per scoring task, and their agreement (Krippendorff α, ICC)."""
+    import math
+    from dataclasses import asdict
+
+    from annotator import stats
+
+    engine = _workspace(workspace).store.engine
+    table = scoring.score_table(engine)
+    agreement = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(row).items()}
+                 for row in stats.agreement_rows(engine)]
+    if as_json:
+        print_json({"tasks": table, "agreement": agreement})
+        return
+    for row in table:
+        experts = "; ".join(f"{name} {sum(values.values())}" for name, values in sorted(row["experts"].items()))
+        judge = sum(row["judge"].values()) if row["judge"] else "missing"
+        out.print(f"{row['item_id']} · {row['model']}: judge {judge}; experts {experts or 'none yet'}", highlight=False)
+    for row in agreement:
+        out.print(f"{row['raters']} · {row['axis']}: α(interval) {row['alpha_interval']}, ICC(2,1) {row['icc_2_1']}, "
+                  f"{row['units']} tasks", highlight=False)
+
+
+@annotate_app.command("export-scores")
+def export_scores_command(
+    out_file: Annotated[Path, typer.Option("--out", "-o", help="JSONL file to write")],
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Write the experts' scores as JSONL {"item_id","model","expert",axes…} for `report --paper --expert-scores`."""
+    import json
+
+    from annotator.stats import score_sheet
+
+    sheet = score_sheet(_workspace(workspace).store.engine)
+    lines = [json.dumps({"item_id": item, "model": model, "expert": expert, **values}, ensure_ascii=False)
+             for expert, units in sorted(sheet.experts.items()) for (item, model), values in sorted(units.items())]
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    out.print(f"{len(lines)} expert scores → {out_file}", highlight=False)
 
 
 @annotate_app.command("assign")

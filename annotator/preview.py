@@ -2,8 +2,10 @@
 
 Math is `$$…$$`, `\\[…\\]` (display), `\\(…\\)` and `$…$` (inline). Outside math every
 character is shown as typed: HTML is escaped (a `<script>` shows as text), Markdown
-punctuation is backslash-escaped, and a literal dollar (`\\$`, or a `$` that opens no math)
-is emitted as KaTeX `\\(\\$\\)` so it can never start a formula.
+punctuation is backslash-escaped but square brackets and backslashes become HTML entities
+(Gradio looks for `\\[…\\]` math before Markdown runs: an escaped `[3점]` would become a
+formula), and a literal dollar (`\\$`, or a `$` that opens no math) is emitted as KaTeX
+`\\(\\$\\)` so it can never start a formula.
 """
 
 from __future__ import annotations
@@ -25,14 +27,15 @@ _MATH = re.compile(
     r"|(?<!\\)\$(?P<d>(?:\\\$|[^$])+?)(?<!\\)\$",
     re.DOTALL,
 )
-_MARKDOWN_PUNCTUATION = re.compile(r"([\\`*_\[\]{}#+\-!|~>])")
+_SPECIAL = re.compile(r"[\\`*_\[\]{}#+\-!|~>]")
+_ENTITIES = {"\\": "&#92;", "[": "&#91;", "]": "&#93;"}
 LITERAL_DOLLAR = "\\(\\$\\)"
 
 
 def _text(segment: str) -> str:
     placeholder = "\x00"
     segment = segment.replace("\\$", placeholder).replace("$", placeholder)
-    segment = _MARKDOWN_PUNCTUATION.sub(r"\\\1", html.escape(segment, quote=False))
+    segment = _SPECIAL.sub(lambda m: _ENTITIES.get(m.group(), "\\" + m.group()), html.escape(segment, quote=False))
     segment = segment.replace(placeholder, LITERAL_DOLLAR)
     return segment.replace("\n", "  \n")
 

@@ -89,7 +89,8 @@ class Filters:
     search: str = ""
 
     def describe(self) -> str:
-        parts = [f"{k}={v}" for k, v in self.__dict__.items() if v not in ((), None, "")]
+        parts = [f"{k}={'|'.join(v) if isinstance(v, tuple | list) else v}" for k, v in self.__dict__.items()
+                 if v not in ((), [], None, "")]
         return ", ".join(parts) or "(all)"
 
 
@@ -120,6 +121,11 @@ def where(queue: str, filters: Filters) -> ColumnElement[bool]:
         text = filters.search.strip()
         clauses.append(or_(ITEMS.id.contains(text, autoescape=True), ITEMS.data.contains(text, autoescape=True)))
     return and_(*clauses)
+
+
+def item_exists(engine: Engine, item_id: str) -> bool:
+    with engine.connect() as conn:
+        return conn.execute(select(ITEMS.id).where(ITEMS.id == item_id)).first() is not None
 
 
 def count(engine: Engine, queue: str, filters: Filters) -> int:
@@ -249,3 +255,35 @@ def progress(engine: Engine) -> list[dict[str, Any]]:
             table.setdefault((user, queue), {"user": user, "queue": queue, "decided": 0, "assigned": 0,
                                              "assigned_done": 0})[key] = n
     return [table[key] for key in sorted(table)]
+
+
+@dataclass(frozen=True)
+class QueueProgress:
+    total: int  # items (or scoring tasks) in the queue
+    done: int  # of them decided by anyone
+    mine: int  # decided by this user
+    assigned: int  # assigned to this user
+    assigned_done: int  # of those, decided by this user
+
+
+def queue_progress(engine: Engine, queue: str, user: str) -> QueueProgress:
+    """Done / total for the queue and for one user (for the score queue: tasks scored)."""
+    from annotator.tables import expert_scores, scoring_tasks
+
+    with engine.connect() as conn:
+        if queue == "score":
+            total = conn.execute(select(func.count()).select_from(scoring_tasks)).scalar_one()
+            done = conn.execute(select(func.count(func.distinct(expert_scores.c.task_id)))).scalar_one()
+            mine = conn.execute(select(func.count()).where(expert_scores.c.expert == user)).scalar_one()
+            return QueueProgress(total, done, mine, 0, 0)
+        total = conn.execute(select(func.count()).select_from(items_table).where(where(queue, Filters()))).scalar_one()
+        decided = select(func.count(func.distinct(reviews.c.item_id))).where(reviews.c.queue == queue)
+        done = conn.execute(decided).scalar_one()
+        mine = conn.execute(decided.where(reviews.c.user == user)).scalar_one()
+        mine_assigned = and_(assignments.c.queue == queue, assignments.c.user == user)
+        assigned = conn.execute(select(func.count()).select_from(assignments).where(mine_assigned)).scalar_one()
+        assigned_done = conn.execute(
+            select(func.count()).select_from(assignments).where(
+                mine_assigned, exists().where(reviews.c.queue == queue, reviews.c.item_id == assignments.c.item_id,
+                                              reviews.c.user == user))).scalar_one()
+    return QueueProgress(total, done, mine, assigned, assigned_done)

@@ -17,7 +17,7 @@ import pymupdf as fitz
 
 from curation.blobs import BlobStore
 from curation.errors import BenchsmithError, NotFoundError
-from curation.item import ImageRef, PdfLocation
+from curation.item import ImageKind, ImageRef, PdfLocation
 
 PAGE_ZOOM = 1.5
 CROP_ZOOM = 3.0
@@ -81,7 +81,7 @@ class PdfRenderer:
                 self._cache.popitem(last=False)
         return png
 
-    def crop(self, pdf_sha256: str, page: int, bbox: list[float], kind: str = "raster") -> ImageRef:
+    def crop(self, pdf_sha256: str, page: int, bbox: list[float], kind: ImageKind = "raster") -> ImageRef:
         """Render the box from the PDF into a new PNG blob; the ImageRef carries its provenance."""
         if len(bbox) != 4 or bbox[2] <= bbox[0] or bbox[3] <= bbox[1]:
             raise RenderError(f"box {bbox}: need x0 < x1 and y0 < y1 (PDF points)")
@@ -94,4 +94,4 @@ class PdfRenderer:
             png = pdf_page.get_pixmap(matrix=fitz.Matrix(CROP_ZOOM, CROP_ZOOM), clip=clip).tobytes("png")
         ref = self.blobs.put(png, "png")
         location = PdfLocation(pdf_sha256=pdf_sha256, page=page, bbox=[float(v) for v in bbox])
-        return ImageRef(blob=ref, kind=kind, provenance=location)  # type: ignore[arg-type]
+        return ImageRef(blob=ref, kind=kind, provenance=location)

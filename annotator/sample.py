@@ -9,17 +9,17 @@ workspace and returns the item ids.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import pymupdf
 
 from annotator.render import PdfRenderer
+from annotator.scoring import RationaleTask
 from annotator.tables import ensure_tables
 from curation.item import parse_item
 from curation.workspace import Workspace
+from evaluation.records import JUDGE_AXES, JudgeScores, JudgeVerdict
 
 EXAM = "기상기사 (예시)"
 FONT = "korea"  # PyMuPDF's built-in CJK font
@@ -129,16 +129,15 @@ MODEL_RATIONALES = {
 JUDGE = {"model-alpha": (5, 5, 4, 5), "model-beta": (1, 2, 2, 4), "model-gamma": (5, 4, 3, 4)}
 
 
-def write_scoring_files(folder: Path) -> tuple[Path, Path]:
-    rationales, judge = folder / "rationales.jsonl", folder / "judge.jsonl"
-    rationales.write_text("".join(
-        json.dumps({"item_id": "sample-004", "model": model, "rationale": text, "run_id": "sample-run"},
-                   ensure_ascii=False) + "\n" for model, text in MODEL_RATIONALES.items()), encoding="utf-8")
-    judge.write_text("".join(
-        json.dumps({"item_id": "sample-004", "model": model, **dict(zip(("factuality", "logic", "depth", "clarity"),
-                                                                        scores, strict=True))}) + "\n"
-        for model, scores in JUDGE.items()), encoding="utf-8")
-    return rationales, judge
+def sample_scoring() -> tuple[list[RationaleTask], list[JudgeVerdict]]:
+    """Three models' rationales for sample-004 as scoring tasks, and a judge's verdicts on them,
+    in the records `annotate load-rationales` and `load-judge` read from real runs."""
+    tasks = [RationaleTask("sample-004", model, text, "sample-run") for model, text in MODEL_RATIONALES.items()]
+    verdicts = [JudgeVerdict(item_id="sample-004", run_id="sample-run", model=model, judge="sample-judge",
+                             rubric_version="judge-v1", status="ok",
+                             scores=JudgeScores(**dict(zip(JUDGE_AXES, scores, strict=True))))
+                for model, scores in JUDGE.items()]
+    return tasks, verdicts
 
 
 def load_sample(workspace: Workspace, *, author: str = "sample") -> list[str]:

@@ -14,6 +14,7 @@ from curation.errors import ConflictError, NotFoundError
 from curation.store import Store, StoredItem
 
 QUEUE = "score"
+ScoreMove = Literal["next", "prev", "unscored"]
 
 
 def _draft_key(task_id: int) -> str:
@@ -78,13 +79,16 @@ class ScoreDesk:
                 return view
         return self.navigate(expert, None, "unscored")
 
-    def navigate(self, expert: str, current: int | None, how: Literal["next", "prev", "unscored"]) -> ScoreView:
+    def navigate(self, expert: str, current: int | None, how: ScoreMove) -> ScoreView:
         ordered = self._ordered(expert)
         ids = [t.id for t in ordered]
         start = ids.index(current) if current in ids else -1
         if how == "unscored":
-            rotated = ids[start + 1:] + ids[: start + 1]
+            # from the task on screen: while it has no saved score it is the next one to score
+            rotated = ids[max(start, 0):] + ids[: max(start, 0)]
             found = next((t for t in rotated if scoring.get_score(self.engine, t, expert) is None), None)
+            if found is not None and found == current:
+                return self.open(expert, found, "이 응답은 아직 채점하지 않았습니다 · This response is not scored yet")
         elif how == "next":
             found = ids[start + 1] if start + 1 < len(ids) else None
         else:

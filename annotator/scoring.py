@@ -8,16 +8,17 @@ model: tasks of an item are shown as 응답 A, B, … in an order shuffled per e
 from __future__ import annotations
 
 import hashlib
-import json
 import random
-from dataclasses import dataclass
-from pathlib import Path
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, and_, func, insert, select, update
 
 from annotator.tables import expert_scores, judge_scores, now, scoring_tasks, write_connection
 from curation.errors import BenchsmithError, ConflictError
+from evaluation.metrics import RunData
+from evaluation.records import JUDGE_AXES, JudgeVerdict
 
 AXES: tuple[str, ...] = ("factuality", "logic", "depth", "clarity")
 AXIS_LABELS: dict[str, str] = {
@@ -26,6 +27,27 @@ AXIS_LABELS: dict[str, str] = {
     "depth": "깊이 · Depth",
     "clarity": "명료성 · Clarity",
 }
+
+
+# What a 1, 3 and 5 mean on each axis (2 and 4 sit between); shown under each axis in the app
+RUBRIC: dict[str, dict[int, str]] = {
+    "factuality": {1: "사실 오류가 핵심에 있음 · a central factual error",
+                   3: "대체로 맞으나 사소한 오류·모호함 · mostly right, minor errors or vagueness",
+                   5: "모든 사실·수치·단위가 정확 · every fact, figure and unit correct"},
+    "logic": {1: "결론이 근거에서 나오지 않음 · the conclusion does not follow",
+              3: "흐름은 맞으나 단계가 빠짐 · sound overall, steps missing",
+              5: "모든 단계가 이어지고 정답으로 귀결 · every step follows, reaching the answer"},
+    "depth": {1: "정답만 되풀이 · restates the answer only",
+              3: "핵심 원리는 설명, 오답 보기는 다루지 않음 · explains the key principle, not the distractors",
+              5: "원리와 오답 이유까지 설명 · principle and why each distractor is wrong"},
+    "clarity": {1: "이해하기 어려움 · hard to follow",
+                3: "읽을 만하나 장황하거나 어색함 · readable but wordy or awkward",
+                5: "간결하고 명확, 용어 정확 · concise, clear, exact terms"},
+}
+
+
+def rubric_text(axis: str) -> str:
+    return " · ".join(f"{score}: {text}" for score, text in RUBRIC[axis].items())
 
 
 class ScoringError(BenchsmithError):
@@ -54,69 +76,58 @@ class Score:
 class LoadReport:
     added: int = 0
     unchanged: int = 0
-    errors: list[str] | None = None
+    errors: list[str] = field(default_factory=list)
 
 
-def _read_jsonl(path: Path, required: tuple[str, ...]) -> tuple[list[dict[str, Any]], list[str]]:
-    records, errors = [], []
-    try:
-        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
-    except (OSError, UnicodeDecodeError) as error:
-        raise ScoringError(f"{path}: cannot read: {error}") from None
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            errors.append(f"{path}:{number}: not JSON ({error.msg})")
-            continue
-        missing = [key for key in required if not isinstance(record, dict) or record.get(key) in (None, "")]
-        if missing:
-            errors.append(f"{path}:{number}: missing {', '.join(missing)}")
-            continue
-        records.append(record)
-    return records, errors
-
-
-def load_rationales(engine: Engine, path: Path, known_items: set[str] | None = None) -> LoadReport:
-    """Add scoring tasks from JSONL lines {"item_id", "model", "rationale", "run_id"}.
-    A line already loaded is skipped; bad lines are reported and the rest still load."""
-    records, errors = _read_jsonl(path, ("item_id", "model", "rationale", "run_id"))
-    report = LoadReport(errors=errors)
+def load_rationales(engine: Engine, tasks_in: Iterable[RationaleTask], known_items: set[str] | None = None) -> LoadReport:
+    """Add scoring tasks (one model's rationale for one item of one run); one already loaded is skipped."""
+    report = LoadReport(errors=[])
     with write_connection(engine) as conn, conn.begin():
-        for record in records:
-            if known_items is not None and record["item_id"] not in known_items:
-                errors.append(f"{path}: item {record['item_id']!r} is not in the store")
+        for task in tasks_in:
+            if known_items is not None and task.item_id not in known_items:
+                report.errors.append(f"item {task.item_id!r} is not in the store")
                 continue
-            key = and_(scoring_tasks.c.item_id == str(record["item_id"]), scoring_tasks.c.model == str(record["model"]),
-                       scoring_tasks.c.run_id == str(record["run_id"]))
+            key = and_(scoring_tasks.c.item_id == task.item_id, scoring_tasks.c.model == task.model,
+                       scoring_tasks.c.run_id == task.run_id)
             if conn.execute(select(scoring_tasks.c.id).where(key)).first() is not None:
                 report.unchanged += 1
                 continue
-            conn.execute(insert(scoring_tasks).values(item_id=str(record["item_id"]), model=str(record["model"]),
-                                                      rationale=str(record["rationale"]), run_id=str(record["run_id"])))
+            conn.execute(insert(scoring_tasks).values(item_id=task.item_id, model=task.model,
+                                                      rationale=task.rationale, run_id=task.run_id))
             report.added += 1
     return report
 
 
-def load_judge(engine: Engine, path: Path) -> LoadReport:
-    """Import judge scores {"item_id","model","factuality","logic","depth","clarity"} (replacing earlier ones)."""
-    records, errors = _read_jsonl(path, ("item_id", "model", *AXES))
-    report = LoadReport(errors=errors)
+@dataclass(frozen=True)
+class RationaleTask:
+    item_id: str
+    model: str
+    rationale: str
+    run_id: str
+
+
+def rationale_tasks(run: RunData) -> list[RationaleTask]:
+    """A reasoning run's current rationales as scoring tasks (stale answers are not offered)."""
+    return [RationaleTask(item_id, run.model_name, record.rationale.strip(), run.run_id)
+            for item_id, record in sorted(run.records.items()) if record.rationale and record.rationale.strip()]
+
+
+def load_judge(engine: Engine, verdicts: Iterable[JudgeVerdict]) -> LoadReport:
+    """Import a judge's verdicts (the records `benchsmith judge` writes), replacing earlier ones per
+    (item, model). A missing verdict is reported and stays missing: never a score."""
+    report = LoadReport(errors=[])
     with write_connection(engine) as conn, conn.begin():
-        for record in records:
-            try:
-                values = {axis: float(record[axis]) for axis in AXES}
-            except (TypeError, ValueError):
-                errors.append(f"{path}: {record['item_id']}/{record['model']}: scores must be numbers")
+        for verdict in verdicts:
+            if verdict.status != "ok" or verdict.scores is None:
+                report.errors.append(f"{verdict.item_id}/{verdict.model}: no valid verdict (missing)")
                 continue
-            key = and_(judge_scores.c.item_id == str(record["item_id"]), judge_scores.c.model == str(record["model"]))
+            values = {axis: float(getattr(verdict.scores, judge_axis)) for judge_axis, axis in zip(JUDGE_AXES, AXES, strict=True)}
+            key = and_(judge_scores.c.item_id == verdict.item_id, judge_scores.c.model == verdict.model)
             if conn.execute(update(judge_scores).where(key).values(**values, loaded_at=now())).rowcount:
                 report.unchanged += 1
                 continue
-            conn.execute(insert(judge_scores).values(item_id=str(record["item_id"]), model=str(record["model"]),
-                                                     **values, loaded_at=now()))
+            conn.execute(insert(judge_scores).values(item_id=verdict.item_id, model=verdict.model, **values,
+                                                     loaded_at=now()))
             report.added += 1
     return report
 
@@ -158,9 +169,9 @@ def blind_label(ordered: list[Task], task: Task) -> str:
 def validate_values(values: dict[str, Any]) -> dict[str, int]:
     checked = {}
     for axis in AXES:
-        value = values.get(axis)
+        value: Any = values.get(axis)  # None as well: int() raises TypeError, answered below
         try:
-            number = int(value)  # type: ignore[arg-type]
+            number = int(value)
         except (TypeError, ValueError):
             raise ScoringError(f"{AXIS_LABELS[axis]}: give a score 1–5") from None
         if str(number) != str(value).strip() or not 1 <= number <= 5:
@@ -231,3 +242,20 @@ def score_matrices(engine: Engine, include_judge: bool) -> dict[str, list[list[f
 def has_judge_scores(engine: Engine) -> bool:
     with engine.connect() as conn:
         return conn.execute(select(judge_scores.c.item_id).limit(1)).first() is not None
+
+
+def score_table(engine: Engine) -> list[dict[str, Any]]:
+    """Per scoring task: the judge's scores and each expert's, side by side (None = missing, never 0)."""
+    with engine.connect() as conn:
+        scores = conn.execute(select(expert_scores)).all()
+        judged = {(r.item_id, r.model): r for r in conn.execute(select(judge_scores))}
+    by_task: dict[int, dict[str, dict[str, int]]] = {}
+    for s in scores:
+        by_task.setdefault(s.task_id, {})[s.expert] = {axis: int(getattr(s, axis)) for axis in AXES}
+    table = []
+    for task in tasks(engine):
+        judge = judged.get((task.item_id, task.model))
+        table.append({"task": task.id, "item_id": task.item_id, "model": task.model, "run_id": task.run_id,
+                      "judge": {axis: float(getattr(judge, axis)) for axis in AXES} if judge else None,
+                      "experts": by_task.get(task.id, {})})
+    return table

@@ -8,7 +8,10 @@ images only from the workspace blob store, by hash, to logged-in users:
 from __future__ import annotations
 
 import ipaddress
+import os
+import secrets
 from functools import partial
+from typing import Protocol, cast
 
 from curation.errors import BenchsmithError, NotFoundError, require_extra
 
@@ -20,8 +23,11 @@ from fastapi.responses import Response  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
 from annotator import auth  # noqa: E402
-from annotator.actions import Reviewer  # noqa: E402
+from annotator.actions import Reviewer, Session  # noqa: E402
 from annotator.app import LOCAL_USER, AppContext, build_app  # noqa: E402
+from annotator.edit_relay import DRAFT_URL, edit_relay_script  # noqa: E402
+from annotator.gate import ASGIApp, SessionGate  # noqa: E402
+from annotator.queues import ITEM_QUEUES, QUEUES  # noqa: E402
 from annotator.render import PdfRenderer, RenderError  # noqa: E402
 from annotator.score_desk import ScoreDesk  # noqa: E402
 from annotator.shortcuts import head_script  # noqa: E402
@@ -33,8 +39,16 @@ MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "g
                "webp": "image/webp", "svg": "image/svg+xml"}
 SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'none'; sandbox",
                 "Cache-Control": "private, max-age=86400"}
+TOKEN_ENV = "BENCHSMITH_ANNOTATOR_TOKEN"  # fixes the local-mode token (scripts); random otherwise
 AUTH_MESSAGE = (f"benchsmith 검토 · annotator — {auth.MAX_FAILURES}번 실패하면 {auth.WINDOW_S // 60}분 동안 로그인이 막힙니다 · "
                 f"after {auth.MAX_FAILURES} failed logins a name is locked for {auth.WINDOW_S // 60} minutes")
+
+
+class GradioLogins(Protocol):
+    """What a mounted Gradio app (gradio.routes.App) keeps about its logins."""
+
+    cookie_id: str
+    tokens: dict[str, str]  # access token -> user name
 
 
 def is_loopback(host: str) -> bool:
@@ -57,7 +71,9 @@ def check_can_serve(workspace: Workspace, host: str) -> bool:
     return True
 
 
-def create_server(workspace: Workspace, *, local_mode: bool) -> FastAPI:
+def create_server(workspace: Workspace, *, local_mode: bool, token: str | None = None) -> ASGIApp:
+    """The app behind its gate: with `local_mode` only holders of `token` get in (a random one
+    when None); with users only signed-in sessions reach anything but the login page."""
     store = workspace.store
     ensure_tables(store.engine)
     renderer = PdfRenderer(workspace.blobs)
@@ -65,13 +81,16 @@ def create_server(workspace: Workspace, *, local_mode: bool) -> FastAPI:
     blocks = build_app(ctx).queue(default_concurrency_limit=8)
     api = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
 
+    def session_user(cookies: dict[str, str]) -> str | None:
+        gradio_app = cast(GradioLogins, next(route.app for route in api.routes if isinstance(route, Mount)))
+        token = (cookies.get(f"access-token-{gradio_app.cookie_id}")
+                 or cookies.get(f"access-token-unsecure-{gradio_app.cookie_id}"))
+        return gradio_app.tokens.get(token) if token else None
+
     def current_user(request: Request) -> str:
         if local_mode:
-            return LOCAL_USER
-        gradio_app = next(route.app for route in api.routes if isinstance(route, Mount))
-        token = (request.cookies.get(f"access-token-{gradio_app.cookie_id}")
-                 or request.cookies.get(f"access-token-unsecure-{gradio_app.cookie_id}"))
-        user = gradio_app.tokens.get(token) if token else None
+            return LOCAL_USER  # the gate let only the token's holder in
+        user = session_user(dict(request.cookies))
         if user is None:
             raise HTTPException(status_code=401, detail="log in first")
         return user
@@ -97,16 +116,47 @@ def create_server(workspace: Workspace, *, local_mode: bool) -> FastAPI:
             raise HTTPException(status_code=404, detail="no such page") from None
         return Response(png, media_type="image/png", headers=SAFE_HEADERS)
 
+    @api.post(DRAFT_URL)
+    async def draft(request: Request) -> dict[str, int]:
+        """The edit relay's last edits when a page goes away (see edit_relay.py)."""
+        user = current_user(request)
+        if request.headers.get("x-benchsmith") != "1":  # a cross-site form cannot set it
+            raise HTTPException(status_code=403, detail="missing X-Benchsmith header")
+        try:
+            body = await request.json()
+            queue, item_id, rev, path = body["queue"], str(body["item_id"]), int(body["rev"]), str(body["path"])
+            value = body["value"] if isinstance(body["value"], str) else ""
+            if queue not in ITEM_QUEUES or auth_role(user) not in QUEUES[queue].roles:
+                raise HTTPException(status_code=403, detail=f"{user} may not edit in the {queue!r} queue")
+            session = ctx.reviewer.sync(user, Session(queue, item_id, rev), {path: value})
+        except (KeyError, TypeError, ValueError) as error:
+            raise HTTPException(status_code=400, detail=f"bad draft: {error}") from None
+        except BenchsmithError as error:
+            raise HTTPException(status_code=400, detail=str(error)) from None
+        return {"edits": len(session.edits)}
+
+    def auth_role(user: str) -> str:
+        return "admin" if local_mode else auth.get_user(store.engine, user).role
+
     login = None if local_mode else partial(auth.verify_login, store.engine)
-    return gr.mount_gradio_app(api, blocks, path="/", auth=login, auth_message=AUTH_MESSAGE,
-                               head=head_script(), css=CSS, footer_links=[], ssr_mode=False)
+    head = head_script() + edit_relay_script(ctx.field_ids)
+    app = gr.mount_gradio_app(api, blocks, path="/", auth=login, auth_message=AUTH_MESSAGE,
+                              head=head, css=CSS, footer_links=[], ssr_mode=False)
+    return SessionGate(app, signed_in=lambda cookies: session_user(cookies) is not None,
+                       locked_for=partial(auth.locked_for, store.engine),
+                       token=(token or secrets.token_urlsafe(24)) if local_mode else None)
 
 
 def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860) -> None:
     ensure_tables(workspace.store.engine)
     local_mode = check_can_serve(workspace, host)
-    app = create_server(workspace, local_mode=local_mode)
+    token = (os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)) if local_mode else None
+    app = create_server(workspace, local_mode=local_mode, token=token)
     import uvicorn
 
-    print(f"annotator: http://{host}:{port}/" + ("  (local mode: no users configured)" if local_mode else ""), flush=True)
+    if local_mode:
+        print(f"annotator (local mode: no users configured; open this URL, the token is the key):\n"
+              f"    http://{host}:{port}/?token={token}", flush=True)
+    else:
+        print(f"annotator: http://{host}:{port}/", flush=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")

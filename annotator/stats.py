@@ -1,6 +1,7 @@
 """Figures for the stats tab: progress per user and queue, and agreement on expert scores
 (per axis: Krippendorff's alpha interval and ordinal, ICC(2,1)) among experts, and among
-experts plus the LLM judge when judge scores were imported."""
+experts plus the LLM judge when judge scores were imported; and the judge's meta-evaluation
+(judge vs each expert and the expert mean, item and model level)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from sqlalchemy import Engine
 
 from annotator import queues, scoring
 from annotator.agreement import icc, krippendorff_alpha
+from evaluation.judge_agreement import JudgeAgreement, ScoreSheet, judge_agreement
 
 
 @dataclass(frozen=True)
@@ -48,3 +50,31 @@ def agreement_rows(engine: Engine) -> list[AgreementRow]:
                                      krippendorff_alpha(matrix, "ordinal"), icc(matrix, "2,1"),
                                      _pairable_units(matrix)))
     return rows
+
+
+def score_sheet(engine: Engine) -> ScoreSheet:
+    """Expert and imported judge scores per (item, model) of the scoring tasks."""
+    from sqlalchemy import select
+
+    from annotator.tables import expert_scores, judge_scores
+
+    task_units = {task.id: (task.item_id, task.model) for task in scoring.tasks(engine)}
+    units = set(task_units.values())
+    sheet = ScoreSheet()
+    with engine.connect() as conn:
+        for row in conn.execute(select(expert_scores)):
+            if row.task_id in task_units:
+                sheet.experts.setdefault(row.expert, {})[task_units[row.task_id]] = {
+                    axis: float(getattr(row, axis)) for axis in scoring.AXES}
+        for row in conn.execute(select(judge_scores)):
+            if (row.item_id, row.model) in units:
+                sheet.judge[(row.item_id, row.model)] = {axis: float(getattr(row, axis)) for axis in scoring.AXES}
+    return sheet
+
+
+def judge_meta_evaluation(engine: Engine, *, resamples: int = 500) -> JudgeAgreement | None:
+    """None until there are both expert scores and imported judge scores."""
+    sheet = score_sheet(engine)
+    if not sheet.experts or not sheet.judge:
+        return None
+    return judge_agreement(sheet, resamples=resamples)

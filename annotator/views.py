@@ -74,7 +74,8 @@ def status_html(view: View) -> str:
     if view.stored is not None:
         session = view.session
         parts.append(
-            f'<span class="bs-rev" data-rev="{session.rev}" data-shown="{time.time_ns()}">'
+            f'<span class="bs-rev" data-rev="{session.rev}" data-item="{esc(session.item_id)}" '
+            f'data-queue="{esc(session.queue)}" data-shown="{time.time_ns()}">'
             f"{esc(view.stored.item.id)} · rev {session.rev}"
             f" · {esc(view.stored.item.status)} · last by {esc(view.stored.updated_by)} ({esc(view.stored.updated_at)})"
             "</span>")
@@ -83,6 +84,20 @@ def status_html(view: View) -> str:
     if view.error:
         parts.append(f'<div class="bs-error" role="alert">{esc(view.error)}</div>')
     return "".join(parts)
+
+
+def progress_html(progress: Any) -> str:
+    """Done / total for the queue, and the user's own share, as two progress bars."""
+    def bar(label: str, done: int, total: int, css: str) -> str:
+        return (f'<span class="{css}" data-done="{done}" data-total="{total}">{esc(label)} '
+                f'<progress max="{max(total, 1)}" value="{done}"></progress> {done} / {total}</span>')
+
+    parts = [bar("대기열 · Queue done", progress.done, progress.total, "bs-progress-queue")]
+    if progress.assigned:
+        parts.append(bar("내 배정 · Mine (assigned)", progress.assigned_done, progress.assigned, "bs-progress-mine"))
+    else:
+        parts.append(f'<span class="bs-progress-mine" data-done="{progress.mine}">내 결정 · Mine decided: {progress.mine}</span>')
+    return '<div class="bs-progress">' + "".join(parts) + "</div>"
 
 
 def draft_html(session: Any) -> str:
@@ -153,4 +168,11 @@ CSS = """
   border: 1px solid #ddd; padding: 2px 6px; vertical-align: top; }
 .bs-preview { min-height: 1.5em; border-left: 3px solid #a5b4fc; padding-left: 6px; }
 .bs-note { color: #6b7280; }
+#bs-help { position: fixed; inset: 0; background: rgba(0, 0, 0, 0.45); z-index: 1000; display: flex;
+  align-items: center; justify-content: center; }
+.bs-help-box { background: #fff; color: #111; padding: 16px 24px; border-radius: 8px; max-width: 560px; }
+.bs-help-box td { padding: 3px 10px; }
+.bs-help-box kbd { border: 1px solid #999; border-radius: 3px; padding: 1px 6px; background: #f3f4f6; }
+.bs-progress { display: flex; gap: 16px; align-items: center; font-size: 13px; }
+.bs-progress progress { width: 160px; }
 """

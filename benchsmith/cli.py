@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import importlib
 import sys
+from typing import TYPE_CHECKING
 
-import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
+
+if TYPE_CHECKING:
+    from typer._click import Command, Context  # the click that typer vendors: what TyperGroup takes
 
 # command name → (module whose `register(app)` adds it, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -43,7 +46,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def load_package_commands(module_name: str) -> click.Group:
+def load_package_commands(module_name: str) -> TyperGroup:
     """The click group holding every command one package registers."""
     module = importlib.import_module(module_name)
     holder = typer.Typer(pretty_exceptions_enable=False)
@@ -67,17 +70,17 @@ def _wire_model_client() -> None:
 class LazyCommands(TyperGroup):
     """Lists commands from COMMANDS; imports a package only to run (or show help of) its command."""
 
-    def list_commands(self, ctx: click.Context) -> list[str]:
+    def list_commands(self, ctx: Context) -> list[str]:
         return list(COMMANDS)
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+    def get_command(self, ctx: Context, cmd_name: str) -> Command | None:
         """A placeholder carrying the help line: enough for the root's command list."""
         if cmd_name not in COMMANDS:
             return None
         help_line = COMMANDS[cmd_name][1]
-        return click.Command(cmd_name, help=help_line, short_help=help_line)
+        return TyperCommand(cmd_name, help=help_line, short_help=help_line)
 
-    def resolve_command(self, ctx: click.Context, args: list[str]):  # noqa: ANN201
+    def resolve_command(self, ctx: Context, args: list[str]) -> tuple[str | None, Command | None, list[str]]:
         """The real command, imported from its package, for running it or showing its help."""
         name = args[0] if args else None
         if name in COMMANDS:

@@ -102,6 +102,12 @@ def stage_taxonomy(ctx: DemoContext) -> str:
     return _revise_all(ctx, "tag-taxonomy", lambda item: (tag_taxonomy(item), "taxonomy rules"))
 
 
+def stage_rationales(ctx: DemoContext) -> str:
+    from benchsmith.demo_rationales import draft_sample_rationales
+
+    return draft_sample_rationales(ctx.workspace)
+
+
 def stage_stats(ctx: DemoContext) -> str:
     stats = ctx.workspace.store.stats()
     statuses = ", ".join(f"{k} {v}" for k, v in stats["by_status"].items())
@@ -167,6 +173,7 @@ STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("shuffle", stage_shuffle),
     ("korea", stage_korea),
     ("taxonomy", stage_taxonomy),
+    ("rationales", stage_rationales),
     ("stats", stage_stats),
     ("export", stage_export),
     ("evaluate", stage_evaluate),

@@ -1,5 +1,6 @@
 """The demo's evaluation stage: the option-only baselines (and the packaged local model when
-the `llamacpp` extra is installed) over the sample items, then a report."""
+the `llamacpp` extra is installed) over the sample items, then a report with the paper's tables
+(leaderboard, correlation heatmap over the runs)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from curation.workspace import Workspace
 from evaluation.executor import ExecutorSettings
 from evaluation.metrics import load_run
 from evaluation.models import resolve_model
+from evaluation.paper import add_paper_to_report
 from evaluation.report import write_report
-from evaluation.runner import RunRequest, run_model
+from evaluation.runner import RunRequest, run_model, store_dataset
 
 DEMO_MODELS = ("baseline:longest", "baseline:similar", "baseline:position-1")
 LOCAL_MODEL = "llamacpp:gemma3-270m?max_tokens=32"
@@ -25,9 +27,11 @@ def evaluate_sample(workspace: Workspace, local_limit: int = 5) -> tuple[Path, l
     """Run the demo models; returns the report file and one line per run."""
     requests = [RunRequest(resolve_model(spec)) for spec in DEMO_MODELS]
     if local_model_available():
-        requests.append(RunRequest(resolve_model(LOCAL_MODEL), limit=local_limit,
+        requests.append(RunRequest(resolve_model(LOCAL_MODEL), dataset=store_dataset(workspace, limit=local_limit),
                                    settings=ExecutorSettings(concurrency=1, timeout_s=300)))
     summaries = [run_model(workspace, request) for request in requests]
-    report = write_report([load_run(s.run_dir, workspace.store) for s in summaries], workspace.root / "report")
+    runs = [load_run(s.run_dir, workspace) for s in summaries]
+    report = write_report(runs, workspace.root / "report")
+    add_paper_to_report(runs, report.markdown)  # leaderboard, correlations and their heatmap over the demo's runs
     lines = [f"{s.run_id}: {s.counts.get('correct', 0)}/{s.total} correct" for s in summaries]
     return report.markdown, lines

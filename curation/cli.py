@@ -18,10 +18,12 @@ from curation.cli_kit import (
     WorkspaceOption,
     console,
     current_author,
+    is_one_of,
     out,
     print_json,
     workspace_from,
 )
+from curation.credentials import mask_url
 from curation.diff import field_changes
 from curation.errors import BenchsmithError
 from curation.extract.cli_command import extract_command
@@ -50,7 +52,7 @@ def init_command(
 ) -> None:
     """Create a workspace: benchsmith.toml, the store, blobs/, cache.db, runs/, releases/."""
     workspace = init_workspace(directory, db)
-    out.print(f"workspace ready: {workspace.root} (store: {workspace.db_url})")
+    out.print(f"workspace ready: {workspace.root} (store: {mask_url(workspace.db_url)})", highlight=False)
 
 
 def schema_command() -> None:
@@ -61,11 +63,16 @@ def schema_command() -> None:
 def sample_exam_command(
     out_pdf: Annotated[Path, typer.Argument(help="where to write the sample exam PDF")],
     seed: Annotated[int, typer.Option(help="variation seed; 0 is the canonical sample")] = 0,
+    variant: Annotated[str | None, typer.Option(help="a layout variant: glyphs, numbering-mun, numbering-beon, "
+                                                     "numbering-bracket, passage")] = None,
 ) -> None:
     """Write the project's own sample exam PDF and its ground truth (OUT.truth.jsonl)."""
     from curation.sample_exam import write_sample_exam
 
-    pdf_path, truth_path = write_sample_exam(out_pdf, seed=seed)
+    try:
+        pdf_path, truth_path = write_sample_exam(out_pdf, seed=seed, variant=variant)
+    except ValueError as error:
+        raise BenchsmithError(str(error)) from None
     out.print(f"sample exam: {pdf_path}\nground truth: {truth_path}")
 
 
@@ -214,6 +221,38 @@ ItemsOption = Annotated[str | None, typer.Option("--items", help="only these ite
 DryRunOption = Annotated[bool, typer.Option("--dry-run", help="report what would change; write nothing")]
 
 
+@items_app.command("set-status")
+def set_status_command(
+    status: Annotated[str, typer.Argument(help="extracted | in_review | accepted | rejected | excluded")],
+    where: Annotated[str, typer.Option("--where", help="which items: FIELD=VALUE,… as for `run --items` "
+                                                      "(status=in_review|extracted,exam=…,subject=…,ids=a|b)")],
+    reason: Annotated[str, typer.Option("--reason", help="why (kept in every revision)")],
+    dry_run: DryRunOption = False,
+    workspace: WorkspaceOption = None,
+    author: AuthorOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Set the status of every item the query matches: one revision each, compare-and-swap per item
+    (an item edited meanwhile is skipped and reported). Run with --dry-run first."""
+    from curation.query import parse_item_query
+    from curation.status import set_status
+
+    ws = workspace_from(workspace)
+    report = set_status(ws.store, parse_item_query(where, "--where"), status, reason=reason,
+                        author=current_author(author), dry_run=dry_run)
+    if as_json:
+        print_json({"matched": report.seen, "changed": report.changed, "conflicts": report.conflicts,
+                    "dry_run": dry_run, "status": status})
+        return
+    verb = "would change" if dry_run else "changed"
+    out.print(f"{report.seen} items matched; {verb} {len(report.changed)} to {status}"
+              + (f"; {len(report.conflicts)} skipped (edited meanwhile: {', '.join(report.conflicts[:5])})"
+                 if report.conflicts else "")
+              + (" — nothing written (--dry-run)" if dry_run else ""), highlight=False, markup=False)
+    if report.conflicts:
+        raise typer.Exit(3)
+
+
 def register_stages(app: typer.Typer) -> None:
     app.command("dedup")(dedup_command)
     app.command("shuffle")(shuffle_command)
@@ -243,10 +282,10 @@ def dedup_command(
     """Remove exact (whole pool) and near-duplicates: one kept per cluster; inversions and answer conflicts queued."""
     from curation.progress import progress_bar
     from curation.steps.antonyms import AntonymLexicon
-    from curation.steps.dedup import PRESETS, DedupConfig
+    from curation.steps.dedup import METHODS, PRESETS, SCOPES, DedupConfig
     from curation.steps.dedup_stage import band_report, example_pairs, run_dedup
 
-    if method not in ("difflib", "fuzz", "lsh") or scope not in ("exam", "subject", "all"):
+    if not is_one_of(method, METHODS) or not is_one_of(scope, SCOPES):
         raise BenchsmithError("--method is difflib|fuzz|lsh and --scope is exam|subject|all")
     if preset not in PRESETS:
         raise BenchsmithError(f"--preset {preset!r}: choose one of {', '.join(PRESETS)}")

@@ -7,7 +7,7 @@ import getpass
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeGuard, TypeVar
 
 import typer
 from rich.console import Console
@@ -25,6 +25,14 @@ JsonOption = Annotated[bool, typer.Option("--json", help="print JSON for scripts
 AuthorOption = Annotated[
     str | None, typer.Option("--author", envvar="BENCHSMITH_USER", help="who makes the change (default: login name)")
 ]
+
+
+Choice = TypeVar("Choice", bound=str)
+
+
+def is_one_of(value: str, choices: tuple[Choice, ...]) -> TypeGuard[Choice]:
+    """An option's text is one of a Literal's values (narrows it to that Literal for the type checker)."""
+    return value in choices
 
 
 def current_author(author: str | None) -> str:

@@ -29,7 +29,7 @@ def parse_map(pairs: list[str]) -> dict[str, str]:
 def file_line(report: FileReport) -> str:
     return (f"{report.path} ({report.format}): {report.rows} rows, {report.created} new, {report.updated} updated, "
             f"{report.unchanged} unchanged, {report.skipped} kept, {report.garbled} garbled, "
-            f"{len(report.errors)} failed")
+            f"{len(report.errors)} failed; {report.korea_tagged} tagged as Korea-specific candidates")
 
 
 def summary_line(reports: list[FileReport]) -> str:
@@ -48,7 +48,8 @@ def summary_line(reports: list[FileReport]) -> str:
             + (f"; {shape_text}" if shape_text else "") + f"): {total('rows')} rows, {total('created')} new, "
             f"{total('updated')} updated, {total('unchanged')} unchanged, "
             + (f"{skipped} already in the store with other content (kept; --force overwrites), " if skipped else "")
-            + f"{total('garbled')} garbled (sent to review), {sum(len(r.errors) for r in read)} rows failed"
+            + f"{total('garbled')} garbled (sent to review), {sum(len(r.errors) for r in read)} rows failed, "
+            f"{total('korea_tagged')} tagged as Korea-specific candidates"
             + (f", {len(reports) - len(read)} files refused" if len(read) < len(reports) else ""))
 
 

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from curation.answers import CIRCLED, parse_answer_key
 from curation.blobs import BlobStore
@@ -34,7 +34,8 @@ from curation.errors import BenchsmithError
 from curation.exam_names import UNKNOWN, majority_name
 from curation.garbled import garbled_fields
 from curation.item import Item, ItemValidationError, parse_item
-from curation.store import Store
+from curation.steps.korea_stage import differs_only_by_tagging, tag_new_items
+from curation.store import ItemQuery, Store
 
 FORMATS = ("auto", "jsonl", "qnet", "kmetbench", "kmmlu", "korhist")
 QNET_COLUMNS = ("Test Name", "Year", "Session", "Subject", "Number", "Question", "Question_image",
@@ -64,6 +65,7 @@ class FileReport:
     unchanged: int = 0
     skipped: int = 0
     garbled: int = 0
+    korea_tagged: int = 0  # new or updated items the Korea lexicon marked as candidates (stage tag-korea)
     errors: list[RowError] = field(default_factory=list)
     fatal: str | None = None
     notes: list[str] = field(default_factory=list)  # how the file was read (no header, fenced …)
@@ -427,7 +429,9 @@ def import_file(
     written = store.save_items(unique, author=author, stage="import", reason=f"import {path.name}",
                                on_existing="revise" if force else "skip")
     report.created, report.updated = len(written.created), len(written.updated)
-    report.unchanged, report.skipped = len(written.unchanged), len(written.skipped)
+    same = len(differs_only_by_tagging(store, unique, written.skipped)) if written.skipped else 0
+    report.unchanged, report.skipped = len(written.unchanged) + same, len(written.skipped) - same
+    report.korea_tagged = len(tag_new_items(store, written.created + written.updated, author).changed)
     return report
 
 
@@ -449,7 +453,7 @@ def _mark_garbled(record: dict[str, Any]) -> bool:
     return True
 
 
-def export_jsonl(store: Store, out: io.TextIOBase, query=None) -> int:  # noqa: ANN001
+def export_jsonl(store: Store, out: TextIO, query: ItemQuery | None = None) -> int:
     count = 0
     for stored in store.iter_items(query):
         out.write(json.dumps(stored.item.to_record(), ensure_ascii=False) + "\n")

@@ -7,7 +7,7 @@ wants 0-based indices or letters converts at its own boundary.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import (
     AfterValidator,
@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION: Final = 1
 
 ITEM_ID_PATTERN = r"^[A-Za-z0-9가-힣][A-Za-z0-9가-힣._:\-]{0,199}$"
 BLOB_REF_PATTERN = r"^[0-9a-f]{64}\.[a-z0-9]{1,5}$"
@@ -55,11 +55,14 @@ class PdfLocation(_Strict):
     bbox: BBox | None = None
 
 
+ImageKind = Literal["raster", "vector", "formula", "photo", "table", "other"]
+
+
 class ImageRef(_Strict):
     """A content-addressed image in the workspace blob store, with where it came from."""
 
     blob: str = Field(pattern=BLOB_REF_PATTERN, description="sha256 of the bytes + extension")
-    kind: Literal["raster", "vector", "formula", "photo", "table", "other"] = "raster"
+    kind: ImageKind = "raster"
     provenance: PdfLocation | None = None
     latex: str | None = Field(None, description="transcription for formula images; empty = still to do")
     alt: str | None = None

@@ -9,6 +9,7 @@ against and is refused with a ConflictError when that is no longer current.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +34,7 @@ from sqlalchemy import (
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, OperationalError
 
+from curation.credentials import mask_url
 from curation.diff import changed_paths
 from curation.errors import ConflictError, NotFoundError, WorkspaceError
 from curation.item import Item, parse_item
@@ -153,13 +155,13 @@ class Store:
         try:
             self.engine = create_engine(url, future=True)
         except Exception as error:  # bad URL, missing driver
-            raise WorkspaceError(f"cannot open store {url!r}: {error}") from None
+            raise WorkspaceError(f"cannot open store {mask_url(url)!r}: {mask_url(str(error))}") from None
         if self.engine.dialect.name == "sqlite":
             _configure_sqlite(self.engine)
         try:
             self._prepare(create)
         except OperationalError as error:
-            raise WorkspaceError(f"cannot open store {url!r}: {error.orig}") from None
+            raise WorkspaceError(f"cannot open store {mask_url(url)!r}: {mask_url(str(error.orig))}") from None
 
     # -- connection helpers -------------------------------------------------------------
     def _write(self):
@@ -170,14 +172,14 @@ class Store:
             has_meta = self.engine.dialect.has_table(conn, meta_table.name)
             if not has_meta:
                 if not create:
-                    raise WorkspaceError(f"{self.url} holds no benchsmith store (run `benchsmith init`)")
+                    raise WorkspaceError(f"{mask_url(self.url)} holds no benchsmith store (run `benchsmith init`)")
                 metadata.create_all(conn)
                 conn.execute(meta_table.insert().values(key="store_version", value=str(STORE_VERSION)))
                 return
             version = int(conn.execute(select(meta_table.c.value).where(meta_table.c.key == "store_version")).scalar_one())
             if version > STORE_VERSION:
                 raise WorkspaceError(
-                    f"store {self.url} has version {version}, newer than this benchsmith ({STORE_VERSION}): upgrade benchsmith"
+                    f"store {mask_url(self.url)} has version {version}, newer than this benchsmith ({STORE_VERSION}): upgrade benchsmith"
                 )
             if version < STORE_VERSION:
                 migrate_store(conn, version)
@@ -244,8 +246,7 @@ class Store:
     ) -> None:
         ids = [item.id for item in batch]
         if len(set(ids)) != len(ids):
-            seen: set[str] = set()
-            dupes = sorted({i for i in ids if i in seen or seen.add(i)})  # type: ignore[func-returns-value]
+            dupes = sorted(i for i, count in Counter(ids).items() if count > 1)
             raise WorkspaceError(f"the same item id appears twice in one write: {', '.join(dupes[:5])}")
         existing = {
             row.id: (row.rev, row.data)

@@ -10,6 +10,13 @@ from functools import cached_property
 from pathlib import Path
 
 from curation.blobs import BlobStore
+from curation.credentials import (
+    PASSWORD_ENV,
+    PASSWORD_FILE,
+    split_password,
+    with_password,
+    write_password_file,
+)
 from curation.errors import WorkspaceError
 from curation.store import Store
 
@@ -49,18 +56,23 @@ class Workspace:
         return BlobStore(self.blobs_dir)
 
 
-def _config_text(name: str, db_url: str | None) -> str:
+def _config_text(name: str, db_url: str | None, password_file: str | None) -> str:
     url_line = f'url = "{db_url}"' if db_url else '# url = "postgresql+psycopg://user@127.0.0.1/benchsmith"  (default: store.db here)'
+    password_line = (f'password_file = "{password_file}"  # mode 0600; or set {PASSWORD_ENV}\n' if password_file
+                     else f"# the password: set {PASSWORD_ENV}, or password_file = \"{PASSWORD_FILE}\" (mode 0600)\n")
     return (
         "# benchsmith workspace\n"
         "[workspace]\n"
         f'name = "{name}"\n\n'
         "[store]\n"
         f"{url_line}\n"
+        f"{password_line}"
     )
 
 
 def init_workspace(root: Path, db_url: str | None = None) -> Workspace:
+    """Create a workspace. A password in `db_url` goes to `.db-password` (mode 0600), never
+    into the world-readable benchsmith.toml."""
     root = Path(root).resolve()
     config = root / CONFIG_NAME
     if config.exists():
@@ -68,10 +80,13 @@ def init_workspace(root: Path, db_url: str | None = None) -> Workspace:
     root.mkdir(parents=True, exist_ok=True)
     for folder in ("blobs", "runs", "releases"):
         (root / folder).mkdir(exist_ok=True)
-    url = db_url or DEFAULT_DB.format(root=root.as_posix())
+    stored_url, password = split_password(db_url) if db_url else (None, None)
+    url = with_password(db_url, None) if db_url else DEFAULT_DB.format(root=root.as_posix())
     Store(url, create=True).close()
     _touch_cache(root / "cache.db")
-    config.write_text(_config_text(root.name, db_url), encoding="utf-8")
+    if password:
+        write_password_file(root / PASSWORD_FILE, password)
+    config.write_text(_config_text(root.name, stored_url, PASSWORD_FILE if password else None), encoding="utf-8")
     return Workspace(root, url, root.name)
 
 
@@ -104,6 +119,7 @@ def open_workspace(path: str | os.PathLike | None) -> Workspace:
     if not isinstance(store, dict) or not isinstance(workspace, dict):
         raise WorkspaceError(f"{config}: [store] and [workspace] must be tables")
     url = store.get("url") or DEFAULT_DB.format(root=root.as_posix())
-    if not isinstance(url, str):
-        raise WorkspaceError(f"{config}: store.url must be a string")
-    return Workspace(root, url, str(workspace.get("name", root.name)))
+    password_file = store.get("password_file", PASSWORD_FILE)
+    if not isinstance(url, str) or not isinstance(password_file, str):
+        raise WorkspaceError(f"{config}: store.url and store.password_file must be strings")
+    return Workspace(root, with_password(url, root / password_file), str(workspace.get("name", root.name)))

@@ -19,7 +19,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from curation.cli_kit import JsonOption, WorkspaceOption, print_json, workspace_from
+from curation.cli_kit import JsonOption, WorkspaceOption, is_one_of, print_json, workspace_from
 from curation.errors import BenchsmithError
 from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
 from evaluation.executor import ExecutorSettings
@@ -83,6 +83,8 @@ def run_command(
     items: Annotated[str | None, typer.Option("--items", help="exam=…,subject=…,status=a|b,korea_specific=true,"
                                               "multimodal=false,ids=a|b")] = None,
     limit: Annotated[int | None, typer.Option("--limit", min=1, help="only the first N matching items")] = None,
+    source: Annotated[str | None, typer.Option("--from", help="answer a release config (PATH[:CONFIG]) or a JSONL "
+                                               "file of items instead of the store (the store is not touched)")] = None,
     concurrency: ConcurrencyOption = 16,
     timeout: Annotated[float | None, typer.Option("--timeout", help="seconds per request (default: model's)")] = None,
     retries: Annotated[int | None, typer.Option("--retries", min=0, help="retries per request (default: model's)")] = None,
@@ -103,18 +105,23 @@ def run_command(
 
     One model runs in this process; several models (or `--executor ray`) run as shards on local
     processes or a Ray cluster, with this process the only writer of logs and cache."""
+    from evaluation.datasets import dataset_from_source
     from evaluation.prompts import VARIANTS
-    from evaluation.runner import RunRequest, parse_item_query, run_model
+    from evaluation.runner import RunRequest, parse_item_query, run_model, store_dataset
 
-    if variant not in VARIANTS:
+    if not is_one_of(variant, VARIANTS):
         raise BenchsmithError(f"--variant {variant!r}: choose one of {', '.join(VARIANTS)}")
     ws = workspace_from(workspace)
     specs = _models(model or [], model_list, models_file, ws.root)
     if run_id is not None and len(specs) > 1:
         raise BenchsmithError("--run-id names one run: use it with a single model")
-    query = parse_item_query(items)
-    requests = [RunRequest(spec, prompt, variant, query, limit, run_id, resume, cache, retry_errors,  # type: ignore[arg-type]
+    if source is not None and (items or limit):
+        raise BenchsmithError("--from answers a whole release config or file: leave out --items and --limit")
+    dataset = (dataset_from_source(source, ws.store, ws.blobs, ws.root) if source
+               else store_dataset(ws, parse_item_query(items), limit))
+    requests = [RunRequest(spec, prompt, variant, dataset, run_id, resume, cache, retry_errors,
                            _settings(spec, concurrency, timeout, retries)) for spec in specs]
+    failed: dict[str, str]
     if len(requests) == 1 and executor == "local" and ray_address is None:
         with progress_bar(progress and not as_json, specs[0].name) as (on_start, on_record):
             summaries, failed = [run_model(ws, requests[0], on_start, on_record)], {}
@@ -162,7 +169,9 @@ def _print_runs(summaries: list[Any], failed: dict[str, str], as_json: bool) -> 
     else:
         for summary in summaries:
             counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
-            out.print(f"run {summary.run_id}: {summary.total} items ({summary.done_before} from before), {counts}"
+            changed = summary.stats.get("changed_since", 0)
+            out.print(f"run {summary.run_id}: {summary.total} items ({summary.done_before} from before"
+                      + (f", {changed} asked again because they changed" if changed else "") + f"), {counts}"
                       + (f"; {len(summary.skipped)} not sent" if summary.skipped else ""), highlight=False)
             out.print(f"log: {summary.run_dir / 'responses.jsonl'}", highlight=False)
     for key, error in failed.items():
@@ -205,6 +214,10 @@ def report_command(
     seed: Annotated[int, typer.Option(help="bootstrap seed")] = 0,
     resamples: Annotated[int, typer.Option(min=100, help="bootstrap resamples")] = 2000,
     charts: Annotated[bool, typer.Option("--charts/--no-charts", help="radar and bar charts (matplotlib)")] = True,
+    paper: Annotated[bool, typer.Option("--paper", help="also the paper's tables (Markdown and LaTeX) under OUT/paper/: "
+                                        "leaderboard, correlations with a heatmap, judge agreement")] = False,
+    expert_scores: Annotated[Path | None, typer.Option("--expert-scores", help="experts' scores JSONL (`annotate "
+                                                       "export-scores`) for the judge agreement table")] = None,
 ) -> None:
     """Accuracy per subset with bootstrap CIs, reasoning scores, error rates: Markdown, CSV, PNG."""
     from evaluation.metrics import load_run
@@ -212,8 +225,14 @@ def report_command(
     from evaluation.runlog import find_run
 
     ws = workspace_from(workspace)
-    data = [load_run(find_run(ws.runs_dir, name), ws.store) for name in runs]
+    data = [load_run(find_run(ws.runs_dir, name), ws) for name in runs]
     result = write_report(data, out_dir, seed=seed, resamples=resamples, charts=charts)
+    if paper or expert_scores is not None:
+        from evaluation.paper import add_paper_to_report
+
+        tables = add_paper_to_report(data, result.markdown, seed=seed, resamples=resamples,
+                                     expert_scores=expert_scores, charts=charts)
+        out.print(f"paper tables: {tables.out_dir} ({len(tables.files)} files)", highlight=False)
     for note in result.notes:
         console.print(note, highlight=False)
     out.print(f"report: {result.markdown}", highlight=False)

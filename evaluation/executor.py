@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -22,6 +22,8 @@ from evaluation.backends.base import Backend, BackendError, ChatRequest, Complet
 from evaluation.cache import ResponseCache
 from evaluation.models import ModelSpec
 from evaluation.runlog import RunLog
+
+_FEED_CHUNK = 64  # jobs looked up in the cache and queued at a time
 
 
 class BackendUnreachable(BenchsmithError):
@@ -184,31 +186,47 @@ class Executor:
         if self.on_record is not None:
             self.on_record(record)
 
-    async def run(self, jobs: list[Job]) -> ExecutionStats:
-        if self.cache is not None:
-            self._cached = self.cache.get_many(job.key for job in jobs)
+    async def run(self, jobs: Iterable[Job]) -> ExecutionStats:
+        """Send every job; jobs are taken from the iterable as workers free up, so building the
+        later requests overlaps with waiting for the first responses."""
         self._limiter = AdaptiveLimiter(self.settings.concurrency)
-        queue: asyncio.Queue[Job] = asyncio.Queue()
-        for job in jobs:
-            queue.put_nowait(job)
+        queue: asyncio.Queue[Job | None] = asyncio.Queue(maxsize=4 * _FEED_CHUNK)
+        workers_n = self.settings.concurrency
+
+        async def feed() -> None:
+            chunk: list[Job] = []
+            for job in jobs:
+                chunk.append(job)
+                if len(chunk) == _FEED_CHUNK:
+                    await self._enqueue(chunk, queue)
+                    chunk = []
+            await self._enqueue(chunk, queue)
+            for _ in range(workers_n):
+                await queue.put(None)
 
         async def worker() -> None:
-            while not queue.empty():
-                await self._run_job(queue.get_nowait())
+            while (job := await queue.get()) is not None:
+                await self._run_job(job)
 
-        workers = [asyncio.create_task(worker()) for _ in range(min(self.settings.concurrency, max(1, len(jobs))))]
+        tasks = [asyncio.create_task(feed())] + [asyncio.create_task(worker()) for _ in range(workers_n)]
         try:
-            await asyncio.gather(*workers)
+            await asyncio.gather(*tasks)
         finally:
-            for task in workers:
+            for task in tasks:
                 task.cancel()
-            await asyncio.gather(*workers, return_exceptions=True)
+            await asyncio.gather(*tasks, return_exceptions=True)
             if self.cache is not None:
                 self.cache.flush()
         return self.stats
 
+    async def _enqueue(self, chunk: list[Job], queue: asyncio.Queue[Job | None]) -> None:
+        if self.cache is not None and chunk:
+            self._cached.update(self.cache.get_many(job.key for job in chunk))
+        for job in chunk:
+            await queue.put(job)
 
-async def run_jobs(spec: ModelSpec, settings: ExecutorSettings, log_path: Path, jobs: list[Job],
+
+async def run_jobs(spec: ModelSpec, settings: ExecutorSettings, log_path: Path, jobs: Iterable[Job],
                    cache_path: Path | None, on_record: Callable[[dict[str, Any]], None] | None = None) -> ExecutionStats:
     """Open the backend, the log and the cache, run the jobs, close everything (also on failure)."""
     backend = make_backend(spec, settings.concurrency)

@@ -15,9 +15,10 @@ from curation.workspace import Workspace
 from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
 from evaluation.cache import cache_key
 from evaluation.executor import ExecutorSettings, Job, run_jobs
+from evaluation.metrics import load_run
 from evaluation.models import ModelSpec, resolve_model
 from evaluation.runlog import RESPONSES, now_iso, read_records, write_manifest
-from evaluation.runner import RunRequest, run_model
+from evaluation.runner import RunRequest, run_model, store_dataset
 
 
 class RunnerTextModel:
@@ -50,13 +51,13 @@ class RunnerTextModel:
         done = read_records(run_dir / RESPONSES, key="job")
         jobs_by_attempt: dict[int, list[Job]] = {}
         for request in requests:
-            if log_key(request) in done and done[log_key(request)].get("text") is not None:
-                continue
             chat = ChatRequest((Message("system", (request.system,)), Message("user", (request.user,))),
                                response_schema=request.json_schema, salt=request.attempt)
-            spec = self._seeded(request.attempt)
-            jobs_by_attempt.setdefault(request.attempt, []).append(
-                Job(log_key(request), chat, cache_key(spec, chat, purpose), _finish))
+            key = cache_key(self._seeded(request.attempt), chat, purpose)
+            previous = done.get(log_key(request))
+            if previous is not None and previous.get("text") is not None and previous.get("key") == key:
+                continue  # the same request (same item text) was answered: an edited item is asked again
+            jobs_by_attempt.setdefault(request.attempt, []).append(Job(log_key(request), chat, key, _finish))
         for attempt, jobs in sorted(jobs_by_attempt.items()):
             asyncio.run(run_jobs(self._seeded(attempt), self.settings, run_dir / RESPONSES, jobs, self.ws.cache_path))
         if jobs_by_attempt:
@@ -70,11 +71,12 @@ class RunnerTextModel:
     def solve_with_rationale(self, items: list[Item], attempt: int) -> dict[str, SolvedItem]:
         """The reasoning prompt (free scratchpad, then JSON with rationale and answer); attempt k
         uses seed + k so a retry is a new sample, not the cached one."""
-        summary = run_model(self.ws, RunRequest(self._seeded(attempt), "reasoning", "implicit", ItemQuery(ids=[i.id for i in items]),
+        dataset = store_dataset(self.ws, ItemQuery(ids=[i.id for i in items]))
+        summary = run_model(self.ws, RunRequest(self._seeded(attempt), "reasoning", "implicit", dataset,
                                                 settings=self.settings))
-        records = read_records(summary.run_dir / RESPONSES)
-        return {item_id: SolvedItem(item_id, record.get("answer"), record.get("rationale"), record["outcome"])
-                for item_id, record in records.items()}
+        run = load_run(summary.run_dir, self.ws)  # current records only: never an answer to an older version
+        return {item_id: SolvedItem(item_id, record.answer, record.rationale, record.outcome)
+                for item_id, record in run.records.items()}
 
 
 def _finish(job: Job, completion: Completion | None, error: BackendError | None, meta: dict[str, Any]) -> dict[str, Any]:

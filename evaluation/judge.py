@@ -3,7 +3,9 @@
 The judge never sees which model wrote the rationale. Its reply must be JSON following
 VERDICT_SCHEMA (sent as native structured output where the model declares it); an invalid
 reply is asked for again, and a verdict still invalid is recorded as `missing` — never
-averaged in as 0 or −1.
+averaged in as 0 or −1. Each verdict is a `JudgeVerdict` (evaluation.records), the record
+`annotate load-judge` reads; a rationale is judged again when its item, its reference or the
+rationale itself changed (the request key covers all three).
 """
 
 from __future__ import annotations
@@ -21,12 +23,13 @@ from curation.workspace import Workspace
 from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
 from evaluation.cache import cache_key
 from evaluation.executor import ExecutorSettings, InvalidResponse, Job, run_jobs
-from evaluation.metrics import JUDGE_AXES
+from evaluation.metrics import load_run
 from evaluation.models import ModelSpec
 from evaluation.parsing import json_objects, load_object, split_thinking
-from evaluation.runlog import RESPONSES, now_iso, read_manifest, read_records
+from evaluation.records import JUDGE_AXES, JudgeScores, JudgeVerdict, read_jsonl_records
+from evaluation.runlog import now_iso
 
-JUDGE_PROMPT_VERSION = "judge-v1"
+JUDGE_PROMPT_VERSION = "judge-v1"  # the rubric and its prompt: part of every judge request key
 
 _Score = Field(ge=1, le=5)
 
@@ -91,45 +94,78 @@ def judge_log_path(run_dir: Path, judge: ModelSpec) -> Path:
     return run_dir / f"judge-{re.sub(r'[^A-Za-z0-9._-]+', '-', judge.name).strip('-')}.jsonl"
 
 
-def _finish(job: Job, completion: Completion | None, error: BackendError | None, meta: dict[str, Any]) -> dict[str, Any]:
-    base = {"item_id": job.id, **meta, "ts": now_iso()}
-    if completion is None:
-        return base | {"status": "missing", "error": {"kind": error.kind if error else "error", "message": str(error)}}
-    verdict = parse_verdict(completion.text)
-    return base | {"status": "ok", "scores": verdict.model_dump(include=set(JUDGE_AXES)), "total": verdict.total,
-                   "factual_errors": verdict.factual_errors, "text": completion.text, "thinking": completion.thinking,
-                   "usage": completion.usage}
+def _finisher(base: dict[str, Any]) -> Callable[[Job, Completion | None, BackendError | None, dict[str, Any]],
+                                                 dict[str, Any]]:
+    def finish(job: Job, completion: Completion | None, error: BackendError | None, meta: dict[str, Any]) -> dict[str, Any]:
+        common = base | {"key": job.key, "usage": completion.usage if completion else None,
+                         "ts": now_iso()}
+        if completion is None:
+            verdict = JudgeVerdict.model_validate(common | {"status": "missing", "error": {
+                "kind": error.kind if error else "error", "message": str(error)}})
+        else:
+            parsed = parse_verdict(completion.text)
+            verdict = JudgeVerdict.model_validate(common | {
+                "status": "ok", "scores": JudgeScores.model_validate(parsed.model_dump(include=set(JUDGE_AXES))),
+                "factual_errors": parsed.factual_errors, "text": completion.text, "thinking": completion.thinking})
+        return verdict.model_dump(mode="json", exclude_none=True)
+
+    return finish
 
 
 def judge_run(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: ExecutorSettings, *, max_invalid: int = 2,
               on_start: Callable[[int, int], None] | None = None,
               on_record: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    read_manifest(run_dir)
-    records = read_records(run_dir / RESPONSES)
-    items = {k: v.item for k, v in ws.store.get_many(list(records)).items()}
+    run = load_run(run_dir, ws)
     log_path = judge_log_path(run_dir, judge)
-    done = read_records(log_path)
+    done = read_jsonl_records(log_path, JudgeVerdict)
     jobs: list[Job] = []
     candidates = 0
-    for item_id, record in records.items():
-        item = items.get(item_id)
-        rationale = (record.get("rationale") or "").strip()
+    for item_id, record in run.records.items():
+        item = run.items.get(item_id)
+        rationale = (record.rationale or "").strip()
         if item is None or not rationale or not (item.rationale and item.rationale.text.strip()):
             continue
         candidates += 1
-        if item_id in done:
-            continue
         request = judge_request(item, rationale)
 
         def rekey(req: ChatRequest) -> str:
             return cache_key(judge, req, JUDGE_PROMPT_VERSION)
 
-        jobs.append(Job(item_id, request, rekey(request), _finish, rekey, max_invalid))
+        previous = done.get(item_id)
+        if previous is not None and previous.key == rekey(request) and previous.status == "ok":
+            continue
+        base = {"item_id": item_id, "content_hash": record.content_hash, "run_id": run.run_id, "model": run.model_name,
+                "judge": judge.name, "rubric_version": JUDGE_PROMPT_VERSION}
+        jobs.append(Job(item_id, request, rekey(request), _finisher(base), rekey, max_invalid))
     if on_start is not None:
         on_start(candidates, candidates - len(jobs))
     if jobs:
         asyncio.run(run_jobs(judge, settings, log_path, jobs, ws.cache_path, on_record))
-    verdicts = read_records(log_path)
-    ok = sum(1 for v in verdicts.values() if v.get("status") == "ok")
+    verdicts = [v for item_id, v in read_jsonl_records(log_path, JudgeVerdict).items() if item_id in run.records]
+    ok = sum(1 for v in verdicts if v.status == "ok")
     return {"judged": len(verdicts), "ok": ok, "missing": len(verdicts) - ok,
-            "not_judged": len(records) - candidates, "log": str(log_path)}
+            "not_judged": len(run.records) - candidates, "stale_skipped": run.stale, "log": str(log_path)}
+
+
+def current_verdicts(ws: Workspace, source: Path | str) -> tuple[list[JudgeVerdict], list[str]]:
+    """The verdicts of a judge log (or of every judge log of a run) whose item and answer are still current."""
+    from evaluation.runlog import find_run
+
+    if isinstance(source, Path) and source.is_file():
+        run_dir, logs = source.parent, [source]
+    else:
+        run_dir = find_run(ws.runs_dir, str(source))
+        logs = sorted(run_dir.glob("judge-*.jsonl"))
+    run = load_run(run_dir, ws)
+    verdicts, stale = [], 0
+    for log in logs:
+        for item_id, verdict in read_jsonl_records(log, JudgeVerdict).items():
+            answer = run.records.get(item_id)
+            if answer is None or answer.content_hash != verdict.content_hash:
+                stale += 1
+                continue
+            verdicts.append(verdict)
+    notes = [f"{stale} stale verdict(s) skipped (the item or its answer changed since judging)"] if stale else []
+    if not logs:
+        notes.append(f"{run_dir.name}: no judge logs (run `benchsmith judge {run_dir.name} --judge MODEL` first)")
+    return verdicts, notes

@@ -10,27 +10,35 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from curation.identity import content_hash
 from curation.item import Item
-from curation.store import Store
-from evaluation.runlog import RESPONSES, read_manifest, read_records
-
-JUDGE_AXES = ("factuality", "logical_soundness", "depth", "clarity")
+from curation.workspace import Workspace
+from evaluation.datasets import dataset_from_manifest
+from evaluation.records import JUDGE_AXES, AnswerRecord, JudgeVerdict, is_current, read_jsonl_records
+from evaluation.resampling import mean_interval
+from evaluation.runlog import RESPONSES, read_manifest
 
 
 @dataclass
 class RunData:
+    """A run as its readers see it: only records made from the items' current content count."""
+
     run_id: str
     run_dir: Path
     manifest: dict[str, Any]
-    records: dict[str, dict[str, Any]]  # item id → last record
-    items: dict[str, Item]
+    records: dict[str, AnswerRecord]  # item id → last record, current content only
+    items: dict[str, Item]  # the run's items as they are now
     skipped: dict[str, str]
+    stale: int = 0  # records left out because their item changed since (or predate content hashes)
+    hashes: dict[str, str] = field(default_factory=dict)  # item id → current content hash
+    named_subsets: dict[str, set[str]] = field(default_factory=dict)  # e.g. hard, from the filtering record
+    notes: list[str] = field(default_factory=list)
 
     @property
     def model_name(self) -> str:
@@ -44,21 +52,29 @@ class RunData:
         return sum(1 for item_id in self.manifest.get("item_ids", []) if item_id not in self.records)
 
 
-def load_run(run_dir: Path, store: Store) -> RunData:
+def load_run(run_dir: Path, ws: Workspace) -> RunData:
     manifest = read_manifest(run_dir)
-    records = read_records(run_dir / RESPONSES)
+    dataset = dataset_from_manifest(manifest, ws.store, ws.blobs, ws.root)
+    variant = manifest.get("variant", "implicit")
     skipped = manifest.get("skipped", {})
-    wanted = [*manifest.get("item_ids", []), *skipped]
-    items = {item_id: stored.item for item_id, stored in store.get_many(wanted).items()}
-    return RunData(manifest["run_id"], run_dir, manifest, records, items, skipped)
+    logged = read_jsonl_records(run_dir / RESPONSES, AnswerRecord)
+    items = dataset.lookup([*manifest.get("item_ids", []), *skipped, *logged])
+    hashes = {item_id: content_hash(item, variant) for item_id, item in items.items()}
+    records = {item_id: record for item_id, record in logged.items() if is_current(record, hashes)}
+    subsets, notes = dataset.named_subsets(variant)
+    stale = len(logged) - len(records)
+    if stale:
+        notes.insert(0, f"{manifest['run_id']}: {stale} stale record(s) skipped (their item changed since it was "
+                        "answered; rerun the same command to ask them again)")
+    return RunData(manifest["run_id"], run_dir, manifest, records, items, skipped, stale, hashes, subsets, notes)
 
 
-def subsets_of(item: Item) -> list[str]:
+def subsets_of(item: Item, named: dict[str, set[str]] | None = None) -> list[str]:
+    """The subsets an item counts in: from its flags and taxonomy, and the named subsets (hard) it is in."""
     names = ["overall", "multimodal" if item.multimodal else "text_only"]
     if item.flags.korea_specific:
         names.append("korea_specific")
-    if item.extra.get("hard") or "hard" in (item.extra.get("subsets") or []):
-        names.append("hard")
+    names += [name for name, ids in (named or {}).items() if item.id in ids]
     part = item.taxonomy.part or item.source.part
     subject = item.taxonomy.subject or item.source.subject
     if part:
@@ -69,14 +85,8 @@ def subsets_of(item: Item) -> list[str]:
 
 
 def bootstrap_ci(values: np.ndarray, seed: int, resamples: int = 2000, level: float = 0.95) -> tuple[float, float] | None:
-    """Percentile interval of the mean over items resampled with replacement."""
-    if values.size == 0:
-        return None
-    rng = np.random.default_rng(seed)
-    means = values[rng.integers(0, values.size, size=(resamples, values.size))].mean(axis=1)
-    tail = (1 - level) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return float(low), float(high)
+    """Percentile interval of the mean over items resampled with replacement (scipy's bootstrap)."""
+    return mean_interval(np.asarray(values, dtype=float), seed=seed, resamples=resamples, level=level)
 
 
 def _subset_seed(seed: int, subset: str) -> int:
@@ -115,14 +125,14 @@ def accuracy_by_subset(run: RunData, *, seed: int = 0, resamples: int = 2000,
     not_sent: dict[str, int] = {}
     for item_id, record in run.records.items():
         item = run.items.get(item_id)
-        names = subsets_of(item) if item is not None else ["overall"]
+        names = subsets_of(item, run.named_subsets) if item is not None else ["overall"]
         if common is not None and item_id in common:
             names.append("common")
         for name in names:
-            outcomes.setdefault(name, []).append(record["outcome"])
+            outcomes.setdefault(name, []).append(record.outcome)
     for item_id in run.skipped:
         item = run.items.get(item_id)
-        for name in subsets_of(item) if item is not None else ["overall"]:
+        for name in subsets_of(item, run.named_subsets) if item is not None else ["overall"]:
             not_sent[name] = not_sent.get(name, 0) + 1
             outcomes.setdefault(name, [])
     scores = []
@@ -144,17 +154,20 @@ class ReasoningScore:
     mean: float | None
     ci: tuple[float, float] | None
     axes: dict[str, float]
+    stale: int = 0
 
 
 def reasoning_scores(run: RunData, *, seed: int = 0, resamples: int = 2000) -> list[ReasoningScore]:
-    """One entry per judge file; a missing verdict is counted, never averaged in."""
+    """One entry per judge file; a missing or stale verdict is counted, never averaged in."""
     results = []
     for path in sorted(run.run_dir.glob("judge-*.jsonl")):
-        verdicts = read_records(path)
-        valid = [v for v in verdicts.values() if v.get("status") == "ok"]
-        totals = np.array([v["total"] for v in valid], dtype=float)
-        axes = {axis: float(np.mean([v["scores"][axis] for v in valid])) for axis in JUDGE_AXES} if valid else {}
-        results.append(ReasoningScore(path.stem.removeprefix("judge-"), len(valid), len(verdicts) - len(valid),
+        verdicts = read_jsonl_records(path, JudgeVerdict)
+        current = [v for v in verdicts.values() if is_current(v, run.hashes) and v.item_id in run.records]
+        valid = [v.scores for v in current if v.status == "ok" and v.scores is not None]
+        totals = np.array([scores.total for scores in valid], dtype=float)
+        axes = {axis: float(np.mean([getattr(scores, axis) for scores in valid])) for axis in JUDGE_AXES} if valid else {}
+        results.append(ReasoningScore(path.stem.removeprefix("judge-"), len(valid), len(current) - len(valid),
                                       float(totals.mean()) if valid else None,
-                                      bootstrap_ci(totals, _subset_seed(seed, "reasoning"), resamples), axes))
+                                      bootstrap_ci(totals, _subset_seed(seed, "reasoning"), resamples), axes,
+                                      stale=len(verdicts) - len(current)))
     return results

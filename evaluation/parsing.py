@@ -120,9 +120,10 @@ def to_option(value: Any, n_options: int) -> int | None:
 def _answer_value(value: Any, n_options: int) -> int | list[int] | None:
     if isinstance(value, list):
         numbers = [to_option(v, n_options) for v in value]
-        if not numbers or None in numbers:
+        valid = [number for number in numbers if number is not None]
+        if not valid or len(valid) != len(numbers):
             return None
-        unique = sorted(set(numbers))  # type: ignore[arg-type]
+        unique = sorted(set(valid))
         return unique[0] if len(unique) == 1 else unique
     if isinstance(value, str) and re.search(r"[,、]", value):
         return _answer_value(re.split(r"\s*[,、]\s*", value.strip()), n_options)
@@ -219,7 +220,7 @@ def parse_response(raw: str, n_options: int) -> Parsed:
         return Parsed(answer, "json", visible, thinking, rationale, truncated)
     text = _normalise(visible)
     answer = _from_text(text, n_options)
-    method = "text"
+    method: str | None = "text"
     if answer is None:
         bare = _BARE.match(text)
         answer, method = (_numbers(bare, n_options), "bare") if bare else (None, None)

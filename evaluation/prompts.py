@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, get_args
 
 from curation.blobs import BlobStore
 from curation.item import ImageRef, Item
@@ -14,7 +14,7 @@ from evaluation.backends.base import MIME_BY_EXT, ChatRequest, ImagePart, Messag
 from evaluation.models import ModelConfigError, ModelSpec
 
 Variant = Literal["implicit", "explicit", "options_only", "question_only"]
-VARIANTS: tuple[str, ...] = ("implicit", "explicit", "options_only", "question_only")
+VARIANTS: tuple[Variant, ...] = get_args(Variant)
 # Shortcut probes: what a model can answer with the question or the options hidden.
 _NO_QUESTION = "(문제는 가려져 있습니다. 선택지만 보고 정답으로 가장 그럴듯한 번호를 고르세요.)"
 _HIDDEN_OPTION = "(가려짐)"

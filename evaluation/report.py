@@ -10,6 +10,7 @@ import csv
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 from curation.errors import MissingExtraError
 from evaluation.metrics import (
@@ -126,7 +127,7 @@ def _markdown(reports: list[RunReport], charts: list[Path], notes: list[str]) ->
     return "\n".join(lines) + "\n"
 
 
-def use_hangul_font(plt: object, cache_dir: Path) -> None:
+def use_hangul_font(plt: ModuleType, cache_dir: Path) -> None:
     """Subject names are Korean: register the CJK font that PyMuPDF (a core dependency) ships."""
     import pymupdf
     from matplotlib import font_manager
@@ -136,7 +137,7 @@ def use_hangul_font(plt: object, cache_dir: Path) -> None:
         cache_dir.mkdir(parents=True, exist_ok=True)
         path.write_bytes(pymupdf.Font("cjk").buffer)
     font_manager.fontManager.addfont(str(path))
-    plt.rcParams["font.family"] = [font_manager.FontProperties(fname=str(path)).get_name(), "DejaVu Sans"]  # type: ignore[attr-defined]
+    plt.rcParams["font.family"] = [font_manager.FontProperties(fname=str(path)).get_name(), "DejaVu Sans"]
 
 
 def _charts(reports: list[RunReport], out_dir: Path) -> list[Path]:
@@ -162,7 +163,8 @@ def _charts(reports: list[RunReport], out_dir: Path) -> list[Path]:
     for index, report in enumerate(reports):
         scores = [value(report, name) for name in names]
         heights = [100 * s.accuracy if s and s.accuracy is not None else 0.0 for s in scores]
-        errors = np.array([[100 * (s.accuracy - s.ci[0]), 100 * (s.ci[1] - s.accuracy)] if s and s.ci else [0, 0]
+        errors = np.array([[100 * (s.accuracy - s.ci[0]), 100 * (s.ci[1] - s.accuracy)]
+                           if s and s.ci and s.accuracy is not None else [0, 0]
                            for s in scores]).T
         ax.bar(np.arange(len(names)) + index * width, heights, width, yerr=errors, capsize=2, label=report.run.label)
     ax.set_xticks(np.arange(len(names)) + width * (len(reports) - 1) / 2, names, rotation=30, ha="right", fontsize=8)
@@ -197,7 +199,7 @@ def write_report(runs: list[RunData], out_dir: Path, *, seed: int = 0, resamples
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     reports = build_reports(runs, seed=seed, resamples=resamples)
-    result = ReportFiles(out_dir, out_dir / "report.md")
+    result = ReportFiles(out_dir, out_dir / "report.md", notes=[note for run in runs for note in run.notes])
     accuracy_csv, reasoning_csv = out_dir / "accuracy.csv", out_dir / "reasoning.csv"
     _write_csv(accuracy_csv, ["run_id", "model", "prompt", "subset", "n", "correct", "accuracy", "ci_low", "ci_high",
                               "unparseable", "unparseable_rate", "error", "error_rate", "not_sent"], _accuracy_rows(reports))

@@ -1,8 +1,10 @@
-"""Answer runs: items → requests → the executor → one scored record per item.
+"""Answer runs: a dataset's items → requests → the executor → one scored record per item.
 
-A run lives in `runs/RUN_ID/`; its id is derived from the model, prompt, variant and item
-query, so running the same command again resumes it (without re-sending any finished
-request) unless `resume=False`.
+A run lives in `runs/RUN_ID/`; its id is derived from every setting that shapes a request or
+its scoring (model identity and capabilities, prompt version, variant, decoding with the
+seed, the dataset's selection), so running the same command again resumes it. A finished
+record counts as done only while its content hash matches the item now: after k of n items
+were edited, a rerun asks exactly those k again.
 """
 
 from __future__ import annotations
@@ -12,23 +14,27 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from curation.errors import BenchsmithError, WorkspaceError
+from curation.identity import content_hash
 from curation.item import Item
+from curation.query import parse_item_query  # noqa: F401 - re-exported: the runner's --items syntax
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.backends.base import BackendError, Completion
 from evaluation.cache import cache_key
+from evaluation.datasets import Dataset, StoreDataset
 from evaluation.executor import ExecutorSettings, Job, run_jobs
 from evaluation.models import ModelSpec
 from evaluation.parsing import parse_response
 from evaluation.prompts import ImageResolver, Prompt, Variant, build_request, get_prompt
-from evaluation.runlog import RESPONSES, now_iso, read_manifest, read_records, write_manifest
+from evaluation.records import AnswerRecord, read_jsonl_records
+from evaluation.runlog import RESPONSES, now_iso, read_manifest, write_manifest
 
 OUTCOMES = ("correct", "wrong", "unparseable", "error")
 _TRUNCATED = {"length", "max_tokens", "MAX_TOKENS"}
@@ -67,37 +73,15 @@ def score(item: Item, completion: Completion | None, error: BackendError | None)
     return record | {"outcome": "correct" if item.accepts(parsed.answer) else "wrong", "error": None}
 
 
-def parse_item_query(text: str | None) -> ItemQuery:
-    """`exam=KMMLU,subject=형법,status=accepted,korea_specific=true,multimodal=false,ids=a|b`."""
-    if not text:
-        return ItemQuery()
-    fields: dict[str, Any] = {}
-    for part in text.split(","):
-        name, sep, value = part.partition("=")
-        name, value = name.strip(), value.strip()
-        if not sep or name not in ItemQuery.__dataclass_fields__:
-            raise BenchsmithError(f"--items {part!r}: expected FIELD=VALUE with FIELD in "
-                                  f"{', '.join(ItemQuery.__dataclass_fields__)}")
-        if name in ("ids", "status"):
-            fields[name] = [v for v in value.split("|") if v]
-        elif name in ("korea_specific", "multimodal"):
-            if value.lower() not in ("true", "false"):
-                raise BenchsmithError(f"--items {part!r}: {name} is true or false")
-            fields[name] = value.lower() == "true"
-        else:
-            fields[name] = value
-    return ItemQuery(**fields)
-
-
 def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-")[:60] or "model"
 
 
-def run_config(spec: ModelSpec, prompt: Prompt, variant: str, query: ItemQuery, limit: int | None) -> dict[str, Any]:
+def run_config(spec: ModelSpec, prompt: Prompt, variant: str, dataset: Dataset) -> dict[str, Any]:
     """What makes two runs the same run (and so resumable one from the other)."""
-    return {"model": spec.identity(), "decoding": spec.decoding.model_dump(exclude={"stream"}),
-            "prompt_version": prompt.version, "variant": variant,
-            "query": {k: v for k, v in query.__dict__.items() if v is not None}, "limit": limit}
+    return {"model": spec.identity(), "capabilities": spec.capabilities.model_dump(),
+            "decoding": spec.decoding.model_dump(exclude={"stream"}), "prompt_version": prompt.version,
+            "variant": variant, "dataset": dataset.identity()}
 
 
 def config_hash(config: dict[str, Any]) -> str:
@@ -125,8 +109,7 @@ class RunRequest:
     spec: ModelSpec
     prompt_name: str = "standard"
     variant: Variant = "implicit"
-    query: ItemQuery = field(default_factory=ItemQuery)
-    limit: int | None = None
+    dataset: Dataset | None = None  # None: every item in the workspace's store
     run_id: str | None = None
     resume: bool = True
     use_cache: bool = True
@@ -158,49 +141,70 @@ class PreparedRun:
     run_dir: Path
     items: list[Item]
     skipped: dict[str, str]
-    done: dict[str, dict[str, Any]]
-    jobs: list[Job]  # what is left to do, in item order
+    done: dict[str, AnswerRecord]  # current records only
+    changed: int  # items answered before whose content has changed since
+    to_ask: list[tuple[Item, str]]  # (item, its content hash): what is left to do, in item order
+    job_for: Callable[[Item, str], Job]
 
     @property
     def done_before(self) -> int:
-        return len(self.items) - len(self.jobs)
+        return len(self.items) - len(self.to_ask)
+
+    def jobs(self) -> Iterator[Job]:
+        """The requests still to send, built one by one (the executor overlaps this with sending)."""
+        return (self.job_for(item, digest) for item, digest in self.to_ask)
 
     def counts(self) -> dict[str, int]:
         counts = {outcome: 0 for outcome in OUTCOMES}
         for record in self.done.values():
-            counts[record["outcome"]] = counts.get(record["outcome"], 0) + 1
+            counts[record.outcome] += 1
         return counts
+
+
+def store_dataset(ws: Workspace, query: ItemQuery | None = None, limit: int | None = None) -> StoreDataset:
+    return StoreDataset(ws.store, query or ItemQuery(), limit, ws.root)
 
 
 def prepare_run(ws: Workspace, request: RunRequest) -> PreparedRun:
     """Select the items, open (or resume) the run folder and build the requests still to send."""
     spec = request.spec
     prompt = get_prompt(request.prompt_name, spec)
-    config = run_config(spec, prompt, request.variant, request.query, request.limit)
+    dataset = request.dataset or store_dataset(ws)
+    config = run_config(spec, prompt, request.variant, dataset)
     run_id, run_dir = _open_run_dir(ws, request, config)
-    items_iter = (stored.item for stored in ws.store.iter_items(request.query))
-    all_items = [item for _, item in zip(range(request.limit), items_iter, strict=False)] if request.limit else list(items_iter)
+    all_items = dataset.items()
     if not all_items:
         raise BenchsmithError("no items match the selection (import some with `benchsmith items import`)")
     items, skipped = select_items(all_items, spec)
-    if not (run_dir / "manifest.json").exists():
-        write_manifest(run_dir, {
-            "run_id": run_id, "kind": "answers", "created_at": now_iso(), "config_hash": config_hash(config),
-            "model": spec.model_dump(mode="json"), "prompt": {"name": prompt.name, "version": prompt.version},
-            "variant": request.variant, "config": config, "item_ids": [item.id for item in items], "skipped": skipped,
-            "workspace": str(ws.root),
-        })
-    done = read_records(run_dir / RESPONSES)
-    if request.retry_errors:
-        done = {k: v for k, v in done.items() if v.get("outcome") != "error"}
+    manifest = {
+        "run_id": run_id, "kind": "answers", "created_at": now_iso(), "config_hash": config_hash(config),
+        "model": spec.model_dump(mode="json"), "prompt": {"name": prompt.name, "version": prompt.version},
+        "variant": request.variant, "config": config, "dataset": dataset.describe(),
+        "item_ids": [item.id for item in items], "skipped": skipped, "workspace": str(ws.root),
+    }
+    if (run_dir / "manifest.json").exists():
+        manifest["created_at"] = read_manifest(run_dir).get("created_at", manifest["created_at"])
+    write_manifest(run_dir, manifest)  # the selection as of this (re)run
+    logged = read_jsonl_records(run_dir / RESPONSES, AnswerRecord)
     images = ImageResolver(ws.blobs)
-    jobs = []
+    to_ask: list[tuple[Item, str]] = []
+    done: dict[str, AnswerRecord] = {}
+    changed = 0
     for item in items:
-        if item.id in done:
+        digest = content_hash(item, request.variant)
+        record = logged.get(item.id)
+        if record is not None and record.content_hash == digest and not (
+                request.retry_errors and record.outcome == "error"):
+            done[item.id] = record
             continue
+        changed += record is not None and record.content_hash != digest
+        to_ask.append((item, digest))
+
+    def job_for(item: Item, digest: str) -> Job:
         chat = build_request(item, prompt, images, request.variant)
-        jobs.append(Job(item.id, chat, cache_key(spec, chat, prompt.version), _finisher(item)))
-    return PreparedRun(run_id, run_dir, items, skipped, done, jobs)
+        return Job(item.id, chat, cache_key(spec, chat, prompt.version), _finisher(item, digest))
+
+    return PreparedRun(run_id, run_dir, items, skipped, done, changed, to_ask, job_for)
 
 
 def run_model(ws: Workspace, request: RunRequest,
@@ -214,18 +218,22 @@ def run_model(ws: Workspace, request: RunRequest,
     counts = run.counts()
     stats: dict[str, Any] = {}
     prepared = time.perf_counter()
-    if run.jobs:
+    if run.to_ask:
         cache_path = ws.cache_path if request.use_cache else None
-        stats = asyncio.run(run_jobs(request.spec, request.settings, run.run_dir / RESPONSES, run.jobs, cache_path,
+        stats = asyncio.run(run_jobs(request.spec, request.settings, run.run_dir / RESPONSES, run.jobs(), cache_path,
                                      on_record)).__dict__
     stats.update(prepare_s=round(prepared - started, 3), execute_s=round(time.perf_counter() - prepared, 3))
     for outcome, count in stats.get("by_outcome", {}).items():
         counts[outcome] = counts.get(outcome, 0) + count
+    stats["changed_since"] = run.changed
     return RunSummary(run.run_id, run.run_dir, len(run.items), run.done_before, counts, run.skipped, stats)
 
 
-def _finisher(item: Item) -> Callable[[Job, Completion | None, BackendError | None, dict[str, Any]], dict[str, Any]]:
+def _finisher(item: Item, digest: str) -> Callable[[Job, Completion | None, BackendError | None, dict[str, Any]],
+                                                  dict[str, Any]]:
     def finish(job: Job, completion: Completion | None, error: BackendError | None, meta: dict[str, Any]) -> dict[str, Any]:
-        return {"item_id": item.id, "gold": item.answer, **score(item, completion, error), **meta, "ts": now_iso()}
+        record = AnswerRecord.model_validate({"item_id": item.id, "content_hash": digest, "gold": item.answer,
+                                              **score(item, completion, error), **meta, "ts": now_iso()})
+        return record.model_dump(exclude_none=True)
 
     return finish

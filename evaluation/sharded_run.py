@@ -78,7 +78,7 @@ class ShardedRun:
             for request in requests:
                 run = prepare_run(ws, request)
                 self.models[request.spec.name] = _ModelRun(request, run, RunLog(run.run_dir / RESPONSES),
-                                                           {job.key: job for job in run.jobs}, run.counts())
+                                                           {job.key: job for job in run.jobs()}, run.counts())
         except BaseException:
             self.close()
             raise

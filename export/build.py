@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import string
 from collections import Counter
@@ -18,16 +19,22 @@ from typing import Any
 
 import yaml
 
+from curation.blobs import BlobStore
 from curation.errors import BenchsmithError
 from curation.item import Item
 from curation.store import ItemQuery
 from curation.workspace import Workspace
+from evaluation.datasets import current_hashes
+from evaluation.records import FilterRecord, latest_filter_record
 from export import harness
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
-from export.integrity import content_hash, croissant, write_checksums
-from export.parquet import WRITER_SETTINGS, write_shards
+from export.croissant import croissant
+from export.harness_scoring import write_scoring
+from export.integrity import content_hash, write_checksums
+from export.parquet import WRITER_SETTINGS, portable_yaml_list, write_shards
 from export.release_config import ReleaseConfig, check_version
 from export.rows import item_row, release_features, row_hash
+from export.vlmevalkit import write_vlmevalkit
 
 CONFIG_FILTERS = {
     "full": lambda item: True,
@@ -48,6 +55,18 @@ class ReleaseResult:
     notes: list[str]
 
 
+LICENSE_FILE = "LICENSE.md"
+
+
+def license_fields(config: ReleaseConfig) -> dict[str, str]:
+    """`license_name` and `license_link`, which the Hub's card check wants when the licence is `other`
+    (by default the source terms, written to LICENSE.md in the release)."""
+    if config.license != "other":
+        return {}
+    name = config.license_name or re.sub(r"[^a-z0-9.-]+", "-", f"{config.name}-terms".lower()).strip("-")
+    return {"license_name": name, "license_link": config.license_link or LICENSE_FILE}
+
+
 def _size_category(n: int) -> str:
     for limit, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")):
         if n < limit:
@@ -55,11 +74,9 @@ def _size_category(n: int) -> str:
     return "n>1M"
 
 
-def _filtering(workspace: Workspace):  # noqa: ANN202
+def _filtering(workspace: Workspace) -> FilterRecord | None:
     """The newest filtering record (a `hard` one before an adversarial one), or None."""
-    from filtering.record import latest_record
-
-    found = latest_record(workspace.root)
+    found = latest_filter_record(workspace.root)
     return found[1] if found else None
 
 
@@ -83,11 +100,16 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release")
     notes = []
     record = _filtering(workspace)
-    hard = set(record.hard_item_ids) if record else None
+    hard = None
+    if record is not None:
+        survivors, stale = record.current_survivors(current_hashes(items, "implicit"))
+        hard = set(survivors)
+        if stale:
+            notes.append(f"hard: {stale} item(s) changed since filtering and are left out (filter again to decide them)")
     filters = dict(CONFIG_FILTERS)
     if hard is not None:
         filters["hard"] = lambda item: item.id in hard
-    wanted = [name for name in config.configs if name in filters]
+    wanted: list[str] = [name for name in config.configs if name in filters]
     if "hard" in config.configs and hard is None:
         notes.append("hard: not built (no filtering result in the workspace yet)")
 
@@ -95,7 +117,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     try:
-        rows_by_config = {}
+        rows_by_config: dict[str, list[dict[str, Any]]] = {}
         for name in wanted:
             selected = sorted((i for i in items if filters[name](i)), key=lambda i: i.id)
             rows_by_config[name] = [item_row(i, workspace.blobs, explicit=name == "explicit") for i in selected]
@@ -117,14 +139,17 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         manifest = _manifest(config, version, rows_by_config, files, sizes, row_hashes, full_hash, workspace, previous)
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                     encoding="utf-8")
-        _write_harness(tmp, config, rows_by_config)
+        _write_harness(tmp, config, version, rows_by_config, workspace.blobs)
+        if config.license == "other" and license_fields(config)["license_link"] == LICENSE_FILE:
+            (tmp / LICENSE_FILE).write_text(f"# {config.pretty_name}: terms of use\n\n{config.source_license}\n",
+                                            encoding="utf-8")
         (tmp / "README.md").write_text(
             render_card(config, version, items, rows_by_config, features, manifest, changelog, workspace, notes, record),
             encoding="utf-8")
         sums = write_checksums(tmp)
         crate = croissant(config.name, config.description, config.license, version,
                           f"https://huggingface.co/datasets/{config.hub_repo}" if config.hub_repo else "",
-                          files, features._to_yaml_list(), sums,
+                          files, features.to_dict(), sums,
                           cite_as=config.citation or f"{config.pretty_name} (version {version}), built with benchsmith",
                           date_published=(manifest["store"]["last_revision_at"] or "")[:10] or None)
         (tmp / "croissant.json").write_text(json.dumps(crate, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
@@ -162,11 +187,15 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
     }
 
 
-def _write_harness(root: Path, config: ReleaseConfig, rows_by_config: dict[str, list[dict]]) -> None:
-    harness.write_lm_eval(root / "harness" / "lm_eval", config.name, list(rows_by_config), config.hub_repo)
-    harness.write_inspect(root / "harness" / "inspect", rows_by_config)
+def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_config: dict[str, list[dict]],
+                   blobs: BlobStore) -> None:
+    folder = root / "harness"
+    write_scoring(folder, rows_by_config, blobs, config.harness_prompt)
+    harness.write_lm_eval(folder / "lm_eval", config.name, list(rows_by_config))
+    harness.write_inspect(folder / "inspect")
     for name, rows in rows_by_config.items():
-        harness.write_vlmevalkit_tsv(root / "harness" / "vlmevalkit" / f"{name}.tsv", rows)
+        write_vlmevalkit(folder / "vlmevalkit", name, rows)
+    harness.write_readme(folder, config.name, version, rows_by_config)
 
 
 def _template(config: ReleaseConfig) -> str:
@@ -175,7 +204,7 @@ def _template(config: ReleaseConfig) -> str:
     return resources.files("data_cards").joinpath("default.md").read_text(encoding="utf-8")
 
 
-def _filtering_text(record, rows_by_config: dict) -> str:  # noqa: ANN001
+def _filtering_text(record: FilterRecord | None, rows_by_config: dict) -> str:
     if record is None or "hard" not in rows_by_config:
         return "No adversarial filtering result yet: no `hard` config."
     models = "; ".join(f"{m['name']} ({m['prompt']['version']}, {m['variant']}, runs {', '.join(m['run_ids'])})"
@@ -200,10 +229,11 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
     info = []
     for name, rows in rows_by_config.items():
         size = manifest["configs"][name]["bytes"]
-        info.append({"config_name": name, "features": features._to_yaml_list(),
+        info.append({"config_name": name, "features": portable_yaml_list(features),
                      "splits": [{"name": "test", "num_bytes": size, "num_examples": len(rows)}],
                      "download_size": size, "dataset_size": size})
-    metadata = {"license": config.license, "language": config.language, "task_categories": task_categories,
+    metadata = {"license": config.license, **license_fields(config), "language": config.language,
+                "task_categories": task_categories,
                 "size_categories": [_size_category(len(full))], "pretty_name": config.pretty_name,
                 "tags": ["benchmark", "exam", "korean", "benchsmith"], "configs": configs_yaml, "dataset_info": info}
     stats = workspace.store.stats()
@@ -242,7 +272,7 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
         "shard_rows": config.shard_rows, "row_group_rows": config.row_group_rows,
         "writer_settings": ", ".join(f"{k}={v}" for k, v in WRITER_SETTINGS.items()),
         "pyarrow_version": manifest["builder"]["pyarrow"], "content_hash": manifest["content_hash"],
-        "group_task": config.name.replace("-", "_"),
+        "group_task": harness.tag_name(config.name), "harness_prompt": config.harness_prompt,
         "citation_text": f"\n## Citation\n\n```\n{config.citation}\n```\n" if config.citation else "",
     }
     body = string.Template(_template(config)).safe_substitute(values)

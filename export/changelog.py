@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from curation.errors import NotFoundError
-from curation.store import Store
+from curation.store import Revision, Store
 from export.release_config import version_key
 
 MANIFEST = "release.json"
@@ -39,13 +39,18 @@ def find_previous(releases_dir: Path, name: str, version: str) -> dict | None:
     return max(candidates, key=lambda m: version_key(m["version"]), default=None)
 
 
+def _reason(revision: Revision) -> str:
+    """`stage: reason (field, field)`: the changed fields are always named, the reason when given."""
+    fields = ", ".join(revision.changed_fields) or "no fields"
+    return f"{revision.stage}: {revision.reason} ({fields})" if revision.reason else f"{revision.stage}: {fields}"
+
+
 def _reasons_since(store: Store, item_id: str, since: str | None) -> str:
     try:
         history = store.history(item_id)
     except NotFoundError:
         return "no longer in the store"
-    reasons = [f"{r.stage}: {r.reason or ', '.join(r.changed_fields)}" for r in history
-               if since is None or r.created_at > since]
+    reasons = [_reason(r) for r in history if since is None or r.created_at > since]
     return "; ".join(dict.fromkeys(reasons)) or "no revision recorded"
 
 

@@ -21,15 +21,21 @@ def register(app: typer.Typer) -> None:
 def build_command(
     version: Annotated[str, typer.Option("--version", help="X.Y.Z")],
     config_path: Annotated[Path | None, typer.Option("--config", help="release.yaml")] = None,
+    like: Annotated[str | None, typer.Option("--like", help="reuse the config recorded in release vX.Y.Z")] = None,
     workspace: WorkspaceOption = None,
     out_path: Annotated[Path | None, typer.Option("--out", help="folder to write (default: releases/vX.Y.Z)")] = None,
     as_json: JsonOption = False,
 ) -> None:
     """Build a release: parquet per config, data card, checksums, Croissant, harness exports."""
+    from curation.errors import BenchsmithError
     from export.build import build_release
-    from export.release_config import load_release_config
+    from export.release_config import load_release_config, recorded_config
 
-    result = build_release(workspace_from(workspace), version, load_release_config(config_path), out_path)
+    ws = workspace_from(workspace)
+    if like and config_path:
+        raise BenchsmithError("--like and --config: give one (--like reuses a release's recorded config)")
+    config = recorded_config(ws.releases_dir, like) if like else load_release_config(config_path)
+    result = build_release(ws, version, config, out_path)
     summary = {"path": str(result.path), "version": result.version, "configs": result.counts,
                "content_hash": result.content_hash, "changelog": result.changelog.as_dict(), "notes": result.notes}
     if as_json:
@@ -67,26 +73,14 @@ def evaluate_command(
     report_dir: Annotated[Path | None, typer.Option("--out", help="report folder (default: WS/reports/RELEASE)")] = None,
 ) -> None:
     """Evaluate models on a release with the runners (same cache, logs and report as `run`)."""
-    from curation.store import ItemQuery
-    from evaluation.executor import ExecutorSettings
-    from evaluation.metrics import load_run
     from evaluation.models import resolve_model
-    from evaluation.report import write_report
-    from evaluation.runner import RunRequest, run_model
-    from export.evaluate import load_release_items, split_release_arg
+    from export.evaluate import evaluate_release
 
     ws = workspace_from(workspace)
-    path, config = split_release_arg(release)
-    ids = load_release_items(ws, path, config)
-    runs = []
-    for spec_text in model:
-        spec = resolve_model(spec_text, ws.root / "models.yaml")
-        settings = ExecutorSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
-        summary = run_model(ws, RunRequest(spec, prompt, "implicit", ItemQuery(ids=ids), settings=settings))
+    specs = [resolve_model(spec_text, ws.root / "models.yaml") for spec_text in model]
+    result = evaluate_release(ws, release, specs, prompt=prompt, concurrency=concurrency, report_dir=report_dir)
+    for summary in result.summaries:
         counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
         out.print(f"{summary.run_id}: {summary.total} items, {counts}"
                   + (f"; {len(summary.skipped)} not sent" if summary.skipped else ""), highlight=False)
-        runs.append(load_run(summary.run_dir, ws.store))
-    target = report_dir or ws.root / "reports" / f"{path.name}-{config}"
-    result = write_report(runs, target)
-    out.print(f"report: {result.markdown}", highlight=False)
+    out.print(f"report: {result.report.markdown}", highlight=False)

@@ -1,67 +1,20 @@
-"""Exports inside a release for the harnesses researchers already run: an lm-evaluation-harness
-task folder, an inspect_ai task, and a VLMEvalKit-style TSV.
+"""Exports inside a release for the harnesses researchers already run: lm-evaluation-harness
+tasks, an inspect_ai task and VLMEvalKit TSVs, plus `harness/README.md` with one command each.
 
-The prompts are Korean and ask for the option number; the lm-eval filter reads Korean answer
-forms ("정답: ③", "3번") and never picks an option the text rejects.
+lm-eval and inspect read the release's own parquet files (from any folder) and score through
+the generated `harness/benchsmith_scoring.py` (see export/harness_scoring.py).
 """
 
 from __future__ import annotations
 
-import base64
-import csv
-import io
-import json
+import shutil
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-PROMPT = ("다음은 시험 문제입니다. 보기 중 정답의 번호 하나만 고르세요.\n\n{question}\n\n{options}\n\n"
-          "정답 번호를 '정답: 번호' 형식으로 답하세요.")
-CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
-
-LM_EVAL_UTILS = '''"""Helpers for the benchsmith lm-evaluation-harness tasks (generated with the release)."""
-
-import re
-
-CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
-PROMPT = __PROMPT__
-_ANSWER = re.compile(r"(?:정답|답|answer)\\s*(?:은|는|:|：)?\\s*(?:\\(|\\[)?([①-⑩]|\\d{1,2})", re.I)
-_NUMBERED = re.compile(r"([①-⑩]|\\b\\d{1,2})\\s*번?(?:\\s*(?:입니다|이다|이 정답|가 정답))")
-_REJECTED = re.compile(r"([①-⑩]|\\d{1,2})\\s*번?\\s*(?:은|는|이|가)?\\s*(?:옳지 않|틀리|오답|정답이 아니)")
-
-
-def doc_to_text(doc):
-    options = "\\n".join(f"{CIRCLED[n]} {o['text']}" for n, o in enumerate(doc["options"]))
-    return PROMPT.format(question=doc["question"], options=options)
-
-
-def doc_to_target(doc):
-    return str(doc["answer"])
-
-
-def _number(token):
-    return str(CIRCLED.index(token) + 1) if token in CIRCLED else str(int(token))
-
-
-def extract_answer(text):
-    """The option number a response commits to, or "" (never one the response rejects)."""
-    rejected = {_number(m.group(1)) for m in _REJECTED.finditer(text)}
-    for pattern in (_ANSWER, _NUMBERED):
-        for match in pattern.finditer(text):
-            number = _number(match.group(1))
-            if number not in rejected:
-                return number
-    return ""
-
-
-def korean_answer_filter(resps, docs):
-    return [[extract_answer(r) for r in rs] for rs in resps]
-'''
-
-
-def _options_text(options: list[dict[str, Any]]) -> str:
-    return "\n".join(f"{CIRCLED[n]} {option['text'] or '(그림)'}" for n, option in enumerate(options))
+MAX_GEN_TOKENS = 4096  # a model that reasons before "정답: N" must not be cut off
 
 
 class _FunctionTag(str):
@@ -75,96 +28,129 @@ def _function_representer(dumper: yaml.Dumper, value: _FunctionTag) -> yaml.Node
 yaml.add_representer(_FunctionTag, _function_representer)
 
 
-def _dataset_source(config: str, hub_repo: str | None) -> dict[str, Any]:
-    """The Hub repo when the release is published there; else its parquet files, read from the
-    release folder (run lm_eval from there)."""
-    if hub_repo:
-        return {"dataset_path": hub_repo, "dataset_name": config}
-    return {"dataset_path": "parquet", "dataset_kwargs": {"data_files": {"test": f"data/{config}/test-*.parquet"}}}
+def _copy_packaged(name: str, target: Path) -> Path:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with resources.as_file(resources.files("export.harness_files").joinpath(name)) as source:
+        shutil.copyfile(source, target)
+    return target
 
 
-def write_lm_eval(folder: Path, name: str, configs: list[str], hub_repo: str | None) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "utils.py").write_text(LM_EVAL_UTILS.replace("__PROMPT__", repr(PROMPT)), encoding="utf-8")
-    written = []
-    tasks = []
+def task_name(release: str, config: str) -> str:
+    return f"{release}_{config}".replace("-", "_").replace(".", "_")
+
+
+def tag_name(release: str) -> str:
+    return release.replace("-", "_").replace(".", "_")
+
+
+def has_images(rows: list[dict[str, Any]]) -> bool:
+    return any(row["question_images"] or any(o["image"] for o in row["options"]) for row in rows)
+
+
+def write_lm_eval(folder: Path, name: str, configs: list[str]) -> list[Path]:
+    """One generate-until task per config, all under one tag (no group score: configs overlap,
+    so averaging them would count items twice)."""
+    written = [_copy_packaged("lm_eval_utils.py", folder / "utils.py")]
     for config in configs:
-        task = f"{name}_{config}".replace("-", "_").replace(".", "_")
-        tasks.append(task)
-        spec = {
-            "task": task,
-            **_dataset_source(config, hub_repo),
+        spec: dict[str, Any] = {
+            "task": task_name(name, config),
+            "tag": [tag_name(name)],
+            "custom_dataset": _FunctionTag("utils.load_config"),
+            "dataset_kwargs": {"config": config},
             "test_split": "test",
             "output_type": "generate_until",
+            "description": "{{benchsmith_system}}",
             "doc_to_text": _FunctionTag("utils.doc_to_text"),
             "doc_to_target": _FunctionTag("utils.doc_to_target"),
-            "generation_kwargs": {"until": ["\n\n"], "do_sample": False, "max_gen_toks": 64},
-            "filter_list": [{"name": "korean-answer", "filter": [
-                {"function": "custom", "filter_fn": _FunctionTag("utils.korean_answer_filter")},
-                {"function": "take_first"}]}],
-            "metric_list": [{"metric": "exact_match", "aggregation": "mean", "higher_is_better": True}],
+            # on every task, even text-only ones: lm_eval's API model decides from the first request of
+            # a batch whether any request carries images, and batches mix the tasks of a run
+            "doc_to_image": _FunctionTag("utils.doc_to_image"),
+            "target_delimiter": "",
+            "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0,
+                                  "max_gen_toks": MAX_GEN_TOKENS},
+            "process_results": _FunctionTag("utils.process_results"),
+            "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
             "metadata": {"version": 1.0},
         }
-        path = folder / f"{task}.yaml"
+        path = folder / f"{spec['task']}.yaml"
         path.write_text(yaml.dump(spec, allow_unicode=True, sort_keys=False), encoding="utf-8")
-        written.append(path)
-    group = {"group": name.replace("-", "_"), "task": tasks,
-             "aggregate_metric_list": [{"metric": "exact_match", "aggregation": "mean", "weight_by_size": True}],
-             "metadata": {"version": 1.0}}
-    group_path = folder / f"_{name.replace('-', '_')}.yaml"
-    group_path.write_text(yaml.dump(group, allow_unicode=True, sort_keys=False), encoding="utf-8")
-    return [*written, group_path]
-
-
-INSPECT_TASK = '''"""inspect_ai task for this benchsmith release (generated). Run: inspect eval task.py --model ..."""
-
-from pathlib import Path
-
-from inspect_ai import Task, task
-from inspect_ai.dataset import json_dataset
-from inspect_ai.scorer import choice
-from inspect_ai.solver import multiple_choice
-
-HERE = Path(__file__).parent
-
-
-@task
-def benchsmith_release(config: str = "full"):
-    return Task(dataset=json_dataset(str(HERE / f"{config}.jsonl")), solver=multiple_choice(), scorer=choice())
-'''
-
-
-def write_inspect(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]]) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "task.py").write_text(INSPECT_TASK, encoding="utf-8")
-    written = [folder / "task.py"]
-    for config, rows in rows_by_config.items():
-        path = folder / f"{config}.jsonl"
-        with path.open("w", encoding="utf-8") as handle:
-            for row in rows:
-                if row["answer"] is None:
-                    continue  # inspect's choice scorer takes one target
-                sample = {"id": row["id"], "input": row["question"],
-                          "choices": [o["text"] or "(그림)" for o in row["options"]],
-                          "target": row["answer_letter"],
-                          "metadata": {"exam": row["exam"], "subject": row["subject"], "multimodal": row["multimodal"]}}
-                handle.write(json.dumps(sample, ensure_ascii=False) + "\n")
         written.append(path)
     return written
 
 
-def write_vlmevalkit_tsv(path: Path, rows: list[dict[str, Any]]) -> Path:
-    """VLMEvalKit's MCQ TSV: index, question, A.., answer letter, image (base64 of the first image)."""
-    letters = "ABCDEFGHIJ"
-    width = max((len(row["options"]) for row in rows), default=4)
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, delimiter="\t", lineterminator="\n")
-    writer.writerow(["index", "id", "question", *letters[:width], "answer", "category", "image"])
-    for index, row in enumerate(rows):
-        images = [image["bytes"] for image in row["question_images"]]
-        options = [o["text"] for o in row["options"]] + [""] * (width - len(row["options"]))
-        writer.writerow([index, row["id"], row["question"], *options, row["answer_letter"] or "",
-                         row["subject"] or "", base64.b64encode(images[0]).decode() if images else ""])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(buffer.getvalue(), encoding="utf-8")
+def write_inspect(folder: Path) -> list[Path]:
+    return [_copy_packaged("inspect_task.py", folder / "task.py")]
+
+
+def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[str, Any]]]) -> str:
+    configs = list(rows_by_config)
+    image_configs = [c for c, rows in rows_by_config.items() if has_images(rows)]
+    widest = max((len(row["question_images"]) + sum(bool(o["image"]) for o in row["options"])
+                  for rows in rows_by_config.values() for row in rows), default=0)
+    release = f"{name}-v{version}"
+    lines = [
+        f"# Running {release} in other harnesses",
+        "",
+        "Every command works from any folder: replace `RELEASE` with the path of this release folder",
+        "(the folder holding `release.json`), `URL` with your OpenAI-compatible server (e.g.",
+        "`http://127.0.0.1:8000/v1`) and `MODEL` with the served model name. Each harness reads the",
+        "parquet files under `RELEASE/data/`, sends benchsmith's own Korean prompt (`prompts/`), and",
+        "scores with benchsmith's own parser and multi-answer rule (`benchsmith_scoring.py`,",
+        "`benchsmith_parsing.py`), so accuracy per config equals `benchsmith report` on the same",
+        "responses. Configs overlap (`hard` ⊂ `full`…): report them one by one, never averaged.",
+        "",
+        "A release on the Hub is used the same way once downloaded:",
+        "`huggingface-cli download ORG/NAME --repo-type dataset --local-dir RELEASE`.",
+        "",
+        f"Configs: {', '.join(f'`{c}`' for c in configs)}; with images: "
+        f"{', '.join(f'`{c}`' for c in image_configs) or 'none'}.",
+        "",
+        "## lm-evaluation-harness (`pip install 'lm_eval[api]>=0.4.13' pillow`)",
+        "",
+        "```",
+        f"lm_eval --model local-chat-completions --model_args model=MODEL,base_url=URL/chat/completions,"
+        f"max_images={max(widest, 1)},num_concurrent=8 --apply_chat_template "
+        f"--include_path RELEASE/harness/lm_eval --tasks {tag_name(name)}",
+        "```",
+        "",
+        f"The tag `{tag_name(name)}` runs one task per config ("
+        + ", ".join(f"`{task_name(name, c)}`" for c in configs) + "); metric `acc`. Generation is",
+        f"greedy with no stop sequence and up to {MAX_GEN_TOKENS} new tokens, so a model may reason",
+        "before its answer. Each request carries its row's question and option images (`max_images`",
+        "above is the most any row has), and none for a text-only row; the server must accept",
+        "OpenAI list-form message content.",
+        "",
+        "## inspect_ai (`pip install inspect_ai openai pyarrow`)",
+        "",
+        "```",
+        "OPENAI_API_KEY=none inspect eval RELEASE/harness/inspect/task.py@benchsmith_release -T config=full \\",
+        "    --model openai/MODEL --model-base-url URL -M responses_api=false",
+        "```",
+        "",
+        "`-M responses_api=false` makes inspect use chat completions, which OpenAI-compatible servers",
+        "(vLLM, llama.cpp, SGLang) serve; `-T config=NAME` picks the config. Question and option",
+        "images are sent as `ContentImage` where benchsmith puts them.",
+        "",
+        "## VLMEvalKit",
+        "",
+        "`vlmevalkit/CONFIG.tsv` holds the text-only rows (VLMEvalKit's text MCQ format, no `image`",
+        "column) and `vlmevalkit/CONFIG_image.tsv` the rows with images (`image` is a list of base64",
+        "images: question images first, then option images in option order; an option shown only",
+        "as a picture reads `(그림)`). Register each file as a custom MCQ dataset. `answer` is the",
+        "option letter; a multi-answer row lists its letters (`A,C`) and VLMEvalKit's MCQ scorer,",
+        "which expects one letter, counts it wrong unless you score with `benchsmith_scoring.score`.",
+        "",
+        "## benchsmith",
+        "",
+        "```",
+        "benchsmith evaluate --release RELEASE:full --model openai-compatible:MODEL@URL",
+        "```",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_readme(folder: Path, name: str, version: str, rows_by_config: dict[str, list[dict[str, Any]]]) -> Path:
+    path = folder / "README.md"
+    path.write_text(harness_readme(name, version, rows_by_config), encoding="utf-8")
     return path

@@ -1,12 +1,18 @@
-"""Writing parquet shards byte-for-byte reproducibly.
+"""Writing parquet shards byte-for-byte reproducibly, readable by `datasets` 2.19 through 5.
 
 Rows are sorted by id by the caller; shard and row-group sizes are fixed by the config; the
 writer settings below are pinned and recorded in the card, so the same rows give the same
 bytes with the same pyarrow version (which the manifest records too).
+
+`datasets` 4 renamed `Sequence` to `List` in the features it stores in the parquet schema;
+releases before 4 fail on `List` ("Feature type 'List' not found"). The metadata is written in
+the older spelling, which every version reads into the same types: a list of one type is a
+`Sequence`, a list of records a plain JSON list (`[{...}]`, list<struct> in Arrow).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +27,48 @@ WRITER_SETTINGS: dict[str, Any] = {
 }
 
 
+def portable_feature(value: Any) -> Any:
+    """One feature of `Features.to_dict()` in the spelling `datasets` 2.19 … 5 all read."""
+    if isinstance(value, dict) and value.get("_type") == "List":
+        inner = value["feature"]
+        if isinstance(inner, dict) and "_type" not in inner:  # a record: list<struct>
+            return [{key: portable_feature(sub) for key, sub in inner.items()}]
+        return {"feature": portable_feature(inner), "_type": "Sequence"}
+    if isinstance(value, dict) and "_type" not in value:
+        return {key: portable_feature(sub) for key, sub in value.items()}
+    return value
+
+
+def portable_features_dict(features) -> dict[str, Any]:  # noqa: ANN001 - datasets.Features
+    return {name: portable_feature(value) for name, value in features.to_dict().items()}
+
+
+def portable_yaml_list(features) -> list[dict[str, Any]]:  # noqa: ANN001
+    """The card's `dataset_info.features`: `sequence:` for a list of one type (what `datasets` < 4
+    writes), `list:` for a list of records."""
+    def rename(entry: dict[str, Any]) -> dict[str, Any]:
+        entry = dict(entry)
+        if "list" in entry and not isinstance(entry["list"], list):
+            entry["sequence"] = entry.pop("list")
+        if isinstance(entry.get("list"), list):
+            entry["list"] = [rename(sub) for sub in entry["list"]]
+        return entry
+
+    return [rename(entry) for entry in features._to_yaml_list()]
+
+
+def portable_schema(features):  # noqa: ANN001, ANN201 - pyarrow is imported lazily
+    metadata = {"huggingface": json.dumps({"info": {"features": portable_features_dict(features)}})}
+    return features.arrow_schema.with_metadata(metadata)
+
+
 def write_shards(rows: list[dict[str, Any]], features, folder: Path, *, shard_rows: int,  # noqa: ANN001
                  row_group_rows: int, split: str = "test") -> list[Path]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     folder.mkdir(parents=True, exist_ok=True)
-    schema = features.arrow_schema
+    schema = portable_schema(features)
     shards = max(1, -(-len(rows) // shard_rows))
     paths = []
     for index in range(shards):

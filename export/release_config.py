@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import uuid
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from curation.errors import BenchsmithError
 from curation.item import describe_validation_error
 
-CONFIG_NAMES = ("full", "hard", "korea_specific", "multimodal", "reasoning", "explicit")
+ConfigName = Literal["full", "hard", "korea_specific", "multimodal", "reasoning", "explicit"]
+CONFIG_NAMES: tuple[ConfigName, ...] = get_args(ConfigName)
 VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
 
 
@@ -29,14 +30,18 @@ class ReleaseConfig(BaseModel):
         description="licence or terms of the source material, quoted in the card")
     language: list[str] = ["ko"]
     statuses: list[Literal["extracted", "in_review", "accepted"]] = ["accepted"]
-    configs: list[Literal["full", "hard", "korea_specific", "multimodal", "reasoning", "explicit"]] = list(CONFIG_NAMES)
+    configs: list[ConfigName] = list(CONFIG_NAMES)
     default_config: str = "full"
-    hub_repo: str | None = Field(None, description="ORG/NAME; also the dataset_path of the harness exports")
+    hub_repo: str | None = Field(None, description="ORG/NAME on the Hugging Face Hub (the card's links)")
     canary: str | None = Field(None, description="canary GUID; derived from the name when not given")
     shard_rows: int = Field(1000, ge=1, description="rows per parquet shard (fixed, for reproducible builds)")
     row_group_rows: int = Field(250, ge=1)
     template: str | None = Field(None, description="card template path; default data_cards/default.md")
     citation: str | None = None
+    harness_prompt: Literal["standard", "advanced", "reasoning"] = Field(
+        "standard", description="benchsmith prompt the harness exports send (as `benchsmith evaluate --prompt`)")
+    license_name: str | None = Field(None, description="the licence's name when `license` is 'other'")
+    license_link: str | None = Field(None, description="where its text is (a URL or a file in the release)")
 
     def canary_guid(self) -> str:
         return self.canary or str(uuid.uuid5(uuid.NAMESPACE_URL, f"benchsmith:{self.name}"))
@@ -67,3 +72,28 @@ def check_version(version: str) -> str:
 def version_key(version: str) -> tuple[int, int, int]:
     major, minor, patch = (int(part) for part in version.split("."))
     return major, minor, patch
+
+
+def recorded_config(releases_dir: Path, version: str) -> ReleaseConfig:
+    """The config a previous release was built with, from its `release.json`."""
+    import json
+
+    version = check_version(version)
+    found = []
+    for path in sorted(releases_dir.glob("*/release.json")):
+        try:
+            manifest = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        if manifest.get("version") == version and "config" in manifest:
+            found.append(manifest)
+    if not found:
+        raise BenchsmithError(f"--like v{version}: no release v{version} in {releases_dir}")
+    if len({m["name"] for m in found}) > 1:
+        raise BenchsmithError(f"--like v{version}: several releases have this version ("
+                              + ", ".join(sorted(m["name"] for m in found)) + "); build with --config")
+    try:
+        return ReleaseConfig.model_validate(found[0]["config"])
+    except ValidationError as error:
+        raise BenchsmithError(f"--like v{version}: its recorded config no longer validates: "
+                              + "; ".join(describe_validation_error(error))) from None

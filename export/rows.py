@@ -13,6 +13,7 @@ from typing import Any
 
 from curation.blobs import BlobStore
 from curation.item import Item
+from evaluation.records import ReleaseRow
 
 LETTERS = "ABCDEFGHIJ"
 RATIONALE_RELEASED = ("adopted", "minor_fix", "major_fix")
@@ -58,7 +59,7 @@ def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[st
         question = item.paraphrase.text  # reviewed paraphrase: the original stays in question_original
     if explicit and item.explicit_variant:
         question = item.explicit_variant
-    return {
+    return ReleaseRow.model_validate({
         "id": item.id,
         "exam": item.source.exam,
         "session": item.source.session,
@@ -80,7 +81,7 @@ def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[st
         "rationale": rationale.text if rationale else None,
         "rationale_status": rationale.status if rationale else None,
         "original_option_order": item.original_option_order,
-    }
+    }).model_dump()
 
 
 def canonical_row(row: dict[str, Any]) -> dict[str, Any]:

@@ -17,10 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
 
 from curation.store import ItemQuery
 from curation.workspace import Workspace
+from evaluation.datasets import current_hashes
+from evaluation.records import FilterRecord, now_iso, save_filter_record
 from filtering.matrix import SolveMatrix, answer_runs, build_matrix, model_verdict
+
+if TYPE_CHECKING:
+    from evaluation.prompts import Variant
+
+FilterKind = Literal["adversarial", "hard"]  # FilterRecord.kind
 
 
 @dataclass
@@ -61,7 +70,7 @@ def decide(matrix: SolveMatrix, models: list[str], item_ids: list[str], attempts
 class FilterPlan:
     specs: list  # evaluation.models.ModelSpec, one per model
     prompt: str = "standard"
-    variant: str = "implicit"
+    variant: Variant = "implicit"
     attempts: int = 1
     sequential: bool = False
     query: ItemQuery = field(default_factory=ItemQuery)
@@ -73,7 +82,7 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
     """Ask the models (attempt k uses seed + k), then decide. Returns the decision, the matrix
     of these runs, the model labels in order, and the pool's item ids."""
     from evaluation.executor import ExecutorSettings
-    from evaluation.runner import RunRequest, run_model
+    from evaluation.runner import RunRequest, run_model, store_dataset
 
     pool = ws.store.ids(plan.query)
     in_play = list(pool)
@@ -88,7 +97,8 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
                 seeded = spec.model_copy(update={"decoding": spec.decoding.model_copy(
                     update={"seed": spec.decoding.seed + attempt})})
             query = ItemQuery(ids=in_play) if plan.sequential else plan.query
-            request = RunRequest(seeded, plan.prompt, plan.variant, query, retry_errors=True,  # type: ignore[arg-type]
+            request = RunRequest(seeded, plan.prompt, plan.variant, store_dataset(ws, query),
+                                 retry_errors=True,
                                  settings=ExecutorSettings(concurrency=plan.concurrency, timeout_s=spec.timeout_s,
                                                            max_retries=spec.max_retries))
             if not in_play:
@@ -98,14 +108,31 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
                 summary = run_model(ws, request)  # errors are asked once more before anything is decided
             model_runs.append(summary.run_dir)
         run_dirs += model_runs
-        matrix = build_matrix(model_runs) if model_runs else SolveMatrix()
+        matrix = build_matrix(model_runs, ws) if model_runs else SolveMatrix()
         labels += [label for label in matrix.models if label not in labels]
         if plan.sequential and model_runs:
             decided = decide(matrix, list(matrix.models), in_play, plan.attempts)
             in_play = [item for item in in_play if item not in decided.removed]
-    matrix = build_matrix(run_dirs)
+    matrix = build_matrix(run_dirs, ws)
     return decide(matrix, labels, pool, plan.attempts), matrix, labels, pool
 
 
 def matrix_from_workspace(ws: Workspace, run_ids: list[str] | None = None) -> SolveMatrix:
-    return build_matrix(answer_runs(ws.runs_dir, run_ids))
+    return build_matrix(answer_runs(ws.runs_dir, run_ids), ws)
+
+
+def filter_and_record(ws: Workspace, plan: FilterPlan, kind: FilterKind,
+                      on_model: Callable[[str, int], None] | None = None) -> tuple[FilterRecord, Path]:
+    """Run the filter and save its record, with the content hash each pool item was decided on."""
+    decision, matrix, labels, pool = run_filter(ws, plan, on_model)
+    record = FilterRecord(kind=kind, created_at=now_iso(), models=[{"label": label, **matrix.models[label]}
+                                                                   for label in labels],
+                          attempts=plan.attempts, sequential=plan.sequential, pool=pool, removed=decision.removed,
+                          survivors=decision.survivors, undetermined=decision.undetermined,
+                          content_hashes=pool_hashes(ws, pool, plan.variant), stale_skipped=matrix.stale_skipped)
+    return record, save_filter_record(record, ws.root)
+
+
+def pool_hashes(ws: Workspace, pool: list[str], variant: str) -> dict[str, str]:
+    """The content hash of every pool item now: what the filter's decision is about."""
+    return current_hashes((stored.item for stored in ws.store.get_many(pool).values()), variant)

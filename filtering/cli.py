@@ -5,13 +5,16 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from curation.cli_kit import JsonOption, WorkspaceOption, console, out, print_json, workspace_from
 from curation.errors import BenchsmithError
 from evaluation.cli import ConcurrencyOption, ModelsFileOption
+
+if TYPE_CHECKING:
+    from filtering.adversarial import FilterKind
 
 matrix_app = typer.Typer(help="The solve matrix: items × models × attempts from the run logs.", no_args_is_help=True)
 filter_app = typer.Typer(help="Adversarial filtering and hard subsets.", no_args_is_help=True)
@@ -51,6 +54,7 @@ def matrix_build_command(
     ws = workspace_from(workspace)
     matrix = matrix_from_workspace(ws, runs or None)
     path = save_matrix(matrix, ws.root / "filtering")
+    _print_stale(matrix.stale_skipped)
     out.print(f"solve matrix: {len(matrix.item_ids())} items × {len(matrix.models)} models, "
               f"{len(matrix.cells)} cells → {path}", highlight=False)
 
@@ -67,11 +71,13 @@ def matrix_show_command(workspace: WorkspaceOption = None, as_json: JsonOption =
     ws = workspace_from(workspace)
     stored = ws.root / "filtering" / MATRIX_FILE
     matrix = load_matrix(stored) if stored.is_file() and not rebuild else matrix_from_workspace(ws)
+    if not as_json:
+        _print_stale(matrix.stale_skipped)
     per_model, solve_counts, problems = matrix.per_model(), matrix.solve_counts(), matrix.problem_items()
     histogram = Counter(counts["solved"] for counts in solve_counts.values())
     if as_json:
         print_json({"models": per_model, "items": solve_counts, "solved_by_histogram": dict(sorted(histogram.items())),
-                    "problem_items": problems})
+                    "problem_items": problems, "stale_skipped": matrix.stale_skipped})
         return
     from rich.table import Table
 
@@ -86,28 +92,23 @@ def matrix_show_command(workspace: WorkspaceOption = None, as_json: JsonOption =
     out.print(f"items with unparseable or error outcomes: {len(problems)}", highlight=False)
 
 
-def _filter(kind: str, models: list[str], workspace: Path | None, attempts: int, sequential: bool, prompt: str,
+def _filter(kind: FilterKind, models: list[str], workspace: Path | None, attempts: int, sequential: bool, prompt: str,
             items: str | None, concurrency: int, models_file: Path | None, as_json: bool) -> None:
     from evaluation.runner import parse_item_query
-    from filtering.adversarial import FilterPlan, run_filter
-    from filtering.record import FilterRecord, now, save_record
+    from filtering.adversarial import FilterPlan, filter_and_record
 
     ws = workspace_from(workspace)
     specs = _specs(models, models_file, ws.root)
     plan = FilterPlan(specs, prompt, "implicit", attempts, sequential, parse_item_query(items), concurrency)
     with console.status("asking the models…") as status:
-        decision, matrix, labels, pool = run_filter(
-            ws, plan, lambda name, n: status.update(f"asking {name} about {n} items…"))
-    descriptions = [{"label": label, **matrix.models[label]} for label in labels]
-    record = FilterRecord(kind, now(), descriptions, attempts, sequential, pool, decision.removed,
-                          decision.survivors, decision.undetermined)
-    path = save_record(record, ws.root)
+        record, path = filter_and_record(ws, plan, kind, lambda name, n: status.update(f"asking {name} about {n} items…"))
     summary = record.summary() | {"record": str(path)}
     if as_json:
-        print_json(summary | {"undetermined": decision.undetermined})
+        print_json(summary | {"undetermined": record.undetermined})
         return
-    out.print(f"{kind} filter over {summary['pool']} items with {len(labels)} models: {summary['removed']} solved "
-              f"(removed), {summary['survivors']} missed by every model, {summary['undetermined']} undetermined "
+    _print_stale(record.stale_skipped)
+    out.print(f"{kind} filter over {summary['pool']} items with {len(record.models)} models: {summary['removed']} "
+              f"solved (removed), {summary['survivors']} missed by every model, {summary['undetermined']} undetermined "
               f"(unparseable/error, listed — never counted as unsolved); record: {path}", highlight=False)
 
 
@@ -152,6 +153,7 @@ def probe_command(
     if as_json:
         print_json(result)
         return
+    _print_stale(result["stale_skipped"])
     for name, counts in result["accuracy"].items():
         out.print(f"{name}: {counts['correct']}/{counts['n']} correct", highlight=False)
     out.print(f"{len(result['solvable_without_question'])} items solvable without the question "
@@ -168,12 +170,13 @@ def shift_command(
     """Embeddings → PCA(50) → UMAP(3) → KL between pool, full and hard; composition; plots."""
     from datetime import UTC, datetime
 
+    from evaluation.datasets import current_hashes
+    from filtering.comparisons import filter_record
     from filtering.embeddings import EmbeddingCache, resolve_embedder
-    from filtering.record import latest_record, load_record
     from filtering.shift import analyze_shift
 
     ws = workspace_from(workspace)
-    record = load_record(record_path) if record_path else (latest_record(ws.root) or (None, None))[1]
+    record = filter_record(ws, record_path)
     name, embed = resolve_embedder(embedder)
     cache = EmbeddingCache(ws.root / "filtering" / "embeddings.db")
     items = [stored.item for stored in ws.store.iter_items()]
@@ -182,7 +185,8 @@ def shift_command(
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     out_dir = ws.root / "filtering" / f"shift-{stamp}"
     with console.status(f"embedding {len(items)} items with {name}…"):
-        report = analyze_shift(items, set(record.survivors) if record else None, name,
+        hard = set(record.current_survivors(current_hashes(items, "implicit"))[0]) if record else None
+        report = analyze_shift(items, hard, name,
                                lambda texts: cache.embed(name, embed, texts), out_dir, seed)
     cache.close()
     if name == "ngram":
@@ -205,28 +209,17 @@ def compare_command(
     workspace: WorkspaceOption = None, seed: int = 0, as_json: JsonOption = False,
 ) -> None:
     """Paired bootstrap of two runs on their common items, and leave-one-out sign flips."""
-    import numpy as np
+    from filtering.comparisons import compare_runs
 
-    from evaluation.runlog import RESPONSES, find_run, read_records
-    from filtering.stats import loo_sign_flips, paired_bootstrap
-
-    ws = workspace_from(workspace)
-    a = read_records(find_run(ws.runs_dir, run_a) / RESPONSES)
-    b = read_records(find_run(ws.runs_dir, run_b) / RESPONSES)
-    common = sorted(set(a) & set(b))
-    if not common:
-        raise BenchsmithError(f"runs {run_a} and {run_b} share no items")
-    score_a = np.array([a[i]["outcome"] == "correct" for i in common], dtype=float)
-    score_b = np.array([b[i]["outcome"] == "correct" for i in common], dtype=float)
-    result = paired_bootstrap(score_a, score_b, seed=seed)
-    flips = len(loo_sign_flips(score_a, score_b))
-    data = asdict(result) | {"loo_sign_flips": flips, "accuracy_a": score_a.mean(), "accuracy_b": score_b.mean()}
+    data = compare_runs(workspace_from(workspace), run_a, run_b, seed=seed)
     if as_json:
         print_json(data)
         return
-    out.print(f"{run_a} − {run_b} on {result.n} common items: {result.difference:+.3f} "
-              f"(95% CI {result.ci[0]:+.3f} … {result.ci[1]:+.3f}, p = {result.p_value:.3f}); "
-              f"single-item removals that flip the sign: {flips}", highlight=False)
+    _print_stale(data["stale_skipped"])
+    low, high = data["ci"]
+    out.print(f"{run_a} − {run_b} on {data['n']} common items: {data['difference']:+.3f} "
+              f"(95% CI {low:+.3f} … {high:+.3f}, p = {data['p_value']:.3f}); "
+              f"single-item removals that flip the sign: {data['loo_sign_flips']}", highlight=False)
 
 
 @analyze_app.command("ranking")
@@ -237,31 +230,108 @@ def ranking_command(
     seed: int = 0, as_json: JsonOption = False,
 ) -> None:
     """Kendall τb between the models' ranking on all their common items and on the hard subset, with a CI."""
-    import numpy as np
+    from filtering.comparisons import ranking_vs_hard
 
-    from evaluation.runlog import RESPONSES, find_run, read_records
-    from filtering.record import latest_record, load_record
-    from filtering.stats import ranking_agreement
-
-    if len(runs) < 2:
-        raise BenchsmithError("ranking needs two or more runs")
-    ws = workspace_from(workspace)
-    record = load_record(record_path) if record_path else (latest_record(ws.root) or (None, None))[1]
-    if record is None:
-        raise BenchsmithError("no filtering record: run `benchsmith filter hard` or `filter adversarial` first")
-    logs = [read_records(find_run(ws.runs_dir, run) / RESPONSES) for run in runs]
-    common = sorted(set.intersection(*(set(log) for log in logs)))
-    hard = [item for item in common if item in set(record.survivors)]
-    if len(hard) < 2:
-        raise BenchsmithError(f"only {len(hard)} of the runs' common items are in the hard subset: too few to rank on")
-    correct = np.array([[log[item]["outcome"] == "correct" for item in common] for log in logs], dtype=float)
-    hard_index = [common.index(item) for item in hard]
-    tau, (low, high) = ranking_agreement(correct, correct[:, hard_index], seed=seed)
-    data = {"tau_b": tau, "ci": [low, high], "items": len(common), "hard_items": len(hard),
-            "accuracy_all": dict(zip(runs, correct.mean(axis=1).round(4).tolist(), strict=True)),
-            "accuracy_hard": dict(zip(runs, correct[:, hard_index].mean(axis=1).round(4).tolist(), strict=True))}
+    data = ranking_vs_hard(workspace_from(workspace), runs, record_path, seed=seed)
     if as_json:
         print_json(data)
         return
-    out.print(f"Kendall τb between the rankings on all {len(common)} items and on the {len(hard)} hard items: "
-              f"{tau:+.3f} (95% CI {low:+.3f} … {high:+.3f})", highlight=False)
+    _print_stale(data["stale_skipped"])
+    low, high = data["ci"]
+    out.print(f"Kendall τb between the rankings on all {data['items']} items and on the {data['hard_items']} hard "
+              f"items: {data['tau_b']:+.3f} (95% CI {low:+.3f} … {high:+.3f})", highlight=False)
+
+
+def _print_stale(count: int) -> None:
+    if count:
+        console.print(f"{count} stale record(s) skipped (their item changed since it was answered)", highlight=False)
+
+
+TableOption = Annotated[list[str], typer.Option("--table", help="external scores (CSV, or JSON rows like the K-MetBench "
+                                                "leaderboard) as FILE or LABEL=FILE; repeatable")]
+ModelColumnOption = Annotated[str, typer.Option("--model-column", help="the tables' column naming the model")]
+AliasesOption = Annotated[Path | None, typer.Option("--aliases", help="YAML/JSON mapping `alias: canonical model name`")]
+RunsOption = Annotated[list[str], typer.Option("--run", help="only these run ids (repeatable; default: every run)")]
+SameItemsOption = Annotated[bool, typer.Option("--same-items/--own-items", help="each subset on the items every model "
+                                               "answered (default), or each model on its own items (the output says so)")]
+OutOption = Annotated[Path | None, typer.Option("--out", "-o", help="output folder (default: WS/analysis/NAME)")]
+
+
+def _merged_metrics(workspace: Path | None, tables: list[str], model_column: str, aliases: Path | None,
+                    runs: list[str], same_items: bool):
+    from filtering.correlate import gather_metrics
+    from filtering.external_tables import TableSource
+
+    ws = workspace_from(workspace) if workspace is not None or not tables else None
+    sources = [TableSource.parse(spec, model_column) for spec in tables]
+    return ws, gather_metrics(ws, sources, aliases_path=aliases, run_ids=runs or None, same_items=same_items)
+
+
+def _no_nan(data: dict) -> dict:
+    """Undefined figures as JSON null (NaN is not JSON)."""
+    return {key: None if isinstance(value, float) and value != value else value for key, value in data.items()}
+
+
+def _out_dir(out_dir: Path | None, ws, name: str) -> Path:  # noqa: ANN001
+    return out_dir or (ws.root / "analysis" / name if ws is not None else Path(name))
+
+
+@analyze_app.command("correlate")
+def correlate_command(
+    workspace: WorkspaceOption = None, tables: TableOption = [], model_column: ModelColumnOption = "model",  # noqa: B006
+    aliases: AliasesOption = None, runs: RunsOption = [], same_items: SameItemsOption = True,  # noqa: B006
+    metrics: Annotated[str | None, typer.Option("--metrics", help="comma-separated metric names or LABEL: prefixes "
+                                                "(default: all)")] = None,
+    out_dir: OutOption = None, seed: int = 0,
+    resamples: Annotated[int, typer.Option(min=50, help="bootstrap resamples of the models")] = 1000,
+    charts: Annotated[bool, typer.Option("--charts/--no-charts", help="the τb heatmap (matplotlib)")] = True,
+    as_json: JsonOption = False,
+) -> None:
+    """Kendall τb and Spearman ρ between every pair of metrics across models, with n and a CI; heatmap, Markdown, CSV."""
+    from filtering.correlate import run_correlate
+
+    ws, merged = _merged_metrics(workspace, tables, model_column, aliases, runs, same_items)
+    wanted = [m.strip() for m in metrics.split(",") if m.strip()] if metrics else None
+    result = run_correlate(merged, wanted, _out_dir(out_dir, ws, "correlate"), seed=seed, resamples=resamples,
+                           charts=charts)
+    if as_json:
+        print_json({"models": len(merged.table.models), "pairs": [_no_nan(asdict(r)) for r in result.results],
+                    "unmatched": result.unmatched, "notes": result.notes, "files": [str(f) for f in result.files]})
+        return
+    out.print(f"{len(result.metrics)} metrics over {len(merged.table.models)} models:", highlight=False)
+    for r in result.results:
+        ci = f"[{r.tau_ci[0]:+.2f}, {r.tau_ci[1]:+.2f}]" if r.tau_ci else "—"
+        out.print(f"  {r.a} ~ {r.b}: n={r.n} τb={r.tau_b:+.3f} {ci} p={r.tau_p:.3g}; ρ={r.spearman:+.3f}",
+                  highlight=False)
+    for source, models in result.unmatched.items():
+        out.print(f"unmatched — only in {source} ({len(models)}): {', '.join(models)}", highlight=False)
+    for note in result.notes:
+        out.print(f"note: {note}", highlight=False)
+    out.print(f"report: {result.files[0]}", highlight=False)
+
+
+@analyze_app.command("gap")
+def gap_command(
+    metric_a: Annotated[str, typer.Argument(help="metric A (full name, or a column name that is unique)")],
+    metric_b: Annotated[str, typer.Argument(help="metric B")],
+    workspace: WorkspaceOption = None, tables: TableOption = [], model_column: ModelColumnOption = "model",  # noqa: B006
+    aliases: AliasesOption = None, runs: RunsOption = [], same_items: SameItemsOption = True,  # noqa: B006
+    out_dir: OutOption = None, seed: int = 0,
+    resamples: Annotated[int, typer.Option(min=100, help="bootstrap resamples of the models")] = 2000,
+    as_json: JsonOption = False,
+) -> None:
+    """Mean of A − B over the models that have both, with n, a bootstrap CI and paired tests; per-model CSV."""
+    from filtering.correlate import run_gap
+
+    ws, merged = _merged_metrics(workspace, tables, model_column, aliases, runs, same_items)
+    gap, files = run_gap(merged, metric_a, metric_b, _out_dir(out_dir, ws, "gap"), seed=seed, resamples=resamples)
+    if as_json:
+        print_json(_no_nan(asdict(gap)) | {"files": [str(f) for f in files]})
+        return
+    ci = f"95% CI {gap.ci[0]:+.4g} … {gap.ci[1]:+.4g}" if gap.ci else "no CI"
+    out.print(f"{gap.a} − {gap.b} over {gap.n} models with both: {gap.mean_difference:+.4g} ({ci}); "
+              f"Wilcoxon p = {gap.wilcoxon_p:.3g}, paired t p = {gap.ttest_p:.3g}", highlight=False)
+    if gap.without_both:
+        out.print(f"left out (only one of the two metrics, {len(gap.without_both)}): {', '.join(gap.without_both)}",
+                  highlight=False)
+    out.print(f"per-model values: {files[0]}", highlight=False)

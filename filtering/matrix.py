@@ -2,8 +2,9 @@
 
 A *model* here is one answering configuration (model identity, prompt version, variant);
 each run of it (another seed, say) is one *attempt*. Every cell keeps the outcome
-(correct | wrong | unparseable | error), the parsed answer, latency and token usage. The
-matrix is stored in the workspace as `filtering/matrix.parquet`.
+(correct | wrong | unparseable | error), the parsed answer, latency, token usage and the
+content hash of the item it was answered on. Records whose item changed since are stale:
+left out and counted (`stale_skipped`). The matrix is stored as `filtering/matrix.parquet`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evaluation.runlog import MANIFEST, RESPONSES
+from curation.workspace import Workspace
+from evaluation.metrics import load_run
+from evaluation.runlog import MANIFEST
 
 MATRIX_FILE = "matrix.parquet"
 
@@ -30,6 +33,7 @@ class Cell:
     answer: str | None
     latency_s: float | None
     tokens: int | None
+    content_hash: str | None = None
 
 
 @dataclass
@@ -37,6 +41,11 @@ class SolveMatrix:
     cells: list[Cell] = field(default_factory=list)
     models: dict[str, dict[str, Any]] = field(default_factory=dict)  # label -> description with run ids
     not_sent: dict[str, dict[str, str]] = field(default_factory=dict)  # label -> item -> why
+    stale_skipped: int = 0
+
+    def content_hashes(self) -> dict[str, str]:
+        """Item → the content hash its cells were answered on."""
+        return {cell.item_id: cell.content_hash for cell in self.cells if cell.content_hash}
 
     def outcomes(self) -> dict[tuple[str, str], list[str]]:
         """(item, model) → the outcomes of every attempt."""
@@ -113,21 +122,15 @@ def _tokens(usage: Any) -> int | None:
     return sum(parts) if parts else None
 
 
-def _parse_line(line: str) -> dict[str, Any] | None:
-    try:
-        record = json.loads(line)
-    except json.JSONDecodeError:
-        return None  # a line torn by a kill; the runner redoes that item
-    return record if isinstance(record, dict) and "item_id" in record else None
-
-
-def build_matrix(run_dirs: list[Path]) -> SolveMatrix:
+def build_matrix(run_dirs: list[Path], ws: Workspace) -> SolveMatrix:
+    """Cells from every answer run's current records; stale records are counted, never used."""
     matrix = SolveMatrix()
     attempts: Counter = Counter()
     for run_dir in sorted(run_dirs, key=lambda p: p.name):
         manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
         if manifest.get("kind") != "answers":
             continue
+        run = load_run(run_dir, ws)
         label = model_label(manifest)
         attempt = attempts[label]
         attempts[label] += 1
@@ -137,19 +140,12 @@ def build_matrix(run_dirs: list[Path]) -> SolveMatrix:
             "decoding": manifest["config"]["decoding"], "run_ids": []})
         description["run_ids"].append(manifest["run_id"])
         matrix.not_sent.setdefault(label, {}).update(manifest.get("skipped", {}))
-        latest: dict[str, dict[str, Any]] = {}
-        path = run_dir / RESPONSES
-        if path.is_file():
-            with path.open(encoding="utf-8", errors="replace") as handle:
-                for line in handle:
-                    record = _parse_line(line)
-                    if record is not None:
-                        latest[record["item_id"]] = record  # a later line supersedes (retried errors)
-        for item_id, record in latest.items():
-            answer = record.get("answer")
-            matrix.cells.append(Cell(item_id, label, attempt, manifest["run_id"], record["outcome"],
-                                     None if answer is None else json.dumps(answer), record.get("latency_s"),
-                                     _tokens(record.get("usage"))))
+        matrix.stale_skipped += run.stale
+        for item_id, record in run.records.items():
+            answer = record.answer
+            matrix.cells.append(Cell(item_id, label, attempt, manifest["run_id"], record.outcome,
+                                     None if answer is None else json.dumps(answer), record.latency_s,
+                                     _tokens(record.usage), record.content_hash))
     return matrix
 
 
@@ -167,9 +163,11 @@ def save_matrix(matrix: SolveMatrix, folder: Path) -> Path:
     columns = {name: [getattr(cell, name) for cell in matrix.cells] for name in Cell.__dataclass_fields__}
     table = pa.table(columns, schema=pa.schema([
         ("item_id", pa.string()), ("model", pa.string()), ("attempt", pa.int32()), ("run_id", pa.string()),
-        ("outcome", pa.string()), ("answer", pa.string()), ("latency_s", pa.float64()), ("tokens", pa.int64())]))
+        ("outcome", pa.string()), ("answer", pa.string()), ("latency_s", pa.float64()), ("tokens", pa.int64()),
+        ("content_hash", pa.string())]))
     table = table.replace_schema_metadata({"models": json.dumps(matrix.models, ensure_ascii=False),
-                                           "not_sent": json.dumps(matrix.not_sent, ensure_ascii=False)})
+                                           "not_sent": json.dumps(matrix.not_sent, ensure_ascii=False),
+                                           "stale_skipped": str(matrix.stale_skipped)})
     path = folder / MATRIX_FILE
     pq.write_table(table, path, compression="zstd")
     return path
@@ -181,5 +179,7 @@ def load_matrix(path: Path) -> SolveMatrix:
     table = pq.read_table(path)
     metadata = table.schema.metadata or {}
     data = table.to_pydict()
-    cells = [Cell(*values) for values in zip(*(data[name] for name in Cell.__dataclass_fields__), strict=True)]
-    return SolveMatrix(cells, json.loads(metadata.get(b"models", b"{}")), json.loads(metadata.get(b"not_sent", b"{}")))
+    names = [name for name in Cell.__dataclass_fields__ if name in data]
+    cells = [Cell(*values) for values in zip(*(data[name] for name in names), strict=True)]
+    return SolveMatrix(cells, json.loads(metadata.get(b"models", b"{}")), json.loads(metadata.get(b"not_sent", b"{}")),
+                       int(metadata.get(b"stale_skipped", b"0")))

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from curation.store import ItemQuery
 from curation.workspace import Workspace
+
+if TYPE_CHECKING:
+    from evaluation.prompts import Variant
 
 BASELINES = ("longest", "shortest", "similar", "position-1", "last")
 
@@ -16,26 +19,28 @@ BASELINES = ("longest", "shortest", "similar", "position-1", "last")
 def run_probes(ws: Workspace, specs: list, query: ItemQuery, *, baselines: bool = True,
                concurrency: int = 16) -> dict[str, Any]:
     from evaluation.executor import ExecutorSettings
+    from evaluation.metrics import load_run
     from evaluation.models import parse_inline_spec
-    from evaluation.runlog import RESPONSES, read_records
-    from evaluation.runner import RunRequest, run_model
+    from evaluation.runner import RunRequest, run_model, store_dataset
 
-    runs: list[tuple[str, Any, str]] = [(f"{spec.name} options-only", spec, "options_only") for spec in specs]
+    runs: list[tuple[str, Any, Variant]] = [(f"{spec.name} options-only", spec, "options_only") for spec in specs]
     runs += [(f"{spec.name} question-only", spec, "question_only") for spec in specs]
     if baselines:
         runs += [(f"baseline:{name}", parse_inline_spec(f"baseline:{name}"), "implicit") for name in BASELINES]
-    accuracy: dict[str, dict[str, int]] = {}
+    accuracy: dict[str, dict[str, Any]] = {}
+    stale = 0
     solvable: dict[str, list[str]] = {}
     for label, spec, variant in runs:
         settings = ExecutorSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
-        summary = run_model(ws, RunRequest(spec, "standard", variant, query, settings=settings))
-        records = read_records(summary.run_dir / RESPONSES)
-        correct = sorted(item for item, record in records.items() if record["outcome"] == "correct")
-        accuracy[label] = {"n": len(records), "correct": len(correct), "run_id": summary.run_id}
+        summary = run_model(ws, RunRequest(spec, "standard", variant, store_dataset(ws, query), settings=settings))
+        run = load_run(summary.run_dir, ws)
+        stale += run.stale
+        correct = sorted(item for item, record in run.records.items() if record.outcome == "correct")
+        accuracy[label] = {"n": len(run.records), "correct": len(correct), "run_id": summary.run_id}
         if variant != "question_only":
             for item in correct:
                 solvable.setdefault(item, []).append(label)
-    result = {"accuracy": accuracy, "solvable_without_question": solvable}
+    result: dict[str, Any] = {"accuracy": accuracy, "solvable_without_question": solvable, "stale_skipped": stale}
     folder = ws.root / "filtering"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"probes-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}.json"

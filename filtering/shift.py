@@ -1,6 +1,6 @@
 """Distribution shift between the raw pool, the full set and the hard subset.
 
-Embeddings → PCA(50) → UMAP(3) (`umap-learn` extra; PCA(3) with a note without it) → KL
+Embeddings → PCA(50, scikit-learn) → UMAP(3) (`umap-learn` extra; PCA(3) with a note without it) → KL
 divergence between the sets. The estimator is *binned*: the 3-D projection is cut into
 quantile bins of the pool (up to 8 per axis, fewer for small pools so that a cell holds
 about 10 pool items on average), counts get Jeffreys smoothing (+0.5 per cell), and
@@ -27,10 +27,11 @@ def bins_per_axis(n: int, dims: int = 3) -> int:
 
 
 def pca(matrix: np.ndarray, components: int) -> np.ndarray:
-    centred = matrix - matrix.mean(axis=0, keepdims=True)
-    components = min(components, *centred.shape)
-    _, _, vt = np.linalg.svd(centred, full_matrices=False)
-    return centred @ vt[:components].T
+    """scikit-learn's PCA (exact SVD), capped at what the matrix allows."""
+    from sklearn.decomposition import PCA
+
+    components = min(components, *matrix.shape)
+    return PCA(n_components=components, svd_solver="full").fit_transform(matrix)
 
 
 def project(embeddings: np.ndarray, seed: int = 0) -> tuple[np.ndarray, str]:

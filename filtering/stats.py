@@ -1,11 +1,14 @@
 """Statistics used by reports: paired bootstrap between two models on the same items, Kendall
-τb between model rankings with a bootstrap CI, leave-one-out sign flips for a gap."""
+τb between model rankings with a bootstrap CI, leave-one-out sign flips for a gap. The τb and
+the resampling are scipy's (`scipy.stats.kendalltau`, `scipy.stats.bootstrap`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
+
+from evaluation.resampling import bootstrap_interval
 
 
 @dataclass(frozen=True)
@@ -22,45 +25,37 @@ def paired_bootstrap(a: np.ndarray, b: np.ndarray, *, seed: int = 0, resamples: 
     a, b = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
         raise ValueError("paired_bootstrap needs two equal-length, non-empty per-item score vectors")
-    rng = np.random.default_rng(seed)
-    index = rng.integers(0, len(a), size=(resamples, len(a)))
-    diffs = a[index].mean(axis=1) - b[index].mean(axis=1)
-    low, high = np.quantile(diffs, [(1 - level) / 2, 1 - (1 - level) / 2])
-    observed = float(a.mean() - b.mean())
+
+    def difference(x: np.ndarray, y: np.ndarray, axis: int = -1) -> np.ndarray:
+        return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
+    ci, diffs = bootstrap_interval([a, b], difference, seed=seed, resamples=resamples, level=level, vectorized=True)
+    assert ci is not None  # a mean is always defined
     tail = min((diffs <= 0).mean(), (diffs >= 0).mean())
-    return PairedComparison(len(a), observed, (float(low), float(high)), float(min(1.0, 2 * tail)))
+    return PairedComparison(len(a), float(a.mean() - b.mean()), ci, float(min(1.0, 2 * tail)))
 
 
 def kendall_tau_b(x: np.ndarray, y: np.ndarray) -> float:
-    """Kendall's τb (ties corrected), O(n²) — rankings here have tens of models."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    dx = np.sign(x[:, None] - x[None, :])
-    dy = np.sign(y[:, None] - y[None, :])
-    upper = np.triu_indices(len(x), k=1)
-    sx, sy = dx[upper], dy[upper]
-    concordant_minus_discordant = float(np.sum(sx * sy))
-    ties_x, ties_y = float(np.sum(sx != 0)), float(np.sum(sy != 0))
-    if ties_x == 0 or ties_y == 0:
-        return float("nan")
-    return concordant_minus_discordant / np.sqrt(ties_x * ties_y)
+    """Kendall's τb (ties corrected), scipy's; NaN when either side has no variation."""
+    from scipy.stats import kendalltau
+
+    return float(kendalltau(np.asarray(x, dtype=float), np.asarray(y, dtype=float), variant="b").statistic)
 
 
 def ranking_agreement(correct_a: np.ndarray, correct_b: np.ndarray, *, seed: int = 0, resamples: int = 2000,
                       level: float = 0.95) -> tuple[float, tuple[float, float]]:
     """τb between the model rankings on two item sets (models × items 0/1 matrices), with a CI
-    from resampling the items of each set."""
+    from resampling the items of each set independently."""
     correct_a, correct_b = np.asarray(correct_a, dtype=float), np.asarray(correct_b, dtype=float)
-    tau = kendall_tau_b(correct_a.mean(axis=1), correct_b.mean(axis=1))
-    rng = np.random.default_rng(seed)
-    samples = []
-    for _ in range(resamples):
-        ia = rng.integers(0, correct_a.shape[1], correct_a.shape[1])
-        ib = rng.integers(0, correct_b.shape[1], correct_b.shape[1])
-        value = kendall_tau_b(correct_a[:, ia].mean(axis=1), correct_b[:, ib].mean(axis=1))
-        if not np.isnan(value):
-            samples.append(value)
-    low, high = np.quantile(samples, [(1 - level) / 2, 1 - (1 - level) / 2]) if samples else (np.nan, np.nan)
-    return tau, (float(low), float(high))
+
+    def tau_on(index_a: np.ndarray, index_b: np.ndarray) -> float:
+        return kendall_tau_b(correct_a[:, index_a.astype(int)].mean(axis=1),
+                             correct_b[:, index_b.astype(int)].mean(axis=1))
+
+    tau = tau_on(np.arange(correct_a.shape[1]), np.arange(correct_b.shape[1]))
+    ci, _ = bootstrap_interval([np.arange(correct_a.shape[1]), np.arange(correct_b.shape[1])], tau_on, seed=seed,
+                               resamples=resamples, level=level, paired=False)
+    return tau, ci or (float("nan"), float("nan"))
 
 
 def loo_sign_flips(a: np.ndarray, b: np.ndarray) -> list[tuple[str, int]]:

@@ -88,3 +88,39 @@ def sample_exam_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     write_sample_exam(folder / "sample.pdf")
     write_sample_exam(folder / "interleaved.pdf", interleave_columns=True)
     return folder
+
+
+@pytest.fixture(scope="session")
+def harness_release(tmp_path_factory: pytest.TempPathFactory):
+    """(workspace, release folder copied away from its workspace, counts per config): the sample
+    exam, multi-answer items and, when present, real KMMLU and 한국사 items."""
+    import shutil
+
+    from curation.workspace import init_workspace
+    from export.build import build_release
+    from export.release_config import ReleaseConfig
+    from tests.release_support import add_multi_answer, add_realdata, add_sample_exam
+
+    root = tmp_path_factory.mktemp("harness-release")
+    workspace = init_workspace(root / "ws")
+    add_sample_exam(workspace, root / "exam")
+    add_multi_answer(workspace)
+    if realdata_dir() is not None:
+        add_realdata(workspace, realdata_dir())
+    result = build_release(workspace, "1.0.0", ReleaseConfig(name="parity-exam"))
+    moved = Path(shutil.copytree(result.path, root / "elsewhere" / "parity-exam-v1.0.0"))
+    return workspace, moved, result.counts
+
+
+@pytest.fixture(scope="session")
+def legacy_datasets_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The python of a second virtual environment with `datasets` 3.6 (what lm_eval 0.4.9 pins),
+    created once per session from PyPI; skipped when it cannot be created."""
+    folder = tmp_path_factory.mktemp("datasets-3.6") / "venv"
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, capture_output=True, timeout=120)
+        subprocess.run([str(folder / "bin" / "pip"), "install", "-q", "datasets==3.6.0", "pillow"],
+                       check=True, capture_output=True, timeout=600)
+    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
+        pytest.skip(f"cannot create a datasets 3.6 environment: {error}")
+    return folder / "bin" / "python"

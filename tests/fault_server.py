@@ -21,6 +21,7 @@ import re
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
@@ -36,6 +37,8 @@ class ServerConfig:
     fault_rates: dict[str, float] = field(default_factory=dict)  # FAULTS → probability per request
     hang_s: float = 30.0  # how long a "timeout" fault holds the connection
     keep_requests: int = 2000  # request bodies kept for inspection by tests
+    # tests that need one fixed reply per question (prompt text, request body → reply)
+    responder: Callable[[str, dict[str, Any]], str] | None = None
 
 
 @dataclass
@@ -264,7 +267,9 @@ class FakeModelServer:
         prompt_text = "\n".join(_openai_text(message.get("content")) for message in request.get("messages", []))
         response_format = request.get("response_format") or {}
         schema = (response_format.get("json_schema") or {}).get("schema") if response_format.get("type") == "json_schema" else None
-        text, finish = _truncate_tokens(self._reply(prompt_text, schema, request.get("seed")),
+        reply = (self.config.responder(prompt_text, request) if self.config.responder
+                 else self._reply(prompt_text, schema, request.get("seed")))
+        text, finish = _truncate_tokens(reply,
                                         request.get("max_tokens") or request.get("max_completion_tokens"))
         usage = {"prompt_tokens": len(prompt_text.split()), "completion_tokens": len(text.split()),
                  "total_tokens": len(prompt_text.split()) + len(text.split())}

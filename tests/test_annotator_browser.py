@@ -24,14 +24,16 @@ if not Path(CHROMIUM).exists():
 from playwright.sync_api import expect  # noqa: E402
 
 from annotator import auth  # noqa: E402
-from annotator.sample import load_sample, write_scoring_files  # noqa: E402
+from annotator.sample import load_sample, sample_scoring  # noqa: E402
 from annotator.scoring import load_rationales  # noqa: E402
 from curation.item import parse_item  # noqa: E402
 from curation.workspace import init_workspace, open_workspace  # noqa: E402
 
-PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "carol": "password-carol", "dave": "password-dave"}
-ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator", "dave": "annotator"}
+PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "carol": "password-carol", "dave": "password-dave",
+             "erin": "password-erin", "frank": "password-frank", "gina": "password-gina"}
+ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator", "dave": "annotator", "erin": "expert", "frank": "annotator"}
 XSS = "<img src=x onerror=alert(1)> <script>alert(2)</script> 태그가 글자로 보여야 한다"
+BRACKETS = "다음 식에서 전류는? [3점]  [ I = 3000 / t ]"
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -42,14 +44,14 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _wait_until_up(url: str, process: subprocess.Popen, log: Path) -> None:
+def _wait_until_up(url: str, process: subprocess.Popen, log: Path, status: int = 200) -> None:
     import httpx
 
     for _ in range(600):
         if process.poll() is not None:
             raise RuntimeError(f"annotator exited: {log.read_text()}")
         try:
-            if httpx.get(url, timeout=2).status_code == 200:
+            if httpx.get(url, timeout=2).status_code == status:
                 return
         except httpx.HTTPError:
             pass
@@ -64,10 +66,19 @@ def server(tmp_path_factory):
     load_sample(workspace)
     xss = {"id": "xss-001", "source": {"exam": "기상기사 (예시)"}, "stem": XSS,
            "options": [{"text": "<b>굵게?</b>"}, {"text": "보기 2"}], "answer": 1}
-    workspace.store.save_items([parse_item(xss)], author="test", stage="import")
-    for name, password in PASSWORDS.items():
-        auth.add_user(workspace.store.engine, name, ROLES[name], password)
-    rationales, _ = write_scoring_files(root)
+    brackets = {"id": "bracket-001", "source": {"exam": "기상기사 (예시)"}, "stem": BRACKETS,
+                "options": [{"text": "[ I = 3000 / t ]"}, {"text": "보기 2"}], "answer": 2}
+    ime = {"id": "ime-001", "source": {"exam": "기상기사 (예시)"}, "stem": "입력기 시험 문제",
+           "options": [{"text": "보기 1"}, {"text": "보기 2"}], "answer": 1}
+    revert = {"id": "revert-001", "source": {"exam": "기상기사 (예시)"}, "stem": "원래 문제",
+              "options": [{"text": "보기 1"}, {"text": "보기 2"}], "answer": 1}
+    bulk = [{"id": f"bulk-{n:03d}", "source": {"exam": "벌크 시험"}, "stem": f"일괄 승인 문제 {n}",
+             "options": [{"text": "보기 1"}, {"text": "보기 2"}], "answer": 2} for n in range(1, 4)]
+    workspace.store.save_items([parse_item(r) for r in (xss, brackets, ime, revert, *bulk)], author="test", stage="import")
+    workspace.store.update_fields("revert-001", {"stem": "잘못 바뀐 문제"}, expect_rev=1, author="test", stage="clean")
+    for name, role in ROLES.items():  # gina is added in the admin tab by a test
+        auth.add_user(workspace.store.engine, name, role, PASSWORDS[name])
+    rationales, _ = sample_scoring()
     load_rationales(workspace.store.engine, rationales)
     port = _free_port()
     log = root.parent / "server.log"
@@ -151,7 +162,75 @@ def test_failed_logins_are_rate_limited_over_http(server):
     for _ in range(auth.MAX_FAILURES):
         assert httpx.post(url + "login", data={"username": "dave", "password": "guess"}).status_code == 400
     right = httpx.post(url + "login", data={"username": "dave", "password": PASSWORDS["dave"]})
-    assert right.status_code == 400  # locked for the window, even with the right password
+    assert right.status_code == 429  # locked for the window, even with the right password
+    minutes = auth.WINDOW_S // 60
+    assert "Locked out" in right.json()["detail"] and f"{minutes} minutes" in right.json()["detail"]
+
+
+def test_a_locked_out_login_says_so_and_for_how_long(server, browser):
+    url, _ = server  # dave is locked out by the test above
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(url)
+    page.locator("input[type=text]").first.fill("dave")
+    page.locator("input[type=password]").fill(PASSWORDS["dave"])
+    page.get_by_role("button", name="Login").click()
+    banner = page.locator("#bs-login-error")
+    expect(banner).to_contain_text("Locked out", timeout=30_000)
+    expect(banner).to_contain_text(f"{auth.WINDOW_S // 60} minutes")
+    context.close()
+
+
+def test_everything_but_the_login_page_needs_a_session(server, browser):
+    url, _ = server
+    anonymous = browser.new_context()
+    for path in ("openapi.json", "config", "gradio_api/info", "gradio_api/openapi.json", "bs/draft", "docs"):
+        assert anonymous.request.get(url + path).status == 401, path
+    assert anonymous.request.get(url).status == 200  # the login page
+    context, _ = login(browser, url, "carol")
+    assert context.request.get(url + "config").status == 200
+    anonymous.close()
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def local_server(tmp_path_factory):
+    """No users: the server prints a token URL, as Jupyter does."""
+    root = tmp_path_factory.mktemp("local") / "ws"
+    load_sample(init_workspace(root))
+    port = _free_port()
+    log = root.parent / "server.log"
+    with log.open("w") as handle:
+        process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root),
+                                    "--port", str(port)], stdout=handle, stderr=subprocess.STDOUT)
+    try:
+        for _ in range(600):
+            printed = [w for w in log.read_text().split() if "?token=" in w]
+            if printed or process.poll() is not None:
+                break
+            time.sleep(0.2)
+        assert printed, log.read_text()
+        _wait_until_up(f"http://127.0.0.1:{port}/", process, log, status=401)  # up, and closed without the token
+        yield f"http://127.0.0.1:{port}/", printed[0]
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_with_no_users_only_the_token_url_opens_the_app(local_server, browser):
+    import httpx
+
+    url, token_url = local_server
+    assert token_url.startswith(url + "?token=") and len(token_url.split("=", 1)[1]) >= 24
+    for path in ("", "openapi.json", "config", "gradio_api/info", "bs/draft", "?token=wrong-token"):
+        assert httpx.get(url + path).status_code == 401, path
+    context = browser.new_context()
+    page = context.new_page()
+    page.goto(token_url)
+    expect(page.locator("#whoami")).to_contain_text("local mode", timeout=60_000)
+    assert "token" not in page.url  # the token left the address bar; a cookie holds the session
+    assert context.request.get(url + "config").status == 200
+    context.close()
 
 
 def test_edit_latex_stem_preview_save_and_history(server, browser):
@@ -321,3 +400,223 @@ def test_api_save_and_score_endpoints_with_gradio_client(server):
     assert first["status"] == "saved"
     assert client.predict(task.id, 0, 1, 1, 1, 1, "", api_name="/save_score")["status"] == "conflict"
     assert client.predict(task.id, 1, 9, 1, 1, 1, "", api_name="/save_score")["status"] == "invalid"
+
+
+def draft_edits(root: Path, user: str, queue: str, item_id: str) -> dict:
+    from annotator.drafts import load_draft
+
+    draft = load_draft(open_workspace(root).store.engine, user, queue, item_id)
+    return draft.edits if draft else {}
+
+
+def wait_for_draft(root: Path, user: str, item_id: str, path: str, value: str, within_s: float) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < within_s:
+        if draft_edits(root, user, "item", item_id).get(path) == value:
+            return time.monotonic() - started
+        time.sleep(0.05)
+    raise AssertionError(f"{path} = {value!r} did not reach the server-side draft within {within_s} s: "
+                         f"{draft_edits(root, user, 'item', item_id)}")
+
+
+IME_COMMIT = """(el, text) => {
+  el.focus();
+  el.dispatchEvent(new CompositionEvent("compositionstart", {bubbles: true}));
+  el.value = text;
+  el.dispatchEvent(new CompositionEvent("compositionend", {bubbles: true, data: text}));
+  el.dispatchEvent(new InputEvent("input", {bubbles: true, inputType: "insertCompositionText", data: text}));
+}"""
+
+
+def test_ime_commit_without_key_events_reaches_the_draft_and_the_preview(server, browser):
+    url, root = server
+    context, page = login(browser, url, "carol")
+    open_item(page, "item", "ime-001")
+    text = "입력기로 확정한 한글 문장"
+    field(page, "item-stem").evaluate(IME_COMMIT, text)
+    wait_for_draft(root, "carol", "ime-001", "stem", text, within_s=1.0)
+    expect(page.locator("#item-stem-preview")).to_contain_text(text, timeout=5_000)
+    expect(page.locator("#item-draft")).to_contain_text("1 unsaved edit", timeout=5_000)
+    context.close()
+
+
+def test_reload_right_after_a_paste_keeps_the_text(server, browser):
+    url, root = server
+    context, page = login(browser, url, "frank")
+    open_item(page, "item", "ime-001")
+    text = "메뉴로 붙여 넣은 보기"
+    field(page, "item-options-2-text").evaluate(
+        "(el, text) => { el.focus(); el.value = text; el.dispatchEvent(new InputEvent('input', "
+        "{bubbles: true, inputType: 'insertFromPaste'})); }", text)
+    page.reload()
+    expect(field(page, "item-options-2-text")).to_have_value(text, timeout=60_000)
+    assert draft_edits(root, "frank", "item", "ime-001")["options.2.text"] == text
+    context.close()
+
+
+def test_square_brackets_are_text_not_display_math(server, browser):
+    url, _ = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "bracket-001")
+    preview = page.locator("#item-stem-preview")
+    expect(preview).to_contain_text("[3점]", timeout=30_000)
+    expect(preview).to_contain_text("[ I = 3000 / t ]")
+    expect(page.locator("#item-options-1-text-preview")).to_contain_text("[ I = 3000 / t ]")
+    assert preview.locator(".katex").count() == 0
+    context.close()
+
+
+def choose(page, element_id: str, label: str) -> None:
+    page.locator(f"#{element_id} input").first.click()
+    page.locator("ul[role=listbox] li", has_text=label).first.click()
+
+
+def rendered_after(page, queue: str, before: str | None) -> None:
+    stamp = page.locator(f"#{queue}-status .bs-rev")
+    expect(stamp).not_to_have_attribute("data-shown", before or "-", timeout=30_000)
+
+
+def test_a_second_recrop_keeps_the_figure_box(server, browser):
+    url, root = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "sample-002")
+    figure = stored(root, "sample-002").item.options[0].image.provenance.bbox
+    choose(page, "item-crop-target", "Option 1 image")
+    expect(field(page, "item-crop-x1")).to_have_value(str(int(figure[2])) if figure[2] == int(figure[2]) else str(figure[2]),
+                                                     timeout=30_000)
+    wider = [figure[0], figure[1], figure[2] + 10, figure[3]]
+    field(page, "item-crop-x1").fill(str(wider[2]))
+    for _ in range(2):  # the second re-crop starts from what the first one left in the box fields
+        before = page.locator("#item-status .bs-rev").get_attribute("data-shown")
+        page.locator("#item-recrop").click()
+        rendered_after(page, "item", before)
+        expect(page.locator("#item-status")).to_contain_text("New crop rendered")
+        edits = draft_edits(root, "alice", "item", "sample-002")
+        assert edits["options.1.image"]["provenance"]["bbox"] == wider
+        assert "source.bbox" not in edits
+    context.close()
+
+
+def test_search_without_match_keeps_the_item_and_an_id_does_not_filter_next(server, browser):
+    url, _ = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "sample-003")
+    stem = field(page, "item-stem").input_value()
+    before = page.locator("#item-status .bs-rev").get_attribute("data-shown")
+    page.locator("#item-search textarea, #item-search input").first.fill("no-such-item-anywhere")
+    page.locator("#item-find").click()
+    rendered_after(page, "item", before)
+    expect(page.locator("#item-status")).to_contain_text("No item matches")
+    expect(page.locator("#item-status")).to_contain_text("sample-003")
+    expect(field(page, "item-stem")).to_have_value(stem)
+    open_item(page, "item", "sample-003")  # the id stays in the search box
+    page.locator("#item-next").click()
+    expect(page.locator("#item-status")).to_contain_text("sample-004", timeout=30_000)
+    context.close()
+
+
+def test_next_unscored_starts_at_the_unscored_task_on_screen(server, browser):
+    url, _ = server
+    context, page = login(browser, url, "erin")  # has scored nothing yet
+    page.locator("button[role=tab]:has-text('Expert scoring')").click()
+    expect(page.locator("#score-status")).to_contain_text("1 /", timeout=30_000)
+    position = page.locator("#score-status span").first.inner_text()
+    page.locator("#score-mine").click()
+    expect(page.locator("#score-status")).to_contain_text("not scored yet", timeout=30_000)
+    assert page.locator("#score-status span").first.inner_text() == position
+    context.close()
+
+
+def test_progress_guidelines_and_the_help_overlay(server, browser):
+    url, root = server
+    context, page = login(browser, url, "alice")
+    total = open_workspace(root).store.count()
+    expect(page.locator("#item-progress .bs-progress-queue")).to_have_attribute("data-total", str(total), timeout=30_000)
+    page.locator("#item-guidelines-box").click()
+    expect(page.locator("#item-guidelines")).to_contain_text("Item review guidelines")
+    marker = "새 지침: 그림은 반드시 원본과 대조 (test)"
+    field(page, "item-guidelines-editor").fill(f"### {marker}")
+    page.locator("#item-guidelines-save").click()
+    expect(page.locator("#item-guidelines")).to_contain_text(marker, timeout=30_000)
+    assert marker in (root / "guidelines" / "item.md").read_text(encoding="utf-8")
+    page.locator("#whoami").click()
+    page.keyboard.press("Shift+Slash")
+    expect(page.locator("#bs-help")).to_be_visible()
+    expect(page.locator("#bs-help")).to_contain_text("Keyboard shortcuts")
+    page.keyboard.press("Escape")
+    expect(page.locator("#bs-help")).to_be_hidden()
+    carol, carol_page = login(browser, url, "carol")  # an annotator reads the new text but gets no editor
+    carol_page.locator("#item-guidelines-box").click()
+    expect(carol_page.locator("#item-guidelines")).to_contain_text(marker, timeout=30_000)
+    expect(carol_page.locator("#item-guidelines-editor")).to_be_hidden()
+    expect(carol_page.locator("#item-bulk-box")).to_be_hidden()
+    carol.close()
+    context.close()
+
+
+def test_revert_to_a_past_revision_and_bulk_accept_over_the_filter(server, browser):
+    url, root = server
+    context, page = login(browser, url, "alice")
+    open_item(page, "item", "revert-001")
+    page.locator("#item-history-box").click()
+    field(page, "item-revert-rev").fill("1")
+    field(page, "item-revert-reason").fill("잘못된 정리 되돌림")
+    page.locator("#item-revert").click()
+    expect(page.locator("#item-status")).to_contain_text("Reverted to rev 1, saved as rev 3", timeout=30_000)
+    item = stored(root, "revert-001")
+    assert item.rev == 3 and item.item.stem == "원래 문제"
+    last = open_workspace(root).store.history("revert-001")[-1]
+    assert last.stage == "revert" and last.author == "alice" and "잘못된 정리 되돌림" in last.reason
+
+    others = {s.item.id: s.item.status for s in open_workspace(root).store.iter_items() if not s.item.id.startswith("bulk-")}
+    page.locator("#item-search textarea, #item-search input").first.fill("")  # the count shows every filter in use
+    choose(page, "item-exam", "벌크 시험")
+    page.locator("#item-bulk-box").click()
+    page.locator("#item-bulk-count").click()
+    expect(page.locator("#item-bulk-note")).to_contain_text("3 items match", timeout=30_000)
+    page.locator("#item-bulk-confirm").click()
+    expect(page.locator("#item-bulk-note")).to_contain_text("3 items changed", timeout=30_000)
+    workspace = open_workspace(root)
+    assert {s.item.id: s.item.status for s in workspace.store.iter_items() if s.item.id.startswith("bulk-")} == {
+        f"bulk-{n:03d}": "accepted" for n in range(1, 4)}
+    assert {s.item.id: s.item.status for s in workspace.store.iter_items() if not s.item.id.startswith("bulk-")} == others
+    context.close()
+
+
+def test_admin_tab_users_and_assignment_korea_reason_and_rubric(server, browser):
+    url, root = server
+    context, page = login(browser, url, "alice")
+    page.locator("button[role=tab]:has-text('Admin')").click()
+    expect(page.locator("#admin-users")).to_contain_text("carol", timeout=30_000)
+    field(page, "admin-user-name").fill("gina")
+    choose(page, "admin-user-role", "expert")
+    field(page, "admin-user-password").fill("password-gina")
+    page.locator("#admin-user-add").click()
+    expect(page.locator("#admin-note")).to_contain_text("gina (expert) saved", timeout=30_000)
+    expect(page.locator("#admin-users")).to_contain_text("gina")
+    assert auth.get_user(open_workspace(root).store.engine, "gina").role == "expert"
+    choose(page, "admin-assign-queue", "korea")
+    choose(page, "admin-assign-users", "gina")
+    choose(page, "admin-assign-users", "carol")
+    field(page, "admin-assign-overlap").fill("2")
+    page.locator("#admin-assign").click()
+    from annotator import queues
+    korea_items = queues.count(open_workspace(root).store.engine, "korea", queues.Filters())
+    expect(page.locator("#admin-note")).to_contain_text(f"{2 * korea_items} new assignments over {korea_items} items",
+                                                        timeout=30_000)
+    context.close()
+
+    gina, page = login(browser, url, "gina")
+    page.locator("button[role=tab]:has-text('Korea')").first.click()
+    expect(page.locator("#korea-status .bs-rev")).to_be_visible(timeout=30_000)
+    expect(page.locator("#korea-progress .bs-progress-mine")).to_contain_text(f"0 / {korea_items}")
+    item_id = page.locator("#korea-status .bs-rev").get_attribute("data-item")
+    field(page, "korea-reason").fill("한국 고유의 지명이 답에 필요함")
+    page.locator("#korea-confirm").click()
+    expect(page.locator("#korea-decision")).to_contain_text("한국 고유의 지명이 답에 필요함", timeout=30_000)
+    reviews = [r for r in queues.reviews_of(open_workspace(root).store.engine, item_id) if r["queue"] == "korea"]
+    assert reviews[-1]["user"] == "gina" and reviews[-1]["reason"] == "한국 고유의 지명이 답에 필요함"
+    page.locator("button[role=tab]:has-text('Expert scoring')").click()
+    from annotator.scoring import RUBRIC
+    expect(page.locator("#score-factuality")).to_contain_text(RUBRIC["factuality"][1], timeout=30_000)
+    gina.close()

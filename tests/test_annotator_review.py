@@ -177,3 +177,38 @@ def test_an_edit_event_landing_after_the_save_leaves_no_stale_draft(desk):
     assert saved.session.rev == 2 and item.options[0].text == "보기도 고침"  # both fields' edits saved
     desk.reviewer.edit("alice", Session("item", "sample-001", 1, {}), "stem", "빠른 저장")  # the late event
     assert drafts.load_draft(desk.workspace.store.engine, "alice", "item", "sample-001") is None
+
+
+def test_revert_refuses_bad_requests_and_a_stale_revision(desk):
+    store = desk.workspace.store
+    view = desk.reviewer.open("alice", "item", "sample-001")
+    original = store.get("sample-001").item.stem
+    assert "reason" in desk.reviewer.revert("alice", view.session, 1, " ").error
+    assert "choose an earlier revision" in desk.reviewer.revert("alice", view.session, 1, "why").error  # rev 1 is current
+    desk.reviewer.edit("alice", view.session, "stem", "바뀐 문제")
+    saved = desk.reviewer.save("alice", view.session)
+    assert "choose an earlier revision" in desk.reviewer.revert("alice", saved.session, 7, "why").error
+    store.update_fields("sample-001", {"answer": 2}, expect_rev=2, author="bob", stage="annotate")
+    stale = desk.reviewer.revert("alice", saved.session, 1, "원래대로")  # bob saved rev 3 meanwhile
+    assert stale.conflict is not None and store.get("sample-001").rev == 3
+    done = desk.reviewer.revert("alice", Session("item", "sample-001", 3), 1, "원래대로")
+    assert done.session.rev == 4 and store.get("sample-001").item.stem == original
+    assert store.get("sample-001").item.answer == store.history("sample-001")[0].snapshot["answer"]
+
+
+def test_bulk_accept_skips_an_item_saved_after_the_count_and_progress_counts_it(desk):
+    from annotator import bulk
+
+    store = desk.workspace.store
+    counted = bulk.matching(store, "item", Filters())
+    ids = sorted(desk.ids)
+    assert list(counted) == ids and all(rev == store.get(i).rev for i, rev in counted.items())
+    store.update_fields(ids[0], {"stem": "방금 고침"}, expect_rev=counted[ids[0]], author="bob", stage="annotate")
+    report = bulk.apply(store, "accept", counted, "alice")
+    assert report.skipped == [ids[0]] and sorted(report.changed) == ids[1:]
+    assert store.get(ids[0]).item.status == "extracted" and store.get(ids[1]).item.status == "accepted"
+    assert store.history(ids[1])[-1].stage == "annotate-bulk"
+    progress = queues.queue_progress(store.engine, "item", "alice")
+    assert (progress.total, progress.done, progress.mine) == (len(ids), len(ids) - 1, len(ids) - 1)
+    with pytest.raises(Exception, match="bulk action 'delete'"):
+        bulk.apply(store, "delete", counted, "alice")

@@ -6,7 +6,7 @@ import pytest
 
 from annotator import auth, scoring, stats
 from annotator.preview import LITERAL_DOLLAR, to_markdown
-from annotator.sample import MODEL_RATIONALES, load_sample, write_scoring_files
+from annotator.sample import MODEL_RATIONALES, load_sample, sample_scoring
 from annotator.tables import ensure_tables
 from curation.errors import ConflictError
 
@@ -50,7 +50,7 @@ def test_bad_users_are_refused(engine, name, role, password, message):
 
 def test_rationales_load_once_and_experts_see_them_blind_in_their_own_order(workspace, engine, tmp_path):
     load_sample(workspace)
-    rationales, judge = write_scoring_files(tmp_path)
+    rationales, judge = sample_scoring()
     assert scoring.load_rationales(engine, rationales, set(workspace.store.ids())).added == 3
     assert scoring.load_rationales(engine, rationales).unchanged == 3
     tasks = scoring.tasks(engine)
@@ -60,17 +60,20 @@ def test_rationales_load_once_and_experts_see_them_blind_in_their_own_order(work
     assert orders["e1"] == [t.model for t in scoring.blind_order(tasks, "e1")]  # stable
 
 
-def test_bad_rationale_lines_are_reported_and_the_rest_load(engine, tmp_path):
-    path = tmp_path / "r.jsonl"
-    path.write_text('{"item_id": "a", "model": "m", "rationale": "r", "run_id": "x"}\nnot json\n{"item_id": "b"}\n',
-                    encoding="utf-8")
-    report = scoring.load_rationales(engine, path)
-    assert report.added == 1 and len(report.errors) == 2 and "r.jsonl:2: not JSON" in report.errors[0]
+def test_rationales_of_unknown_items_and_missing_verdicts_are_reported(workspace, engine):
+    load_sample(workspace)
+    tasks, verdicts = sample_scoring()
+    stranger = scoring.RationaleTask("no-such-item", "m", "풀이", "run")
+    report = scoring.load_rationales(engine, [*tasks, stranger], set(workspace.store.ids()))
+    assert report.added == 3 and report.errors == ["item 'no-such-item' is not in the store"]
+    missing = verdicts[0].model_copy(update={"status": "missing", "scores": None})
+    judged = scoring.load_judge(engine, [missing, *verdicts[1:]])
+    assert judged.added == 2 and "missing" in judged.errors[0]
 
 
 def test_scores_are_validated_and_compare_and_swap(workspace, engine, tmp_path):
     load_sample(workspace)
-    rationales, judge = write_scoring_files(tmp_path)
+    rationales, judge = sample_scoring()
     scoring.load_rationales(engine, rationales)
     task = scoring.tasks(engine)[0]
     values = {"factuality": 5, "logic": 4, "depth": 3, "clarity": "4"}
@@ -84,7 +87,7 @@ def test_scores_are_validated_and_compare_and_swap(workspace, engine, tmp_path):
 
 def test_stats_agreement_between_experts_and_with_the_judge(workspace, engine, tmp_path):
     load_sample(workspace)
-    rationales, judge = write_scoring_files(tmp_path)
+    rationales, judge = sample_scoring()
     scoring.load_rationales(engine, rationales)
     for n, task in enumerate(scoring.tasks(engine)):
         for expert, shift in (("e1", 0), ("e2", 1 if n == 0 else 0)):
@@ -105,6 +108,7 @@ def test_stats_agreement_between_experts_and_with_the_judge(workspace, engine, t
     ("비용 \\$5 와 $x^2$", f"비용 {LITERAL_DOLLAR}5 와 $x^2$"),
     ("lone $ sign", f"lone {LITERAL_DOLLAR} sign"),
     ("\\(\\frac{a}{b}\\) *강조* # 제목", "\\(\\frac{a}{b}\\) \\*강조\\* \\# 제목"),
+    ("[3점] [ I = 3000 / t ] a\\b", "&#91;3점&#93; &#91; I = 3000 / t &#93; a&#92;b"),
 ])
 def test_preview_escapes_text_and_keeps_math(text, expected):
     assert to_markdown(text) == expected
@@ -129,3 +133,33 @@ def test_users_cli_adds_with_a_password_from_stdin(workspace):
                             "--password-stdin", "-w", str(workspace.root)], input="password-kim\n",
                            capture_output=True, text=True, timeout=120)
     assert again.returncode == 1 and "exists" in again.stderr
+
+
+def test_guidelines_start_from_the_shipped_default_and_refuse_bad_input(tmp_path):
+    from annotator.guidelines import DEFAULTS, MAX_CHARS, read_guidelines, write_guidelines
+    from curation.errors import BenchsmithError
+
+    assert read_guidelines(tmp_path, "korea") == (DEFAULTS / "korea.md").read_text(encoding="utf-8")
+    write_guidelines(tmp_path, "korea", "### 우리 팀 지침")
+    assert read_guidelines(tmp_path, "korea") == "### 우리 팀 지침"
+    assert read_guidelines(tmp_path, "item") == (DEFAULTS / "item.md").read_text(encoding="utf-8")
+    with pytest.raises(BenchsmithError, match="at most"):
+        write_guidelines(tmp_path, "korea", "x" * (MAX_CHARS + 1))
+    assert read_guidelines(tmp_path, "korea") == "### 우리 팀 지침"  # the refused text changed nothing
+    with pytest.raises(BenchsmithError, match="queue 'nope'"):
+        read_guidelines(tmp_path, "nope")
+
+
+def test_lockout_lasts_until_the_fifth_latest_failure_leaves_the_window(workspace):
+    from annotator.gate import lockout_message
+    from annotator.tables import ensure_tables, login_attempts, write_connection
+
+    engine = workspace.store.engine
+    ensure_tables(engine)
+    now = 1_000_000.0
+    with write_connection(engine) as conn, conn.begin():
+        conn.execute(login_attempts.insert(), [{"name": "kim", "at": now - 600 + n, "ok": 0} for n in range(auth.MAX_FAILURES)])
+    assert auth.locked_for(engine, "kim", at=now) == pytest.approx(auth.WINDOW_S - 600)
+    assert auth.locked_for(engine, "kim", at=now + auth.WINDOW_S) is None
+    assert auth.locked_for(engine, "lee", at=now) is None
+    assert "5 minutes" in lockout_message(300) and "1 minute" in lockout_message(20)

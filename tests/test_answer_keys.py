@@ -66,6 +66,14 @@ def test_bad_key_files_fail_with_one_line(tmp_path):
         read_key_file(tmp_path / "missing.csv")
 
 
+@pytest.mark.parametrize("number", [None, [1], {"n": 1}])
+def test_json_key_row_whose_number_is_not_a_number_fails_with_one_line(tmp_path, number):
+    key = tmp_path / "key.json"
+    key.write_text(json.dumps([{"number": 1, "answer": 2}, {"number": number, "answer": 3}]), encoding="utf-8")
+    with pytest.raises(AnswerKeyError, match="key.json: question number .* is not a number"):
+        read_key_file(key)
+
+
 @pytest.mark.realdata
 @pytest.mark.ocr
 @pytest.mark.skipif(not ocr.available(), reason="tesseract with Korean data is not installed")
@@ -77,3 +85,42 @@ def test_csat_key_drawn_as_outlines_is_read_by_ocr(realdata):
     booklet = realdata / "ksat2025_english" / "2025_english_questions_odd.pdf"
     extraction = extract_items(booklet, ExtractOptions(), key=key)
     assert extraction.report.answers_merged == 45 and extraction.report.questions_without_key == []
+
+
+def _picture_key_pdf(path, answers: dict[int, int]):
+    """A key table (번호 | 정답 column pairs, plain digit answers) that exists only as a picture."""
+    import pymupdf
+
+    font = pymupdf.Font("korea")
+    drawn = pymupdf.open()
+    page = drawn.new_page(width=595, height=842)
+    pairs, rows = 3, (len(answers) + 2) // 3
+    left, top, cell, height = 60.0, 80.0, 78.0, 24.0
+    writer = pymupdf.TextWriter(page.rect)
+    for pair in range(pairs):
+        for row in range(rows + 1):
+            number = pair * rows + row
+            texts = ("번호", "정답") if row == 0 else (str(number), str(answers[number])) if number in answers else ("", "")
+            for offset, text in enumerate(texts):
+                writer.append((left + (2 * pair + offset) * cell + 30, top + row * height + 17), text, font=font, fontsize=12)
+    writer.write_text(page)
+    for row in range(rows + 2):
+        page.draw_line((left, top + row * height), (left + 2 * pairs * cell, top + row * height), width=1.2)
+    for column in range(2 * pairs + 1):
+        page.draw_line((left + column * cell, top), (left + column * cell, top + (rows + 1) * height), width=1.2)
+    picture = pymupdf.open()
+    scan = picture.new_page(width=595, height=842)
+    scan.insert_image(scan.rect, pixmap=page.get_pixmap(dpi=200, colorspace=pymupdf.csGRAY))
+    picture.save(path)
+    return path
+
+
+@pytest.mark.ocr
+@pytest.mark.skipif(not ocr.available(), reason="tesseract with Korean data is not installed")
+def test_outline_only_key_with_plain_digit_answers(tmp_path):
+    import random
+
+    answers = {number: random.Random(number).randint(1, 4) for number in range(1, 25)}
+    key = read_key_file(_picture_key_pdf(tmp_path / "digits-key.pdf", answers))
+    assert sum(1 for number, answer in answers.items() if key.get(number) == answer) >= 23
+    assert set(key) <= set(answers)

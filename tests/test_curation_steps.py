@@ -1,3 +1,5 @@
+import pytest
+
 from curation.item import parse_item
 from curation.steps.korea import KoreaLexicon, tag_korea, with_explicit_variant
 from curation.steps.shuffle import original_order, shuffle_item
@@ -42,6 +44,17 @@ def test_term_check_rejects_a_dropped_number_or_unit():
     assert "온위" in missing_terms(original, kept.replace("온위", "온도"))
 
 
+@pytest.mark.parametrize(("stem", "expected"), [
+    ("우리나라의 장마 기간은?", "한국의 장마 기간은?"),
+    ("우리나라 장마와 동해안 강설은?", "한국의 장마와 한국 지역의 동해안 강설은?"),
+    ("한국 동해안의 기후는?", "한국 지역의 동해안의 기후는?"),
+    ("우리나라 기후의 특징은?", "한국 기후의 특징은?"),
+    ("우리나라, 일본의 마파람은?", "한국, 일본의 한국 지역의 지방풍인 마파람은?"),
+])
+def test_explicit_rewrites_never_name_the_country_twice(stem, expected):
+    assert KoreaLexicon().explicit(stem) == expected
+
+
 def test_korea_lexicon_finds_terms_and_proposes_explicit_variants():
     item = parse_item(make_record("k-2", stem="우리나라 동해안에서 봄철에 부는 마파람의 특징은?"))
     tagged = tag_korea(item, KoreaLexicon())
@@ -49,7 +62,8 @@ def test_korea_lexicon_finds_terms_and_proposes_explicit_variants():
     assert tagged.flags.korea_specific is None and "korea-specific candidate" in tagged.flags.review_reasons
     assert tag_korea(tagged, KoreaLexicon()) == tagged
     explicit = with_explicit_variant(tagged, KoreaLexicon())
-    assert explicit.explicit_variant == "한국 한국 지역의 동해안에서 봄철에 부는 한국 지역의 지방풍인 마파람의 특징은?"
+    # 우리나라 is absorbed by the rewrite of 동해안 that already names the country
+    assert explicit.explicit_variant == "한국 지역의 동해안에서 봄철에 부는 한국 지역의 지방풍인 마파람의 특징은?"
     plain = parse_item(make_record("k-3", stem="지균풍이 부는 조건은?"))
     assert tag_korea(plain, KoreaLexicon()) == plain
 
@@ -58,5 +72,9 @@ def test_taxonomy_rules():
     item = tag_taxonomy(_item(stem="다음 일기도에서 저기압의 위치는?", source={"exam": "기상기사", "subject": "일기분석"}))
     assert item.taxonomy.subject == "일기분석" and item.taxonomy.question_format == "single_answer"
     assert item.taxonomy.visual_type == "map"
-    multi = tag_taxonomy(parse_item(make_record("m", answer=[1, 2])))
-    assert multi.taxonomy.question_format == "multiple_answers" and multi.taxonomy.visual_type == "none"
+    accepted_both = tag_taxonomy(parse_item(make_record("m", answer=[1, 2])))  # two keys accepted for one answer
+    assert accepted_both.taxonomy.question_format == "single_answer" and accepted_both.taxonomy.visual_type == "none"
+    choose_all = tag_taxonomy(parse_item(make_record("m2", answer=[1, 2], stem="옳은 것을 모두 고르시오.")))
+    assert choose_all.taxonomy.question_format == "multiple_answers"
+    one_combination = tag_taxonomy(parse_item(make_record("m3", answer=2, stem="옳은 것을 <보기>에서 모두 고른 것은?")))
+    assert one_combination.taxonomy.question_format == "single_answer"

@@ -9,6 +9,7 @@ from curation.steps.canonical import canonical_item
 from curation.steps.dedup import DedupConfig, all_pairs_difflib, dedup_items, pool_order_key
 from curation.steps.dedup_stage import run_dedup
 
+from .conftest import run_cli
 from .helpers import make_record
 
 STEM = "대기 중에서 기온이 고도에 따라 증가하는 기층을 무엇이라 하는가?"
@@ -123,3 +124,11 @@ def test_fuzz_and_lsh_methods_find_the_planted_pairs():
     for method in ("fuzz", "lsh"):
         result = dedup_items(items, DedupConfig(method=method))
         assert ("dup", "dup2") in {(p.first, p.second) for p in result.pairs if p.verdict == "merged"}, method
+
+
+@pytest.mark.parametrize("option", [["--method", "closest"], ["--scope", "planet"]])
+def test_unknown_method_or_scope_is_one_line(workspace, option):
+    result = run_cli("dedup", "-w", str(workspace.root), *option)
+    assert result.returncode != 0
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--method is difflib|fuzz|lsh and --scope is exam|subject|all" in lines[0], result.stderr

@@ -10,7 +10,8 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
     first = run_cli("demo", "-w", str(ws))
     assert first.returncode == 0, first.stderr
     assert first.stdout.rstrip().endswith(f"benchsmith annotate -w {ws.resolve()}")  # the demo's last line
-    for stage in ("sample exam", "extract", "dedup", "shuffle", "korea", "taxonomy", "stats", "export", "evaluate",
+    for stage in ("sample exam", "extract", "dedup", "shuffle", "korea", "taxonomy", "rationales", "stats", "export",
+                  "evaluate",
                   "filter", "shift", "release"):
         assert f"✓ {stage}" in first.stdout, stage
     stats = json.loads(run_cli("items", "stats", "--json", "-w", str(ws)).stdout)
@@ -20,7 +21,23 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
     assert len(exported) == stats["items"]
     assert all(json.loads(line)["original_option_order"] for line in exported)  # shuffled, original kept
     assert (ws / "releases" / "v0.1.0" / "README.md").is_file()
+    _every_queue_has_work(ws, stats["items"])
     second = run_cli("demo", "-w", str(ws))
     assert second.returncode == 0, second.stderr
     assert "release v0.1.1" in second.stdout
     assert json.loads(run_cli("items", "stats", "--json", "-w", str(ws)).stdout)["revisions"] == stats["revisions"]
+
+
+def _every_queue_has_work(ws, items: int) -> None:
+    from annotator import queues, scoring
+    from curation.steps.korea import KoreaLexicon
+    from curation.workspace import open_workspace
+
+    workspace = open_workspace(ws)
+    engine = workspace.store.engine
+    korea = sum(1 for s in workspace.store.iter_items() if KoreaLexicon().reasons(s.item))
+    assert korea and queues.count(engine, "korea", queues.Filters()) == korea
+    with_answer = sum(1 for s in workspace.store.iter_items() if s.item.answer_list() and s.item.status != "excluded")
+    assert queues.count(engine, "rationale", queues.Filters()) >= with_answer > 0
+    assert len(scoring.tasks(engine)) >= with_answer
+    assert queues.count(engine, "item", queues.Filters()) == items

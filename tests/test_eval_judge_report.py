@@ -78,7 +78,7 @@ def test_invalid_verdicts_are_retried_then_missing_and_never_averaged(workspace)
     assert resent == 3 * 3
     verdicts = read_records(judge_log_path(run.run_dir, judge))
     assert all(v["status"] == "missing" and "invalid after 3 tries" in v["error"]["message"] for v in verdicts.values())
-    scores = reasoning_scores(load_run(run.run_dir, workspace.store))
+    scores = reasoning_scores(load_run(run.run_dir, workspace))
     assert scores[0].n == 0 and scores[0].missing == 3 and scores[0].mean is None
 
 
@@ -102,10 +102,10 @@ def test_metrics_and_report_files(workspace, tmp_path) -> None:
         vision = run_model(workspace, RunRequest(resolve_model(f"openai-compatible:v@{server.url}/v1?vision=true"),
                                                  settings=FAST))
     baseline = run_model(workspace, RunRequest(resolve_model("baseline:longest")))
-    runs = [load_run(r.run_dir, workspace.store) for r in (vision, baseline)]
+    runs = [load_run(r.run_dir, workspace) for r in (vision, baseline)]
     scores = {s.subset: s for s in accuracy_by_subset(runs[0], seed=3)}
     records = runs[0].records
-    correct = sum(r["outcome"] == "correct" for r in records.values())
+    correct = sum(r.outcome == "correct" for r in records.values())
     assert scores["overall"].n == 15 and scores["overall"].correct == correct
     assert scores["multimodal"].n == 3 and scores["text_only"].n == 12 and scores["korea_specific"].n == 4
     assert scores["overall"].ci[0] <= scores["overall"].accuracy <= scores["overall"].ci[1]

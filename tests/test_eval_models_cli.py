@@ -93,6 +93,7 @@ def test_cli_errors_are_one_line_and_lose_nothing(workspace, tmp_path) -> None:
         (["--model", "baseline:cleverest"], 2, "unknown baseline"),
         (["--model", "openai-compatible:m@http://127.0.0.1:9/v1", "--retries", "0"], 5, "cannot reach"),
         (["--model", "baseline:longest", "--prompt", "fancy"], 2, "unknown prompt"),
+        (["--model", "baseline:longest", "--variant", "sideways"], 1, "--variant 'sideways': choose one of implicit"),
     ]:
         result = run_cli("run", "-w", str(workspace.root), "--no-progress", *args)
         assert result.returncode == code, result.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -62,6 +63,15 @@ def test_unreadable_output_folder_is_one_line(tmp_path):
     with pytest.raises(MineruError, match="no such"):
         read_mineru_output(tmp_path / "absent", [(595, 842)])
 
+
+
+@pytest.mark.parametrize("bbox", [[10, 20, 300], [10, 20, 300, 40, 5]])
+def test_a_bbox_that_is_not_four_numbers_is_one_line(tmp_path, bbox):
+    line = {"bbox": bbox, "spans": [{"bbox": bbox, "type": "text", "content": "1. 기압은?"}]}
+    page = {"page_idx": 0, "page_size": [595, 842], "para_blocks": [{"type": "text", "bbox": bbox, "lines": [line]}]}
+    (tmp_path / "x_middle.json").write_text(json.dumps({"pdf_info": [page]}), encoding="utf-8")
+    with pytest.raises(MineruError, match="not MinerU output"):
+        read_mineru_output(tmp_path, [(595, 842)])
 
 @pytest.mark.skipif(shutil.which("mineru") is not None or shutil.which("magic-pdf") is not None,
                     reason="MinerU is installed here")

@@ -17,6 +17,11 @@ def scanned_exam(tmp_path_factory):
     return pdf, load_truth(truth)
 
 
+@pytest.fixture(scope="module")
+def scanned_extraction(scanned_exam):
+    return extract_items(scanned_exam[0], ExtractOptions(exam="기상기사"))
+
+
 def test_without_ocr_the_pages_are_reported_not_guessed(scanned_exam):
     pdf, truth = scanned_exam
     extraction = extract_items(pdf, ExtractOptions(engine="pymupdf"))
@@ -26,9 +31,9 @@ def test_without_ocr_the_pages_are_reported_not_guessed(scanned_exam):
 
 @pytest.mark.ocr
 @pytest.mark.skipif(not ocr.available(), reason="tesseract with Korean data is not installed")
-def test_scanned_sample_exam_questions_and_options_recovered(scanned_exam):
+def test_scanned_sample_exam_questions_and_options_recovered(scanned_exam, scanned_extraction):
     pdf, truth = scanned_exam
-    extraction = extract_items(pdf, ExtractOptions(exam="기상기사"))
+    extraction = scanned_extraction
     got = {item.source.number: item for item in extraction.items}
     complete = [item.source.number for item in truth
                 if item.source.number in got and len(got[item.source.number].options) == len(item.options)]
@@ -39,3 +44,20 @@ def test_scanned_sample_exam_questions_and_options_recovered(scanned_exam):
     same_start = sum(1 for item in truth if item.source.number in got
                      and got[item.source.number].stem.split()[0] == item.stem.split()[0])
     assert same_start >= len(truth) // 2
+
+
+@pytest.mark.ocr
+@pytest.mark.skipif(not ocr.available(), reason="tesseract with Korean data is not installed")
+def test_image_options_on_a_scanned_page_are_cropped(scanned_exam, scanned_extraction):
+    pdf, truth = scanned_exam
+    got = {item.source.number: item for item in scanned_extraction.items}
+    image_questions = [item for item in truth if item.options and all(option.image for option in item.options)]
+    assert image_questions
+    for item in image_questions:
+        options = got[item.source.number].options
+        assert len(options) == len(item.options)
+        for expected, option in zip(item.options, options, strict=True):
+            assert option.image is not None and option.text == ""
+            x0, y0, x1, y1 = option.image.provenance.bbox
+            ex0, ey0, ex1, ey1 = expected.image.provenance.bbox
+            assert x0 <= ex0 + 1 and y0 <= ey0 + 1 and x1 >= ex1 - 1 and y1 >= ey1 - 1  # the crop holds the picture

@@ -27,7 +27,9 @@ def test_every_question_option_answer_image_and_formula_recovered(sample_exam_di
     assert report.questions == len(truth) and report.answers_merged == len(truth)
     assert report.numbering_gaps == [] and report.option_counts == {"4": len(truth)}
     assert any("1–4" in warning for warning in report.warnings)  # the cover's numbered instructions
-    assert all(stored.rev == 1 and stored.item.status == "extracted" for stored in got.values())
+    # rev 2 for the Korea-specific candidates: the tagging stage right after extraction
+    assert all(stored.rev == (2 if stored.item.flags.korea_reasons else 1) and stored.item.status == "extracted"
+               for stored in got.values())
     first = next(iter(got.values()))
     assert [revision.stage for revision in workspace.store.history(first.item.id)] == ["extract"]
     refs = {ref for stored in got.values() for ref in stored.item.blob_refs()}

@@ -5,11 +5,11 @@ import pytest
 
 from curation.item import parse_item
 from evaluation.models import parse_inline_spec
+from evaluation.records import latest_filter_record, load_filter_record
 from export.build import build_release
 from export.release_config import ReleaseConfig
-from filtering.adversarial import FilterPlan, decide, run_filter
+from filtering.adversarial import FilterPlan, decide, filter_and_record, run_filter
 from filtering.matrix import Cell, SolveMatrix, build_matrix, load_matrix, model_verdict, save_matrix
-from filtering.record import FilterRecord, latest_record, load_record, now, save_record
 from filtering.stats import kendall_tau_b, loo_sign_flips, paired_bootstrap, ranking_agreement
 
 from .helpers import make_record
@@ -94,7 +94,7 @@ def _similar_choice() -> int:
 def test_matrix_from_run_logs_round_trips_and_reads_attempts(workspace, tmp_path):
     _pool(workspace, 8)
     run_filter(workspace, FilterPlan([parse_inline_spec("baseline:longest")], attempts=2))
-    matrix = build_matrix(sorted(p for p in workspace.runs_dir.glob("*") if (p / "manifest.json").is_file()))
+    matrix = build_matrix(sorted(p for p in workspace.runs_dir.glob("*") if (p / "manifest.json").is_file()), workspace)
     assert len(matrix.models) == 1 and len(matrix.cells) == 16
     label = next(iter(matrix.models))
     assert len(matrix.models[label]["run_ids"]) == 2  # two seeds, one model, two attempts
@@ -110,19 +110,17 @@ def test_a_torn_log_line_is_ignored(workspace):
     run_dir = next(p for p in workspace.runs_dir.glob("*") if (p / "manifest.json").is_file())
     with (run_dir / "responses.jsonl").open("a", encoding="utf-8") as handle:
         handle.write('{"item_id": "p-000", "outcome": "corr')
-    assert len(build_matrix([run_dir]).cells) == 4
+    assert len(build_matrix([run_dir], workspace).cells) == 4
 
 
 def test_filtering_record_round_trips_and_drives_the_release_hard_config(workspace):
     _pool(workspace)
     specs = [parse_inline_spec(name) for name in BASELINES]
-    decision, matrix, labels, pool = run_filter(workspace, FilterPlan(specs))
-    record = FilterRecord("adversarial", now(), [{"label": label, **matrix.models[label]} for label in labels], 1,
-                          False, pool, decision.removed, decision.survivors, decision.undetermined)
-    path = save_record(record, workspace.root)
-    assert load_record(path) == record
-    assert json.loads(path.read_text())["hard_item_ids"] == decision.survivors
-    assert latest_record(workspace.root)[1] == record
+    decision, _, _, pool = run_filter(workspace, FilterPlan(specs))
+    record, path = filter_and_record(workspace, FilterPlan(specs), "adversarial")
+    assert load_filter_record(path) == record
+    assert record.survivors == decision.survivors and sorted(record.content_hashes) == sorted(pool)
+    assert latest_filter_record(workspace.root)[1] == record
     result = build_release(workspace, "1.0.0", ReleaseConfig(name="f", statuses=["extracted"]))
     assert result.counts["hard"] == len(decision.survivors)
     card = (result.path / "README.md").read_text(encoding="utf-8")
@@ -135,7 +133,7 @@ def test_a_broken_record_is_a_clear_error(tmp_path):
     path = tmp_path / "adversarial-x.json"
     path.write_text("{", encoding="utf-8")
     with pytest.raises(WorkspaceError, match="cannot read filtering record"):
-        load_record(path)
+        load_filter_record(path)
 
 
 def test_statistics():
@@ -201,10 +199,8 @@ def test_ranking_and_compare_commands_on_real_runs(workspace):
 
     _pool(workspace)
     specs = [parse_inline_spec(name) for name in ("baseline:position-1", "baseline:last", "baseline:shortest")]
-    decision, matrix, labels, pool = run_filter(workspace, FilterPlan(specs[:1]))
-    record = FilterRecord("hard", now(), [{"label": lab, **matrix.models[lab]} for lab in labels], 1, False, pool,
-                          decision.removed, decision.survivors, decision.undetermined)
-    save_record(record, workspace.root)
+    record, _ = filter_and_record(workspace, FilterPlan(specs[:1]), "hard")
+    decision = record
     for spec in specs[1:]:
         run_filter(workspace, FilterPlan([spec]))
     run_ids = sorted(p.name for p in workspace.runs_dir.glob("*") if (p / "manifest.json").is_file())

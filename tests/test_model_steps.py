@@ -78,3 +78,13 @@ def test_paraphrase_command_writes_revisions_and_an_unreachable_server_is_one_li
     assert down.returncode != 0 and "Traceback" not in down.stderr
     assert len(down.stderr.strip().splitlines()) == 1, down.stderr
     assert json.loads(run_cli("items", "stats", "--json", "-w", str(workspace.root)).stdout)["items"] == 4
+
+
+def test_an_edited_item_is_paraphrased_again_and_only_it(workspace, server):
+    items = _items(workspace, 6)
+    paraphrase_items(items, _client(workspace, server), max_tries=1)
+    before = server.stats.requests
+    edited = items[2].model_copy(update={"stem": items[2].stem.replace("원인으로", "까닭으로")})
+    again = paraphrase_items([*items[:2], edited, *items[3:]], _client(workspace, server), max_tries=1)
+    assert server.stats.requests - before == 1  # the request key changed for the edited stem only
+    assert again.changed[edited.id].paraphrase is None or again.changed[edited.id].paraphrase.original == edited.stem

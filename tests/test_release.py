@@ -1,5 +1,6 @@
 import io
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -96,11 +97,11 @@ def test_changing_one_item_changes_that_row_the_hash_and_the_changelog(filled):
     assert first.content_hash != second.content_hash
     log = second.changelog
     assert (log.previous, log.added, log.removed) == ("1.0.0", [], [])
-    assert log.changed == [("m-02", "annotate: OCR 오류 수정")]
-    assert "changed `m-02`: annotate: OCR 오류 수정" in (second.path / "README.md").read_text(encoding="utf-8")
+    assert log.changed == [("m-02", "annotate: OCR 오류 수정 (stem)")]
+    assert "changed `m-02`: annotate: OCR 오류 수정 (stem)" in (second.path / "README.md").read_text(encoding="utf-8")
 
 
-def test_lm_eval_yaml_parses_and_names_existing_files(filled):
+def test_lm_eval_yaml_parses_and_names_existing_functions(filled):
     result = build_release(filled, "1.0.0", ReleaseConfig(name="t"))
     folder = result.path / "harness" / "lm_eval"
 
@@ -110,23 +111,28 @@ def test_lm_eval_yaml_parses_and_names_existing_files(filled):
     Loader.add_constructor("!function", lambda loader, node: ("function", loader.construct_scalar(node)))
     tasks = [yaml.load(path.read_text(encoding="utf-8"), Loader=Loader) for path in sorted(folder.glob("t_*.yaml"))]
     assert {task["task"] for task in tasks} == {f"t_{name}" for name in result.counts}
-    group = yaml.load((folder / "_t.yaml").read_text(encoding="utf-8"), Loader=Loader)
-    assert sorted(group["task"]) == sorted(task["task"] for task in tasks)
+    assert all(task["tag"] == ["t"] for task in tasks) and not list(folder.glob("_*.yaml"))  # no averaged group
     utils_source = (folder / "utils.py").read_text(encoding="utf-8")
-    namespace: dict = {}
-    exec(compile(utils_source, "utils.py", "exec"), namespace)  # the generated helper module
+    namespace: dict = {"__file__": str(folder / "utils.py")}
+    exec(compile(utils_source, "utils.py", "exec"), namespace)  # the shipped helper module, as lm_eval loads it
     for task in tasks:
-        for key in ("doc_to_text", "doc_to_target"):
+        keys = ("custom_dataset", "doc_to_text", "doc_to_target", "process_results", "doc_to_image")
+        for key in (k for k in keys if k in task):
             kind, target = task[key]
             assert kind == "function" and target.split(".")[1] in namespace
-        pattern = task["dataset_kwargs"]["data_files"]["test"]
-        assert list(result.path.glob(pattern)), pattern
-    extract = namespace["extract_answer"]
-    assert extract("정답: ③") == "3" and extract("3번은 옳지 않다. 정답은 2번입니다") == "2" and extract("모르겠다") == ""
-    inspect_rows = [json.loads(line) for line in (result.path / "harness/inspect/full.jsonl").read_text().splitlines()]
-    assert len(inspect_rows) == 11 and inspect_rows[0]["target"] in "ABCD"
-    tsv = (result.path / "harness/vlmevalkit/multimodal.tsv").read_text(encoding="utf-8").splitlines()
-    assert tsv[0].split("\t")[:4] == ["index", "id", "question", "A"] and len(tsv) == 3
+        assert task["generation_kwargs"]["until"] == [] and task["generation_kwargs"]["max_gen_toks"] >= 1024
+        assert task["doc_to_image"] == ("function", "utils.doc_to_image")  # every task: lm_eval batches mix tasks
+    scoring = namespace["scoring"]
+    multi = {"options": [{"text": "a"}] * 4, "answers": [1, 3], "answer": None, "question_format": None}
+    assert scoring.score("정답: ③", multi)["correct"] and not scoring.score("정답: 2", multi)["correct"]
+    every = {**multi, "question_format": "multiple_answers"}  # then only the full set is right
+    assert scoring.score("정답: 1, 3", every)["correct"] and not scoring.score("정답: 1", every)["correct"]
+    assert not scoring.score("<think>3번", multi)["correct"]  # cut off inside its thinking: an error
+    from evaluation import parsing
+
+    assert (result.path / "harness" / "benchsmith_parsing.py").read_bytes() == Path(parsing.__file__).read_bytes()
+    readme = (result.path / "harness" / "README.md").read_text(encoding="utf-8")
+    assert "lm_eval --model local-chat-completions" in readme and "responses_api=false" in readme
 
 
 def test_release_of_real_qnet_items_builds_and_reloads(workspace, realdata, tmp_path):
@@ -183,10 +189,38 @@ def test_evaluate_a_release_with_the_runners_in_a_fresh_workspace(filled, tmp_pa
     assert done.returncode == 0, done.stderr
     assert ": 2 items" in done.stdout and "0 items" in done.stdout and "2 not sent" in done.stdout  # text-only model
     assert "report:" in done.stdout
-    item = fresh.store.get("t-v1.0.0-multimodal:m-04").item
+    assert fresh.store.ids() == []  # the release is read from its parquet; the store stays as it was
+    from evaluation.datasets import ReleaseDataset
+
+    item = ReleaseDataset(result.path, "multimodal", fresh.blobs).lookup(["m-04"])["m-04"]
     assert item.options[1].image is not None and fresh.blobs.exists(item.options[1].image.blob)
-    assert (fresh.root / "reports" / "v1.0.0-multimodal" / "report.md").is_file()
+    assert (fresh.root / "reports" / "t-v1.0.0-multimodal" / "report.md").is_file()
     again = run_cli("evaluate", "--release", str(result.path), "-m", "baseline:longest", "-w", str(fresh.root))
     assert again.returncode == 0 and ": 9 items" in again.stdout and "2 not sent" in again.stdout  # 11 rows, 2 with images
     missing = run_cli("evaluate", "--release", f"{result.path}:hard", "-m", "baseline:longest", "-w", str(fresh.root))
     assert missing.returncode == 1 and "no config 'hard'" in missing.stderr
+
+
+def test_release_build_like_reuses_the_recorded_config(filled, tmp_path):
+    from tests.conftest import run_cli
+
+    config = tmp_path / "release.yaml"
+    config.write_text("name: like-test\nconfigs: [full, multimodal]\nshard_rows: 5\nrow_group_rows: 2\n"
+                      "license: other\nlicense_name: exam-terms\n", encoding="utf-8")
+    ws = str(filled.root)
+    first = run_cli("release", "build", "--version", "1.0.0", "--config", str(config), "-w", ws, "--json")
+    assert first.returncode == 0, first.stderr
+    second = run_cli("release", "build", "--version", "1.0.1", "--like", "v1.0.0", "-w", ws, "--json")
+    assert second.returncode == 0, second.stderr
+    summary = json.loads(second.stdout)
+    manifests = [json.loads((filled.releases_dir / v / "release.json").read_text()) for v in ("v1.0.0", "v1.0.1")]
+    assert manifests[0]["config"] == manifests[1]["config"]
+    assert summary["changelog"]["previous"] == "1.0.0" and set(summary["configs"]) == {"full", "multimodal"}
+    assert len(manifests[1]["configs"]["full"]["files"]) == 3  # 11 rows, 5 per shard: the recorded shard size
+    card = yaml.safe_load((filled.releases_dir / "v1.0.1" / "README.md").read_text(encoding="utf-8").split("---")[1])
+    assert (card["license"], card["license_name"], card["license_link"]) == ("other", "exam-terms", "LICENSE.md")
+    assert "Exam content remains" in (filled.releases_dir / "v1.0.1" / "LICENSE.md").read_text(encoding="utf-8")
+    missing = run_cli("release", "build", "--version", "2.0.0", "--like", "v9.9.9", "-w", ws)
+    assert missing.returncode != 0 and "no release v9.9.9" in missing.stderr
+    both = run_cli("release", "build", "--version", "2.0.0", "--like", "v1.0.0", "--config", str(config), "-w", ws)
+    assert both.returncode != 0 and "give one" in both.stderr

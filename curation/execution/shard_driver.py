@@ -42,11 +42,11 @@ def drive(executor: ShardExecutor, shards: Iterable[Shard], handle: Handle, rema
     notify = on_progress or (lambda progress: None)
     report = DriveReport()
     current: dict[str, Shard] = {}
-    for shard in shards:
-        current[shard.key] = shard
-        report.attempts[shard.key] = 1
-        notify(ShardProgress("planned", shard.key, shard.units))
-        executor.submit(shard, 1)
+    for planned in shards:
+        current[planned.key] = planned
+        report.attempts[planned.key] = 1
+        notify(ShardProgress("planned", planned.key, planned.units))
+        executor.submit(planned, 1)
     while current:
         event = executor.next_event()
         shard = current.get(event.key)

@@ -71,7 +71,8 @@ def _row_pairs(lines: list[Line]) -> AnswerKey:
     key: AnswerKey = {}
     for upper, lower in zip(lines, lines[1:], strict=False):
         numbers = [(cell, int(cell.text)) for cell in upper.cells if cell.text.isascii() and cell.text.isdigit()]
-        if len(numbers) < 3 or any(b[1] != a[1] + 1 for a, b in zip(numbers, numbers[1:], strict=False)):
+        continues = bool(key) and bool(numbers) and numbers[0][1] == max(key) + 1  # a short last row
+        if len(numbers) < 3 and not continues or any(b[1] != a[1] + 1 for a, b in zip(numbers, numbers[1:], strict=False)):
             continue
         answers = [cell for cell in lower.cells if _ANSWER_TOKEN.match(cell.text.strip())]
         for cell, number in numbers:
@@ -112,10 +113,16 @@ def _json_key(data: object, path: Path) -> AnswerKey:
         return {int(number): parse_answer_key(value) for number, value in data.items()}
     if isinstance(data, list):
         if all(isinstance(row, dict) for row in data):
-            return {int(_field(row, _NUMBER_NAMES, path)): parse_answer_key(_field(row, _ANSWER_NAMES, path))
+            return {_question_number(_field(row, _NUMBER_NAMES, path)): parse_answer_key(_field(row, _ANSWER_NAMES, path))
                     for row in data}
         return {index: parse_answer_key(value) for index, value in enumerate(data, start=1)}
     raise ValueError("expected {\"answers\": {number: answer}}, {number: answer} or a list")
+
+
+def _question_number(value: object) -> int:
+    if not isinstance(value, int | float | str):  # null, a list, an object: int() would raise TypeError
+        raise ValueError(f"question number {value!r} is not a number")
+    return int(value)
 
 
 def _field(row: dict, names: tuple[str, ...], path: Path) -> object:

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 import pymupdf
 
-from curation.extract.figures import figure_labels, page_figures
+from curation.extract.figures import figure_labels, page_figures, region_of
 from curation.extract.furniture import drop_furniture
+from curation.extract.glyph_pictures import find_glyph_pictures
 from curation.extract.layout import page_glyphs, page_lines
 from curation.extract.lines import Figure, Line
+from curation.extract.page_cache import page_drawings, page_image_info
 from curation.extract.pdf_open import OpenedPdf, PdfError, load_page, page_error
+from curation.extract.tables import find_tables, tag_table_lines
 from curation.extract.text_quality import text_layer_problem
 
 ENGINES = ("auto", "pymupdf", "ocr", "mineru")
@@ -27,6 +31,7 @@ class ReadDocument:
     watermark_glyphs: int = 0
     figure_label_lines: int = 0
     warnings: list[str] = field(default_factory=list)
+    glyph_readings: dict[str, str | None] = field(default_factory=dict)  # image digest -> characters read
 
 
 def read_document(opened: OpenedPdf, engine: str = "auto") -> ReadDocument:
@@ -62,7 +67,7 @@ def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocumen
         result.page_problems[number] = problem
         if problem != "OCR requested":
             result.pages_without_text.append(number)
-        if engine == "pymupdf" or _blank(page):
+        if engine == "pymupdf" or blank_page(page):
             pages_lines.append([])
             pages_figures.append([])
             return
@@ -76,16 +81,39 @@ def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocumen
         pages_lines.append(lines)
         pages_figures.append(ocr.ocr_page_figures(page, number, gutter_x, lines))
         return
-    lines, gutter = page_lines(page, number, glyphs.glyphs)
-    figures = page_figures(page, number, gutter.x if gutter else None, lines)
+    pictures = find_glyph_pictures(page, number, glyphs.glyphs, result.glyph_readings, ocr.available())
+    lines, gutter = page_lines(page, number, glyphs.glyphs + pictures.glyphs)
+    tag_table_lines(lines, find_tables(page, glyphs.glyphs + pictures.glyphs))
+    gutter_xs = gutter.xs if gutter else None
+    figures = page_figures(page, number, gutter_xs, lines, pictures.boxes)
+    for figure in pictures.unread:
+        figure.region = region_of(figure.bbox, gutter_xs)
+    figures = sorted(figures + pictures.unread, key=lambda figure: (figure.bbox[1], figure.bbox[0]))
     labels = {id(line) for figure in figures if figure.kind == "vector" for line in figure_labels(figure, lines)}
     result.figure_label_lines += len(labels)
     pages_lines.append([line for line in lines if id(line) not in labels])
     pages_figures.append(figures)
 
 
-def _blank(page: pymupdf.Page) -> bool:
-    return not page.get_images() and not page.get_drawings()
+BLANK_DPI = 72
+BLANK_DARK_SHARE = 0.0004  # share of dark pixels below which a page picture holds no text (a scan
+# holding only a few lines has ~0.0015 at 72 dpi, a watermark with scanner dust ~0.00005)
+
+
+def blank_page(page: pymupdf.Page) -> bool:
+    """Nothing drawn at all, or only one page-sized near-uniform picture (a watermark or a blank
+    scan): there is nothing to OCR, and Tesseract would spend seconds finding nothing."""
+    images = page_image_info(page)
+    if page_drawings(page) or len(images) > 1:
+        return False
+    if not images:
+        return True
+    rect = pymupdf.Rect(images[0]["bbox"]) & page.rect
+    if rect.get_area() < 0.8 * page.rect.get_area():
+        return False
+    pixmap = page.get_pixmap(dpi=BLANK_DPI, colorspace=pymupdf.csGRAY, alpha=False)
+    dark = int((np.frombuffer(pixmap.samples, dtype=np.uint8) < 128).sum())
+    return dark < BLANK_DARK_SHARE * pixmap.width * pixmap.height
 
 
 def merge_in_reading_order(lines: list[Line], figures: list[Figure]) -> list[Line | Figure]:

@@ -10,25 +10,32 @@ from __future__ import annotations
 
 import pymupdf
 
-from curation.extract.lines import FULL, LEFT, RIGHT, Box, Figure, Line
+from curation.extract.lines import FULL, LEFT, Box, Figure, Line, rect_box
+from curation.extract.page_cache import page_drawing_clusters, page_image_info
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 
+GutterXs = float | tuple[float, ...] | None  # the gutter(s) between columns (a tuple for three columns)
 MIN_FIGURE = 12.0  # points
 MAX_PIXELS_PER_POINT = 4.0  # 288 dpi: larger embedded images are halved until below it
 DECORATION_TOP, DECORATION_BOTTOM = 0.17, 0.93  # share of the page height
 
 
-def page_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, lines: list[Line]) -> list[Figure]:
-    figures = raster_figures(page, page_number, gutter_x) + vector_figures(page, page_number, gutter_x, lines)
+def page_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs, lines: list[Line],
+                 glyph_boxes: list[Box] | None = None) -> list[Figure]:
+    """Figures of a page; pictures in `glyph_boxes` are characters (glyph_pictures.py), not figures."""
+    rasters = [figure for figure in raster_figures(page, page_number, gutter_x) if figure.bbox not in (glyph_boxes or [])]
+    figures = rasters + vector_figures(page, page_number, gutter_x, lines)
     return sorted(figures, key=lambda figure: (figure.bbox[1], figure.bbox[0]))
 
 
-def region_of(box: Box, gutter_x: float | None) -> int:
+def region_of(box: Box, gutter_x: GutterXs) -> int:
+    """FULL, LEFT, RIGHT or 3 (third column) for a box, given the gutter(s) of the page."""
     if gutter_x is None:
         return FULL
-    if box[0] < gutter_x - 2 and box[2] > gutter_x + 2:
+    xs = gutter_x if isinstance(gutter_x, tuple) else (gutter_x,)
+    if any(box[0] < x - 2 and box[2] > x + 2 for x in xs):
         return FULL
-    return LEFT if (box[0] + box[2]) / 2 < gutter_x else RIGHT
+    return LEFT + sum(1 for x in xs if (box[0] + box[2]) / 2 >= x)
 
 
 def _decoration(box: Box, page: pymupdf.Page) -> bool:
@@ -36,16 +43,16 @@ def _decoration(box: Box, page: pymupdf.Page) -> bool:
     return box[3] < DECORATION_TOP * height or box[1] > DECORATION_BOTTOM * height
 
 
-def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None) -> list[Figure]:
+def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs) -> list[Figure]:
     page_area = page.rect.width * page.rect.height
 
     def wanted(info: dict) -> pymupdf.Rect | None:
         rect = pymupdf.Rect(info["bbox"]) & page.rect
-        if rect.is_empty or rect.width < MIN_FIGURE or rect.height < MIN_FIGURE or _decoration(tuple(rect), page):
+        if rect.is_empty or rect.width < MIN_FIGURE or rect.height < MIN_FIGURE or _decoration(rect_box(rect), page):
             return None
         return None if rect.width * rect.height > 0.6 * page_area else rect  # a scanned page is not a figure
 
-    infos = page.get_image_info()
+    infos = page_image_info(page)
     if not any(wanted(info) for info in infos):
         return []
     figures = []
@@ -53,10 +60,11 @@ def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None)
         rect = wanted(info)
         if rect is None:
             continue
-        box = tuple(rect)
+        box = rect_box(rect)
         png = _raster_png(page, info, rect)
-        column_width = (page.rect.width / 2) if gutter_x is not None else page.rect.width
-        kind = "formula" if rect.height <= 40 and rect.width <= 0.6 * column_width and rect.width >= 2 * rect.height else "raster"
+        columns = 1 if gutter_x is None else 1 + (len(gutter_x) if isinstance(gutter_x, tuple) else 1)
+        column_width = page.rect.width / columns
+        kind = "formula" if rect.height <= 40 and rect.width <= 0.8 * column_width and rect.width >= 2 * rect.height else "raster"
         figures.append(Figure(page_number, region_of(box, gutter_x), box, png, kind))
     return figures
 
@@ -96,14 +104,10 @@ def render_crop(page: pymupdf.Page, rect: pymupdf.Rect) -> bytes:
     return png_bytes(pixmap_image(pixmap))
 
 
-def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, lines: list[Line]) -> list[Figure]:
-    drawings = page.get_drawings()
-    if not drawings:
-        return []
+def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs, lines: list[Line]) -> list[Figure]:
     figures = []
-    for cluster in page.cluster_drawings(drawings=drawings):
-        members = [d for d in drawings if cluster.contains(d["rect"])]
-        box = _extent(members) if members else tuple(cluster)
+    for cluster, members in page_drawing_clusters(page):
+        box = _extent(members) if members else rect_box(cluster)
         rect = pymupdf.Rect(box)
         if rect.width < 30 or rect.height < 20 or _decoration(box, page):
             continue
@@ -119,7 +123,7 @@ def _extent(members: list[dict]) -> Box:
     rect = pymupdf.Rect()
     for drawing in members:
         rect |= drawing["rect"]
-    return tuple(rect)
+    return rect_box(rect)
 
 
 def _rectilinear(members: list[dict]) -> bool:

@@ -14,7 +14,7 @@ import re
 Glyphs = list[tuple[str, str]]
 
 _BASE = re.compile(r"[A-Za-z0-9.]")
-_FORMULA_CHAR = re.compile(r"[A-Za-z0-9.×·+\-−/]")
+_FORMULA_CHAR = re.compile(r"[A-Za-z0-9.×·+\-−/()]")
 _OPERATORS = {"×": r"\times ", "·": r"\cdot ", "−": "-"}
 
 
@@ -78,15 +78,45 @@ def _formula_part(word: Glyphs) -> tuple[Glyphs, Glyphs | None, Glyphs]:
     if not scripts:
         return word, None, []
     first = scripts[0]
-    if first == 0 or not _BASE.match(word[first - 1][0]) or word[first - 1][1]:
+    if first == 0 or not (_BASE.match(word[first - 1][0]) or word[first - 1][0] == ")") or word[first - 1][1]:
         return word, None, []
     start = first
     while start > 0 and not word[start - 1][1] and _FORMULA_CHAR.match(word[start - 1][0]):
         start -= 1
     end = scripts[-1] + 1
-    while end < len(word) and (word[end][1] or _BASE.match(word[end][0])):
+    while end < len(word) and (word[end][1] or _BASE.match(word[end][0]) or word[end][0] == ")"):
         end += 1
+    start, end = _balanced(word, start, end, first)
+    if start >= first:
+        return word, None, []
     return word[:start], word[start:end], word[end:]
+
+
+def _balanced(word: Glyphs, start: int, end: int, first: int) -> tuple[int, int]:
+    """Narrow [start, end) so that no bracket inside is unmatched: `CaMg(CO₃)₂` is one formula,
+    `(단위: s⁻¹)` keeps its `)` outside. A delimiter never cuts across parentheses."""
+    while True:
+        stack: list[int] = []
+        unmatched_close = None
+        for index in range(start, end):
+            char = word[index][0]
+            if char in "([":
+                stack.append(index)
+            elif char in ")]":
+                if stack and word[stack[-1]][0] == {")": "(", "]": "["}[char]:
+                    stack.pop()
+                else:
+                    unmatched_close = index
+                    break
+        if unmatched_close is not None:
+            end = unmatched_close
+            if end <= first:
+                return first, first
+            continue
+        if stack:
+            start = stack[-1] + 1
+            continue
+        return start, end
 
 
 def _latex(formula: Glyphs) -> str:

@@ -3,7 +3,8 @@
 The page is rendered; the table grid comes from long dark rows and columns; each cell's content
 is either empty, a circled digit (a ring is found and erased, leaving the digit) or plain digits.
 Columns whose cells are mostly circled are answer columns; the column left of each holds the
-question numbers. Each column's cells are stacked into one picture and read by Tesseract with
+question numbers. A key with no circled answers pairs each column of consecutive numbers with
+the column of single digits right of it. Each column's cells are stacked into one picture and read by Tesseract with
 a digits-only whitelist, one run per column.
 """
 
@@ -135,4 +136,34 @@ def read_key_table(page: pymupdf.Page) -> dict[int, int]:
         for number, answer in zip(numbers, answers, strict=True):
             if number and answer and len(answer) == 1 and answer != "0":
                 key.setdefault(int(number), int(answer))
+    return key or _digit_columns(cells)
+
+
+def _digit_columns(cells: list[list[np.ndarray]]) -> dict[int, int]:
+    """A key whose answers are plain digits: a column of consecutive question numbers, and right
+    of it a column of one-digit answers (that is not itself a run of numbers)."""
+    n_rows, n_columns = len(cells), len(cells[0])
+    read = [_read_column([cells[r][c] if cells[r][c].any() else None for r in range(n_rows)]) for c in range(n_columns)]
+    numbers = [_number_column(values) for values in read]
+    key: dict[int, int] = {}
+    for column in range(1, n_columns):
+        question_numbers, answers = numbers[column - 1], read[column]
+        if question_numbers is None or numbers[column] is not None:
+            continue
+        single = [a for a in answers if a]
+        if len(single) < 2 or sum(1 for a in single if len(a) == 1 and a != "0") < 0.6 * len(single):
+            continue
+        for number, answer in zip(question_numbers, answers, strict=True):
+            if number and int(number) >= 1 and answer and len(answer) == 1 and answer != "0":
+                key.setdefault(int(number), int(answer))
     return key
+
+
+def _number_column(values: list[str | None]) -> list[str | None] | None:
+    """The column's question numbers (misreads corrected by position), or None when its values
+    do not run down one by one (it is not a number column)."""
+    starts = Counter(int(value) - row for row, value in enumerate(values) if value)
+    filled = sum(1 for value in values if value)
+    if filled < 3 or not starts or starts.most_common(1)[0][1] < 0.6 * filled:
+        return None
+    return _consecutive(values)

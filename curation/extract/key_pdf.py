@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from curation.extract.answer_keys import AnswerKey, AnswerKeyError, parse_key_lines
@@ -20,7 +21,7 @@ def read_key_pdf(path: Path) -> AnswerKey:
         glyphs = page_glyphs(page).glyphs
         if text_layer_problem(glyphs) is None:
             lines, _ = page_lines(page, index + 1, glyphs)
-            found = parse_key_lines(lines)
+            found: Mapping[int, int | list[int]] = parse_key_lines(lines)
         elif ocr.available():
             found = key_ocr.read_key_table(page)
         else:

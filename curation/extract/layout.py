@@ -8,14 +8,17 @@ superscripts/subscripts told apart by size and baseline and written as LaTeX.
 
 from __future__ import annotations
 
+import bisect
 import statistics
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
 
 import pymupdf
 
 from curation.extract.formulas import render_line
 from curation.extract.lines import CIRCLED_MARKERS, FULL, LEFT, RIGHT, Cell, Line
+from curation.extract.page_cache import page_drawings
 
 TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP
 WATERMARK_LUMINANCE = 0.8
@@ -32,6 +35,7 @@ class Glyph:
     size: float
     baseline: float
     line_id: int = 0  # the PDF engine's own line (used only to decide what crosses the gutter)
+    picture: bool = False  # read from a small picture of the character (glyph_pictures.py)
     core_top: float = 0.0  # the x-height band, stable across fonts whose ascender boxes differ
 
     def __post_init__(self) -> None:
@@ -80,6 +84,11 @@ class Gutter:
     x: float
     top: float | None = None  # extent of a drawn rule; None when found from the histogram
     bottom: float | None = None
+    more: tuple[float, ...] = ()  # further gutters, left to right: a page of three columns
+
+    @property
+    def xs(self) -> tuple[float, ...]:
+        return (self.x, *self.more)
 
 
 def find_gutter(page: pymupdf.Page, glyphs: list[Glyph]) -> Gutter | None:
@@ -92,11 +101,22 @@ def find_gutter(page: pymupdf.Page, glyphs: list[Glyph]) -> Gutter | None:
 
 def _vertical_rule(page: pymupdf.Page, width: float, height: float) -> Gutter | None:
     best: Gutter | None = None
-    for path in page.get_drawings():
+    thirds: dict[int, Gutter] = {}  # rules near a third and two thirds of the width: three columns
+    for path in page_drawings(page):
         rect = path["rect"]
-        if rect.width < 2.5 and rect.height > 0.3 * height and 0.35 * width < rect.x0 < 0.65 * width:
+        if rect.width >= 2.5 or rect.height <= 0.3 * height:
+            continue
+        rule = Gutter((rect.x0 + rect.x1) / 2, rect.y0, rect.y1)
+        third = 1 if 0.25 * width < rule.x < 0.42 * width else 2 if 0.58 * width < rule.x < 0.75 * width else 0
+        if third and (third not in thirds or rect.height > (thirds[third].bottom or 0) - (thirds[third].top or 0)):
+            thirds[third] = rule
+        if 0.35 * width < rect.x0 < 0.65 * width:
             if best is None or rect.height > (best.bottom or 0) - (best.top or 0):
-                best = Gutter((rect.x0 + rect.x1) / 2, rect.y0, rect.y1)
+                best = rule
+    if len(thirds) == 2:
+        first, second = thirds[1], thirds[2]
+        return Gutter(first.x, min(first.top or 0, second.top or 0), max(first.bottom or 0, second.bottom or 0),
+                      more=(second.x,))
     return best
 
 
@@ -129,11 +149,36 @@ def _histogram_gutter(glyphs: list[Glyph], width: float) -> Gutter | None:
         return None
     if _quiet_runs(bins, int(0.1 * width / step), int(0.9 * width / step), max(1, int(0.05 * typical)), step) > 2:
         return None  # many empty vertical bands: a table, not two columns of text
+    three = _three_columns(bins, glyphs, width, step, max(floor, int(0.05 * typical)))
+    if three is not None:
+        return three
     x = (best_start + best_len / 2) * step
     left = sum(1 for g in glyphs if g.x1 <= x)
     if left < 0.15 * len(glyphs) or len(glyphs) - left < 0.15 * len(glyphs):
         return None
     return Gutter(x)
+
+
+def _three_columns(bins: list[int], glyphs: list[Glyph], width: float, step: float, floor: int) -> Gutter | None:
+    """Two quiet bands near a third and two thirds of the width, each column holding text."""
+    bands: list[float] = []
+    start = None
+    low, high = int(0.2 * width / step), int(0.8 * width / step)
+    for index in range(low, high + 1):
+        quiet = index < high and bins[index] <= floor
+        if quiet and start is None:
+            start = index
+        elif not quiet and start is not None:
+            if (index - start) * step >= 4:
+                bands.append((start + (index - start) / 2) * step)
+            start = None
+    if len(bands) != 2 or not (0.25 * width < bands[0] < 0.42 * width and 0.58 * width < bands[1] < 0.75 * width):
+        return None
+    counts = [sum(1 for g in glyphs if lo <= (g.x0 + g.x1) / 2 < hi)
+              for lo, hi in ((0, bands[0]), (bands[0], bands[1]), (bands[1], width))]
+    if min(counts) < 0.15 * len(glyphs):
+        return None
+    return Gutter(bands[0], more=(bands[1],))
 
 
 def _quiet_runs(bins: list[int], low: int, high: int, floor: int, step: float) -> int:
@@ -150,7 +195,47 @@ def _quiet_runs(bins: list[int], low: int, high: int, floor: int, step: float) -
 
 # -- lines ----------------------------------------------------------------------------------------
 def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
-    """Glyphs grouped into lines by overlapping x-height bands (scripts join their base line)."""
+    """Glyphs grouped into lines by overlapping x-height bands; small glyphs (scripts) then join
+    the line on whose baseline they sit, even when tight leading puts them nearer the line above."""
+    body = _body_size(glyphs)
+    small = [g for g in glyphs if not g.c.isspace() and g.size < 0.85 * body]
+    if not small:
+        return _band_lines(glyphs)
+    small_ids = {id(g) for g in small}
+    zoned = sorted(((_script_zone(line), line) for line in _band_lines([g for g in glyphs if id(g) not in small_ids])),
+                   key=lambda pair: pair[0][2])
+    zones = [zone for zone, _ in zoned]
+    lines = [line for _, line in zoned]
+    centres = [zone[2] for zone in zones]
+    leftover = []
+    for glyph in small:
+        middle = glyph.baseline - 0.35 * glyph.size
+        near = bisect.bisect_left(centres, middle)  # the lines whose x-height middle is nearest
+        hosts = [(abs(zones[index][2] - middle), index) for index in range(max(0, near - 3), min(len(zones), near + 3))
+                 if zones[index][0] <= middle <= zones[index][1] and zones[index][3] <= glyph.x0 <= glyph.x1 <= zones[index][4]]
+        if hosts:
+            lines[min(hosts)[1]].append(glyph)
+        else:
+            leftover.append(glyph)
+    lines += _band_lines(leftover)
+    return sorted(lines, key=lambda line: min(g.core_top + g.baseline for g in line))
+
+
+def _body_size(glyphs: list[Glyph]) -> float:
+    sizes = Counter(g.size for g in glyphs if not g.c.isspace())
+    return sizes.most_common(1)[0][0] if sizes else 0.0
+
+
+def _script_zone(line: list[Glyph]) -> tuple[float, float, float, float, float]:
+    """(top, bottom, middle of the x-height, left, right): where a script of this line can sit."""
+    visible = [g for g in line if not g.c.isspace()]
+    size = max(g.size for g in visible)
+    baseline = statistics.median(g.baseline for g in visible if g.size >= 0.85 * size)
+    return (baseline - 0.9 * size, baseline + 0.35 * size, baseline - 0.36 * size,
+            min(g.x0 for g in visible) - size, max(g.x1 for g in visible) + size)
+
+
+def _band_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
     ordered = sorted(glyphs, key=lambda g: g.core_top + g.baseline)
     lines: list[list[Glyph]] = []
     band: tuple[float, float] | None = None
@@ -182,7 +267,7 @@ def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
     kinds = [_script_kind(g, size, baseline) for g in glyphs]
     cells: list[Cell] = []
     current: list[tuple[str, str]] = []
-    cell_x0 = cell_x1 = None
+    cell_x0 = cell_x1 = 0.0
     previous: Glyph | None = None
     for glyph, kind in zip(glyphs, kinds, strict=True):
         if glyph.c.isspace():
@@ -191,10 +276,10 @@ def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
             gap = glyph.x0 - previous.x1
             if gap > 1.5 * size:
                 cells.append(Cell(cell_x0, cell_x1, _text(current)))
-                current, cell_x0 = [], None
+                current = []
             elif gap > 0.11 * size or (gap > 0.06 * size and _spaced(glyphs, previous, glyph)):
                 current.append((" ", ""))
-        if cell_x0 is None:
+        if not current:  # a new cell starts here
             cell_x0 = glyph.x0
         current.append((glyph.c, kind))
         cell_x1 = glyph.x1
@@ -204,7 +289,7 @@ def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
     bbox = (min(g.x0 for g in visible), min(g.y0 for g in visible), max(g.x1 for g in visible),
             max(g.y1 for g in visible))
     text = " ".join(cell.text for cell in cells)
-    return Line(page, region, bbox, text, size, cells, markers)
+    return Line(page, region, bbox, text, size, cells, markers, pictures=any(g.picture for g in visible))
 
 
 def _text(glyphs: list[tuple[str, str]]) -> str:
@@ -242,11 +327,15 @@ def _script_kind(glyph: Glyph, size: float, baseline: float) -> str:
 
 # -- page -----------------------------------------------------------------------------------------
 def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[Glyph]]:
-    """Assign glyphs to full width / left / right: a line crossing the gutter is full width."""
+    """Assign glyphs to full width / left / right (/ third column, region 3): a line crossing a
+    gutter is full width."""
     regions: dict[int, list[Glyph]] = {FULL: [], LEFT: [], RIGHT: []}
     if gutter is None:
         regions[FULL] = glyphs
         return regions
+    xs = gutter.xs
+    if gutter.more:
+        regions[LEFT + len(xs)] = []
     engine_lines: dict[int, list[Glyph]] = {}
     for glyph in glyphs:
         engine_lines.setdefault(glyph.line_id, []).append(glyph)
@@ -259,18 +348,28 @@ def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[
             continue
         for glyph in line:
             centre_y = (glyph.y0 + glyph.y1) / 2
-            if gutter.top is not None and (centre_y < gutter.top - 2 or centre_y > gutter.bottom + 2):
+            if gutter.top is not None and gutter.bottom is not None and (centre_y < gutter.top - 2 or centre_y > gutter.bottom + 2):
                 regions[FULL].append(glyph)
             else:
-                regions[LEFT if (glyph.x0 + glyph.x1) / 2 < gutter.x else RIGHT].append(glyph)
+                centre_x = (glyph.x0 + glyph.x1) / 2
+                regions[(LEFT if centre_x < xs[0] else RIGHT) if len(xs) == 1 else column_region(centre_x, xs)].append(glyph)
     return regions
 
 
+def column_region(x: float, gutter_xs: tuple[float, ...]) -> int:
+    """LEFT, RIGHT, then 3 for a third column: 1 + the number of gutters left of `x`."""
+    return LEFT + sum(1 for gutter_x in gutter_xs if x >= gutter_x)
+
+
 def _crosses(visible: list[Glyph], gutter: Gutter) -> bool:
-    if any(g.x0 < gutter.x - 0.5 and g.x1 > gutter.x + 0.5 for g in visible):
+    return any(_crosses_at(visible, x) for x in gutter.xs)
+
+
+def _crosses_at(visible: list[Glyph], x: float) -> bool:
+    if any(g.x0 < x - 0.5 and g.x1 > x + 0.5 for g in visible):
         return True
-    left = [g.x1 for g in visible if (g.x0 + g.x1) / 2 < gutter.x]
-    right = [g.x0 for g in visible if (g.x0 + g.x1) / 2 >= gutter.x]
+    left = [g.x1 for g in visible if (g.x0 + g.x1) / 2 < x]
+    right = [g.x0 for g in visible if (g.x0 + g.x1) / 2 >= x]
     if not left or not right:
         return False
     size = max(g.size for g in visible)
@@ -289,12 +388,13 @@ def page_lines(page: pymupdf.Page, page_number: int, glyphs: list[Glyph]) -> tup
 
 def order_lines(by_region: dict[int, list[Line]]) -> list[Line]:
     full = sorted(by_region[FULL], key=lambda line: line.bbox[1])
-    columns = {region: sorted(by_region[region], key=lambda line: line.bbox[1]) for region in (LEFT, RIGHT)}
+    column_regions = sorted(region for region in by_region if region != FULL)
+    columns = {region: sorted(by_region[region], key=lambda line: line.bbox[1]) for region in column_regions}
     ordered: list[Line] = []
     cuts = [line.bbox[1] for line in full] + [float("inf")]
     previous_cut = float("-inf")
     for index, cut in enumerate(cuts):
-        for region in (LEFT, RIGHT):
+        for region in column_regions:
             ordered += [line for line in columns[region] if previous_cut <= _mid(line) < cut]
         if index < len(full):
             ordered.append(full[index])

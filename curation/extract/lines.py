@@ -8,12 +8,21 @@ its circled option markers sit. A `Figure` travels in the same stream, in readin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pymupdf
 
 FULL, LEFT, RIGHT = 0, 1, 2
 CIRCLED_MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
 OPTION_PLACEHOLDER = "\ue000"  # OCR: "a circled option marker was here" (Tesseract cannot read ①–⑩)
 
 Box = tuple[float, float, float, float]
+
+
+def rect_box(rect: pymupdf.Rect) -> Box:
+    """A PyMuPDF rect as a plain (x0, y0, x1, y1) box: what `tuple(rect)` gives, typed."""
+    return (rect.x0, rect.y0, rect.x1, rect.y1)
 
 
 @dataclass
@@ -33,6 +42,8 @@ class Line:
     cells: list[Cell] = field(default_factory=list)
     markers: list[tuple[str, float, float]] = field(default_factory=list)  # (circled digit, x0, x1)
     source: str = "text"  # "text" | "ocr" | "mineru"
+    pictures: bool = False  # some characters were read from small pictures of them
+    table: Any = None  # the tables.Table this line sits in (segmentation writes the table once)
 
     @property
     def height(self) -> float:
@@ -45,7 +56,8 @@ class Figure:
     region: int
     bbox: Box
     png: bytes
-    kind: str  # raster | vector | formula
+    kind: str  # raster | vector | formula | other
+    glyph: bool = False  # a character drawn as a picture that could not be read
 
     @property
     def height(self) -> float:

@@ -23,7 +23,7 @@ from typing import Any
 from PIL import Image
 
 from curation.errors import BenchsmithError
-from curation.extract.lines import CIRCLED_MARKERS, FULL, LEFT, RIGHT, Cell, Figure, Line
+from curation.extract.lines import CIRCLED_MARKERS, FULL, LEFT, RIGHT, Box, Cell, Figure, Line
 from curation.imaging import png_bytes
 
 INSTALL_HINT = ("MinerU is not installed here: pip install 'benchsmith[mineru]', put its models on disk and set "
@@ -55,6 +55,12 @@ def read_mineru_output(folder: Path, page_sizes: list[tuple[float, float]]) -> l
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as error:
         raise MineruError(f"{folder}: not MinerU output I can read ({error})") from None
     raise MineruError(f"{folder}: no *_middle.json or *_content_list.json inside")
+
+
+def _box(values: Any) -> Box:
+    """Four numbers as a box; a bbox of any other length is not MinerU output (ValueError)."""
+    x0, y0, x1, y1 = (float(v) for v in values)
+    return (x0, y0, x1, y1)
 
 
 def _region(box: tuple[float, float, float, float], width: float) -> int:
@@ -104,11 +110,11 @@ def _from_middle(data: dict[str, Any], base: Path) -> list[Line | Figure]:
             children = block.get("blocks") or [block]
             for child in children:
                 for line in child.get("lines", []):
-                    box = tuple(float(v) for v in line["bbox"])
+                    box = _box(line["bbox"])
                     image_spans = [s for s in line.get("spans", []) if s.get("type") in ("image", "table") and s.get("img_path")]
                     for span in image_spans:
                         figure = _image(base / "images" / Path(span["img_path"]).name, number,
-                                        tuple(float(v) for v in span["bbox"]), width)
+                                        _box(span["bbox"]), width)
                         if figure is not None:
                             entries.append(figure)
                     text = "".join(_span_text(s) for s in line.get("spans", []) if s not in image_spans)
@@ -123,7 +129,7 @@ def _from_content_list(data: list[dict[str, Any]], base: Path, page_sizes: list[
         number = int(block.get("page_idx", 0)) + 1
         width, height = page_sizes[number - 1] if number - 1 < len(page_sizes) else (1000.0, 1000.0)
         raw = block.get("bbox")
-        box = (tuple(float(v) * s / 1000 for v, s in zip(raw, (width, height, width, height), strict=True))
+        box = (_box(float(v) * s / 1000 for v, s in zip(raw, (width, height, width, height), strict=True))
                if raw else (0.0, 0.0, width, height))
         kind = block.get("type")
         if kind in ("image", "table") and block.get("img_path"):
@@ -166,7 +172,7 @@ def extract_with_mineru(pdf: Path, workspace, options, key, output: Path | None)
     from curation.extract.pipeline import extract_items_from_entries, write_extraction
 
     opened = open_pdf(pdf)
-    sizes = [(page.rect.width, page.rect.height) for page in opened.doc]
+    sizes = [(page.rect.width, page.rect.height) for page in opened.doc.pages()]
     if output is None:
         with tempfile.TemporaryDirectory(prefix="benchsmith-mineru-") as folder:
             entries = read_mineru_output(run_mineru(pdf, Path(folder)), sizes)

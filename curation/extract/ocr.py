@@ -57,14 +57,14 @@ class OcrWord:
     line_key: tuple[int, int, int]
 
 
-def run_tesseract(image: np.ndarray, psm: int = 6, extra: tuple[str, ...] = ()) -> list[OcrWord]:
+def run_tesseract(image: np.ndarray, psm: int = 6, extra: tuple[str, ...] = (), languages: str = LANGUAGES) -> list[OcrWord]:
     """Words with pixel boxes from one Tesseract run on a grayscale image."""
     from PIL import Image
 
     with tempfile.TemporaryDirectory(prefix="benchsmith-ocr-") as folder:
         path = Path(folder) / "page.png"
         Image.fromarray(image).save(path)
-        command = ["tesseract", str(path), "-", "--psm", str(psm), "-l", LANGUAGES,
+        command = ["tesseract", str(path), "-", "--psm", str(psm), "-l", languages,
                    "-c", "preserve_interword_spaces=1", *extra, "tsv"]
         env = {**os.environ, "OMP_THREAD_LIMIT": "1"}
         try:
@@ -84,8 +84,8 @@ def run_tesseract(image: np.ndarray, psm: int = 6, extra: tuple[str, ...] = ()) 
     return words
 
 
-def render_gray(page: pymupdf.Page, dpi: int = OCR_DPI) -> np.ndarray:
-    pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False)
+def render_gray(page: pymupdf.Page, dpi: int = OCR_DPI, clip: pymupdf.Rect | None = None) -> np.ndarray:
+    pixmap = page.get_pixmap(dpi=dpi, colorspace=pymupdf.csGRAY, alpha=False, clip=clip)
     return np.frombuffer(pixmap.samples, dtype=np.uint8).reshape(pixmap.height, pixmap.width)
 
 
@@ -128,54 +128,101 @@ def thicken(dark: np.ndarray, pixels: int = 2) -> np.ndarray:
     return grown
 
 
-def _sample(mask: np.ndarray, cxs: np.ndarray, cy: float, radius: float) -> np.ndarray:
-    """Share of dark pixels on a circle of `radius` around each centre (cxs, cy)."""
+def _sample(mask: np.ndarray, cxs: np.ndarray, cys: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """Share of dark pixels on circles around (cx, cy) for every cy × radius × cx at once:
+    shape (len(cys), len(radii), len(cxs))."""
     height, width = mask.shape
-    xs = np.clip((cxs[:, None] + radius * np.cos(_ANGLES)[None, :]).astype(int), 0, width - 1)
-    ys = np.clip((cy + radius * np.sin(_ANGLES)).astype(int), 0, height - 1)
-    return mask[np.broadcast_to(ys, xs.shape), xs].mean(axis=1)
+    radii = radii[None, :, None, None]
+    xs = np.clip((cxs[None, None, :, None] + radii * _COS).astype(int), 0, width - 1)
+    ys = np.clip((cys[:, None, None, None] + radii * _SIN).astype(int), 0, height - 1)
+    ys, xs = np.broadcast_arrays(ys, xs)
+    return mask[ys, xs].mean(axis=3)
+
+
+_COS, _SIN = np.cos(_ANGLES), np.sin(_ANGLES)
+_CENTRE_CHUNK = 128  # centres per vectorised pass (bounds the memory of the sample grids)
 
 
 def find_rings(thick: np.ndarray, dark: np.ndarray, band: tuple[int, int, int, int], size: float,
                spans: list[tuple[float, float]], min_ring: float = 0.95) -> list[tuple[int, int]]:
     """x ranges of circled digits in a line band: a closed ring of about 0.8 × the text height,
     empty just outside and between ring and digit, with something (the digit) in the middle.
-    Only centres inside `spans` (where a marker can be) are tried."""
+    Only centres inside `spans` (where a marker can be) are tried; every centre, height and radius
+    is scored in one numpy pass, the first best (height, radius) kept per centre."""
     x0, y0, x1, y1 = band
     centres = np.unique(np.concatenate([np.arange(int(a), int(b), 1) for a, b in spans] or [np.zeros(0, int)]))
     if centres.size == 0:
         return []
+    middle = (y0 + y1) / 2
+    cys = np.arange(middle - 0.2 * size, middle + 0.2 * size, 1.0)
+    radii = np.arange(0.34 * size, 0.48 * size, 1.0)
+    if cys.size == 0 or radii.size == 0:
+        return []
     best = np.zeros(centres.size)
     best_radius = np.zeros(centres.size)
-    middle = (y0 + y1) / 2
-    for cy in np.arange(middle - 0.2 * size, middle + 0.2 * size, 1.0):
-        for radius in np.arange(0.34 * size, 0.48 * size, 1.0):
-            ring = _sample(thick, centres, cy, radius)
-            candidates = ring >= min_ring
-            if not candidates.any():
-                continue
-            outside = _sample(dark, centres, cy, radius + 4)
-            between = _sample(dark, centres, cy, 0.72 * radius - 2)
-            middle_dark = _sample(dark, centres, cy, 0.2 * radius) + dark[int(cy), np.clip(centres, 0, dark.shape[1] - 1)]
-            score = np.where(candidates & (outside < 0.12) & (between < 0.35) & (middle_dark > 0), ring - outside, 0.0)
-            better = score > best
-            best = np.where(better, score, best)
-            best_radius = np.where(better, radius, best_radius)
+    for start in range(0, centres.size, _CENTRE_CHUNK):
+        chunk = centres[start:start + _CENTRE_CHUNK]
+        score = _ring_scores(thick, dark, chunk, cys, radii, min_ring)
+        flat = score.reshape(-1, chunk.size)  # (cy, radius) in the order a nested loop visits them
+        first_best = flat.argmax(axis=0)
+        best[start:start + chunk.size] = flat[first_best, np.arange(chunk.size)]
+        best_radius[start:start + chunk.size] = np.where(best[start:start + chunk.size] > 0,
+                                                         radii[first_best % radii.size], 0.0)
     rings: list[tuple[int, int]] = []
-    for index in np.argsort(-best):
+    for index in np.argsort(-best, kind="stable"):
         if best[index] <= min_ring - 0.15:
             break
+        index = _middle_of_tie(best, centres, int(index))
         cx, radius = int(centres[index]), best_radius[index]
         if all(abs(cx - (a + b) / 2) > 2.2 * radius for a, b in rings):
             rings.append((int(cx - radius), int(cx + radius)))
     return sorted(rings)
 
 
+def _middle_of_tie(best: np.ndarray, centres: np.ndarray, index: int) -> int:
+    """Neighbouring centres often score the same ring equally: take the middle one of the run."""
+    low = high = index
+    while low > 0 and centres[low - 1] == centres[low] - 1 and best[low - 1] == best[index]:
+        low -= 1
+    while high + 1 < centres.size and centres[high + 1] == centres[high] + 1 and best[high + 1] == best[index]:
+        high += 1
+    return (low + high) // 2
+
+
+def _ring_scores(thick: np.ndarray, dark: np.ndarray, centres: np.ndarray, cys: np.ndarray, radii: np.ndarray,
+                 min_ring: float) -> np.ndarray:
+    """Score of a ring at every (cy, radius, centre): ring share minus the share just outside it,
+    0 where the ring is open, the outside or the inner gap is dark, or the middle is empty.
+    Only closed rings (few) are checked further."""
+    ring = _sample(thick, centres, cys, radii)
+    score = np.zeros(ring.shape)
+    at = np.nonzero(ring >= min_ring)
+    if at[0].size == 0:
+        return score
+    cx, cy, radius = centres[at[2]], cys[at[0]], radii[at[1]]
+    outside = _sample_points(dark, cx, cy, radius + 4)
+    between = _sample_points(dark, cx, cy, 0.72 * radius - 2)
+    centre_dark = dark[cy.astype(int), np.clip(cx, 0, dark.shape[1] - 1)]
+    middle_dark = _sample_points(dark, cx, cy, 0.2 * radius) + centre_dark
+    keep = (outside < 0.12) & (between < 0.35) & (middle_dark > 0)
+    score[at] = np.where(keep, ring[at] - outside, 0.0)
+    return score
+
+
+def _sample_points(mask: np.ndarray, cxs: np.ndarray, cys: np.ndarray, radii: np.ndarray) -> np.ndarray:
+    """Share of dark pixels on one circle per (cx, cy, radius) triple."""
+    height, width = mask.shape
+    xs = np.clip((cxs[:, None] + radii[:, None] * _COS).astype(int), 0, width - 1)
+    ys = np.clip((cys[:, None] + radii[:, None] * _SIN).astype(int), 0, height - 1)
+    return mask[ys, xs].mean(axis=1)
+
+
 def _marker_spans(words: list[OcrWord], ox: int, size: float) -> tuple[list[tuple[float, float]], list[tuple[float, float]]]:
     """Where a circled digit can be: (spans of words Tesseract read as a typical misread marker —
     `@`, `©`, `®` — checked leniently; other spans — a non-Hangul word opening a cell, or a wide
     gap where Tesseract dropped the marker — checked strictly). Markers open a line or a cell."""
-    lenient, strict = [], []
+    lenient: list[tuple[float, float]] = []
+    strict: list[tuple[float, float]] = []
     previous_end: float | None = None
     for word in words:
         x0, x1 = ox + word.x0, ox + word.x1
@@ -185,7 +232,7 @@ def _marker_spans(words: list[OcrWord], ox: int, size: float) -> tuple[list[tupl
         if opens_cell and marker_word(word.text):
             end = min(x1, x0 + 1.2 * size) + 0.3 * size
             (lenient if typical else strict).append((x0 - 0.1 * size, end))
-        if gap is not None and gap > 1.2 * size:
+        if previous_end is not None and x0 - previous_end > 1.2 * size:
             strict.append((previous_end + 0.3 * size, x0 - 0.3 * size))
         previous_end = x1
     return lenient, strict
@@ -234,8 +281,9 @@ def ocr_page_lines(page: pymupdf.Page, page_number: int) -> tuple[list[Line], fl
         if crop.size == 0 or not (crop < 140).any():
             continue
         words = run_tesseract(crop)
+        typical = float(np.median([w.y1 - w.y0 for w in words])) if words else 0.0
         for group in _group_lines(words):
-            line = _line_from_words(group, thick, dark, (x0, y0), scale, page_number, region)
+            line = _line_from_words(group, thick, dark, (x0, y0), scale, page_number, region, typical)
             if line is not None:
                 lines.append(line)
     gutter_x = layout.gutter * scale if layout.gutter is not None else None
@@ -250,14 +298,23 @@ def _group_lines(words: list[OcrWord]) -> list[list[OcrWord]]:
 
 
 def _line_from_words(words: list[OcrWord], thick: np.ndarray, dark: np.ndarray, offset: tuple[int, int], scale: float,
-                     page_number: int, region: int) -> Line | None:
+                     page_number: int, region: int, typical: float = 0.0) -> Line | None:
     ox, oy = offset
     heights = sorted(w.y1 - w.y0 for w in words)
     size = heights[len(heights) // 2]
+    # pictures beside markers (image options) are read as tall junk words without Hangul: the markers
+    # are searched along the whole line at the page's text size, and the junk is dropped
+    pictures = bool(typical) and size > 1.3 * typical and not any(_has_hangul(w.text) for w in words)
+    if pictures:
+        size = int(typical)
     band = (ox + words[0].x0, oy + min(w.y0 for w in words), ox + words[-1].x1, oy + max(w.y1 for w in words))
     lenient, strict = _marker_spans(words, ox, size)
     found = find_rings(thick, dark, band, size, lenient, min_ring=0.8) + find_rings(thick, dark, band, size, strict)
-    rings = sorted({ring for ring in found if not _inside_hangul_word(ring, words, ox, size)})
+    if pictures:
+        found += find_rings(thick, dark, band, size, [(band[0] - 0.5 * size, band[2])])
+    rings = _distinct(sorted({ring for ring in found if not _inside_hangul_word(ring, words, ox, size)}))
+    if pictures and rings:
+        words = []
     pieces: list[tuple[int, int, str]] = []
     for word in words:
         wx0, wx1 = ox + word.x0, ox + word.x1
@@ -291,6 +348,20 @@ def _line_from_words(words: list[OcrWord], thick: np.ndarray, dark: np.ndarray, 
     bbox = (band[0] * scale, band[1] * scale, band[2] * scale, band[3] * scale)
     markers = [(OPTION_PLACEHOLDER, a * scale, b * scale) for a, b in rings]
     return Line(page_number, region, bbox, "".join(text_parts).strip(), size * scale, cells, markers, source="ocr")
+
+
+def _has_hangul(text: str) -> bool:
+    return any("\uac00" <= char <= "\ud7a3" for char in text)
+
+
+def _distinct(rings: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """One ring per marker when several searches found the same one at slightly different places."""
+    kept: list[tuple[int, int]] = []
+    for ring in rings:
+        if kept and ring[0] < kept[-1][1]:
+            continue
+        kept.append(ring)
+    return kept
 
 
 def _after_marker(text: str) -> str:

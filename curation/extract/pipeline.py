@@ -15,18 +15,25 @@ from typing import Any
 import pymupdf
 
 from curation.extract.answer_keys import AnswerKey, find_key_start, parse_key_lines, read_key_file
+from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
+from curation.extract.confidence import confidence_record
 from curation.extract.document import ReadDocument, read_document
 from curation.extract.figures import render_crop
 from curation.extract.formulas import FORMULA_IMAGE_REASON
+from curation.extract.latex_check import repair as repair_latex
 from curation.extract.lines import Figure, Line
+from curation.extract.passages import EXTRA_KEY as PASSAGE_KEY
+from curation.extract.passages import passage_group
 from curation.extract.pdf_open import OpenedPdf, load_page, open_pdf
 from curation.extract.report import PdfReport
 from curation.extract.segment import ExtractedQuestion, segment
 from curation.item import Item, parse_item
+from curation.steps.korea_stage import tag_new_items
 from curation.workspace import Workspace
 
 STAGE = "extract"
 EMPTY_OPTION_REASON = "an option had no readable text: kept as a picture of its area"
+LATEX_REPAIRED_REASON = "a formula did not parse: kept as plain text, check it"
 
 
 @dataclass
@@ -119,33 +126,49 @@ def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: 
     numbers = [q.number for q in questions]
     for question in questions:
         review = list(question.review)
+        signals = set(question.signals)
         if question.page in ocr_pages:
             review.append(f"read by OCR ({problems.get(question.page, 'no text layer')}): check text and options")
+            signals.add("ocr")
         if machine_read:
             review.append("read from MinerU output: check text, options and crops")
         images = [_image_ref(figure, sha, blobs) for figure in question.figures]
         if any(figure.kind == "formula" for figure in question.figures):
             review.append(FORMULA_IMAGE_REASON)
-        option_records = [{"text": option.text, "image": _image_ref(option.figure, sha, blobs) if option.figure else None}
-                          for option in question.options]
+            signals.add("formula_image")
+        stem, stem_repaired = repair_latex(question.stem)
+        option_texts = [repair_latex(option.text) for option in question.options]
+        if stem_repaired or any(repaired for _, repaired in option_texts):
+            review.append(LATEX_REPAIRED_REASON)
+            signals.add("latex_repaired")
+        option_records = [{"text": text, "image": _image_ref(option.figure, sha, blobs) if option.figure else None}
+                          for (text, _), option in zip(option_texts, question.options, strict=True)]
         answer = key.get(question.number) if runs == 1 else None
         if answer is not None and not _fits(answer, len(option_records)):
             report.warnings.append(f"question {question.number}: key answer {answer} is not one of its "
                                    f"{len(option_records)} options; left empty")
             answer = None
+            signals.add("key_mismatch")
+        if EMPTY_OPTION_REASON in review:
+            signals.add("option_crop")
+        if "no stem text found" in review:
+            signals.add("no_stem")
         record: dict[str, Any] = {
             "id": item_id(sha, question, runs),
             "source": {"exam": options.exam or path.stem, "session": options.session, "subject": question.subject,
                        "part": question.part, "number": question.number, "pdf_sha256": sha, "page": question.page,
                        "bbox": [round(v, 2) for v in question.bbox], "origin": path.name},
-            "stem": question.stem,
+            "stem": stem,
             "options": [{k: v for k, v in option.items() if v is not None} for option in option_records],
             "answer": answer,
             "images": images,
             "flags": {"review_reasons": review},
             "taxonomy": {"subject": question.subject, "part": question.part},
             "status": "extracted",
+            "extra": {CONFIDENCE_KEY: confidence_record(signals)},
         }
+        if question.passage is not None:
+            record["extra"][PASSAGE_KEY] = passage_group(sha, *question.passage)
         items.append(parse_item(record))
     report.questions = len(items)
     report.numbers = numbers
@@ -183,7 +206,7 @@ def write_extraction(extraction: Extraction, workspace: Workspace, options: Extr
     ids = [item.id for item in extraction.items]
     existing = workspace.store.get_many(ids) if ids else {}
     if existing and not options.force:
-        report.skipped = (f"already extracted ({len(existing)} of {len(ids)} items exist, sha256 {report.sha256[:12]}); "
+        report.skipped = (f"already extracted ({len(existing)} of {len(ids)} items exist, sha256 {(report.sha256 or '?')[:12]}); "
                           "use --force to write new revisions")
         report.unchanged = len(existing)
         return report
@@ -195,6 +218,7 @@ def write_extraction(extraction: Extraction, workspace: Workspace, options: Extr
     written = workspace.store.save_items(extraction.items, author=options.author, stage=STAGE,
                                          reason=f"extract {Path(report.path).name}")
     report.created, report.updated, report.unchanged = len(written.created), len(written.updated), len(written.unchanged)
+    report.korea_tagged = len(tag_new_items(workspace.store, written.created + written.updated, options.author).changed)
     return report
 
 

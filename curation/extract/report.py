@@ -27,6 +27,7 @@ class PdfReport:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    korea_tagged: int = 0  # Korea-specific candidates tagged on entry (stage tag-korea)
     skipped: str | None = None
     error: str | None = None
     warnings: list[str] = field(default_factory=list)
@@ -51,7 +52,8 @@ class PdfReport:
                  f"questions without a key: {_list(self.questions_without_key)}",
                  f"  pages without text: {_list(self.pages_without_text)}; OCR pages: {_list(self.ocr_pages)}",
                  f"  marked for review: {self.marked_for_review}",
-                 f"  store: {self.created} new, {self.updated} updated, {self.unchanged} unchanged"]
+                 f"  store: {self.created} new, {self.updated} updated, {self.unchanged} unchanged; "
+                 f"{self.korea_tagged} tagged as Korea-specific candidates"]
         lines += [f"  warning: {warning}" for warning in self.warnings]
         return lines
 

@@ -1,6 +1,6 @@
 """Segmenting a stream of lines and figures (in reading order) into questions and options.
 
-- A line `N.` starts a question only if N follows the previous question (or N skips one and the
+- A line `N.` (or `문 N.`, `N번`, `【N】`) starts a question only if N follows the previous question (or N skips one and the
   line starts at the column edge, reported as a gap). The first question may have any number.
 - A run of numbers whose items mostly have no options (numbered instructions on a cover) is
   dropped and reported; a restart at 1 is allowed only after such a run or a subject header.
@@ -28,10 +28,10 @@ from curation.extract.lines import (
     vertical_overlap,
 )
 
-QUESTION_START = re.compile(r"^\s*(\d{1,3})\s*[.．](?!\d)\s*")
+QUESTION_START = re.compile(r"^\s*(?:문\s*(\d{1,3})\s*[.．]?|【\s*(\d{1,3})\s*】|(\d{1,3})\s*번(?![가-힣])|(\d{1,3})\s*[.．](?!\d))\s*")
 SUBJECT_HEADER = re.compile(r"^\s*(?:제\s*)?(\d{1,2})\s*과목\s*[:：.]?\s*(.*?)\s*$")
 GROUP_HEADER = re.compile(r"^\s*\[\s*(\d{1,3})\s*[～~∼\-–]\s*(\d{1,3})\s*\]")
-PARAGRAPH_START = re.compile(r"^(〈\s*보\s*기\s*〉|‹\s*보\s*기\s*›|<\s*보\s*기\s*>|\[\s*보\s*기\s*\]|[ㄱ-ㅎ]\s*[.)]|\([가-하]\)\s)")
+PARAGRAPH_START = re.compile(r"^(\||〈\s*보\s*기\s*〉|‹\s*보\s*기\s*›|<\s*보\s*기\s*>|\[\s*보\s*기\s*\]|[ㄱ-ㅎ]\s*[.)]|\([가-하]\)\s)")
 BOGI_TITLE = re.compile(r"^(〈\s*보\s*기\s*〉|‹\s*보\s*기\s*›|<\s*보\s*기\s*>|\[\s*보\s*기\s*\])$")
 OPTION_STYLES: dict[str, tuple[re.Pattern[str], str]] = {
     "paren": (re.compile(r"^\(\s*([1-9])\s*\)\s*"), "123456789"),
@@ -41,6 +41,8 @@ OPTION_STYLES: dict[str, tuple[re.Pattern[str], str]] = {
     "latin": (re.compile(r"^([A-F])\s*[.)]\s*"), "ABCDEF"),
 }
 FIGURE_LABEL_REASON = "options are labels inside the figure: check the option texts"
+GLYPH_PICTURE_REASON = "characters drawn as pictures were read by OCR: check them"
+UNREAD_PICTURE_REASON = "a character drawn as a picture could not be read: kept as its picture"
 
 Entry = Line | Figure
 
@@ -65,6 +67,8 @@ class ExtractedQuestion:
     figures: list[Figure]
     review: list[str] = field(default_factory=list)
     option_style: str = "circled"
+    signals: set[str] = field(default_factory=set)  # confidence signals (curation/extract/confidence.py)
+    passage: tuple[int, int] | None = None  # (first, last) question of the passage it shares
 
 
 @dataclass
@@ -113,11 +117,18 @@ def segment(entries: list[Entry]) -> tuple[list[ExtractedQuestion], SegmentStats
         if not question.options and question.figures and stats.expected_options:
             question.options = [ExtractedOption(CIRCLED_MARKERS[i]) for i in range(stats.expected_options)]
             question.review.append(FIGURE_LABEL_REASON)
+            question.signals.add("option_count")
             stats.figure_label_questions.append(question.number)
         elif stats.expected_options and len(question.options) != stats.expected_options:
             stats.odd_option_counts.append((question.number, len(question.options)))
             question.review.append(f"{len(question.options)} options found where the paper has {stats.expected_options}")
+            question.signals.add("option_count")
     return kept, stats
+
+
+def question_number(start: re.Match[str]) -> int:
+    """The number of a QUESTION_START match, whichever numbering form matched (`1.`, `문 1.`, `1번`, `【1】`)."""
+    return int(next(group for group in start.groups() if group is not None))
 
 
 # -- chunking -------------------------------------------------------------------------------------
@@ -147,8 +158,8 @@ def _chunk(entries: list[Entry], stats: SegmentStats) -> list[list[Chunk]]:
             passage = Passage(int(group.group(1)), int(group.group(2)), [entry])
             continue
         start = QUESTION_START.match(text)
-        if start and _starts_question(int(start.group(1)), entry, current, runs, subject_changed, question_x, stats):
-            number = int(start.group(1))
+        if start and _starts_question(question_number(start), entry, current, runs, subject_changed, question_x, stats):
+            number = question_number(start)
             if current is None or number == 1 and current.number != 0 and number <= current.number:
                 runs.append([])
             current = Chunk(number, len(runs) - 1, subject[0], subject[1], [entry])
@@ -233,7 +244,7 @@ def join_fragments(fragments: list[tuple[str, bool]]) -> str:
     for text, new_line in fragments:
         if not out:
             out = text
-        elif new_line and (PARAGRAPH_START.match(text) or BOGI_TITLE.match(previous)):
+        elif new_line and (PARAGRAPH_START.match(text) or BOGI_TITLE.match(previous) or previous.startswith("|")):
             out += "\n" + text
         else:
             out += " " + text
@@ -255,6 +266,10 @@ def _parse(chunk: Chunk, stats: SegmentStats) -> ExtractedQuestion:
             figures = [f for f in figures if _figure_before(f, lines[index]) or id(f) in kept]
             break
         kept_lines.append(line)
+        if line.table is not None:  # a ruled table: written once, as Markdown, where its first line was
+            if not any(other.table is line.table for other in kept_lines[:-1]):
+                builder.add(line.table.markdown, True)
+            continue
         if style == "circled":
             _split_circled(text, line, builder)
         else:
@@ -269,13 +284,22 @@ def _parse(chunk: Chunk, stats: SegmentStats) -> ExtractedQuestion:
         stem = passage_text + ("\n" + stem if stem else "")
         question_figures = [e for e in chunk.passage.entries if isinstance(e, Figure)] + question_figures
     review = []
+    signals: set[str] = set()
     if not stem:
         stem = "(no stem text found)"
         review.append("no stem text found")
+    if any(line.pictures for line in kept_lines):
+        review.append(GLYPH_PICTURE_REASON)
+        signals.add("glyph_pictures")
+    if any(figure.glyph for figure in figures):
+        review.append(UNREAD_PICTURE_REASON)
+        signals.add("glyph_pictures")
     page = lines[0].page
     boxes = [line.bbox for line in kept_lines if line.page == page] + [f.bbox for f in figures if f.page == page]
+    boxes += [line.table.bbox for line in kept_lines if line.page == page and line.table is not None]
+    passage = (chunk.passage.first, chunk.passage.last) if chunk.passage is not None else None
     return ExtractedQuestion(chunk.number, chunk.run, chunk.subject, chunk.part, page, union(boxes), stem,
-                             options, question_figures, review, style)
+                             options, question_figures, review, style, signals, passage)
 
 
 def _after_options(line: Line, previous: Line, style: str, opened: int) -> bool:
@@ -371,6 +395,8 @@ def _option_area(option_lines: list[Line], index: int) -> tuple[int, Box]:
     offset = len(markers) - sum(1 for other in option_lines if other is line)
     start = markers[position + offset][2] if 0 <= position + offset < len(markers) else line.bbox[0]
     following = markers[position + offset + 1][1] if 0 <= position + offset + 1 < len(markers) else line.bbox[2]
+    if position + offset == len(markers) - 1 and position + offset >= 1:  # the last option is as wide as the others
+        following = max(following, start + markers[position + offset][1] - markers[position + offset - 1][1])
     pad = line.height
     return line.page, (start, line.bbox[1] - pad, max(following, start + pad), line.bbox[3] + pad)
 

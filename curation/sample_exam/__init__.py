@@ -14,10 +14,12 @@ from typing import Any
 
 import pymupdf
 
+from curation.extract.lines import rect_box
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 from curation.item import parse_item
 from curation.sample_exam.compose import Layout, compose, truth_record
 from curation.sample_exam.pages import write_page
+from curation.sample_exam.variants import variant_named
 
 SCAN_DPI = 200
 WATERMARK = "benchsmith 표본"
@@ -51,7 +53,7 @@ def _pdf_bytes(doc: pymupdf.Document) -> bytes:
 def _scanned(doc: pymupdf.Document) -> pymupdf.Document:
     """Each page as a grayscale picture, no text layer (what a scanner gives)."""
     scan = pymupdf.open()
-    for page in doc:
+    for page in doc.pages():
         pixmap = page.get_pixmap(dpi=SCAN_DPI, colorspace=pymupdf.csGRAY, alpha=False)
         new_page = scan.new_page(width=page.rect.width, height=page.rect.height)
         new_page.insert_image(new_page.rect, stream=png_bytes(pixmap_image(pixmap)))
@@ -70,19 +72,20 @@ def _vector_bbox(page: pymupdf.Page, rect: pymupdf.Rect) -> pymupdf.Rect:
 
 def _image_ref(blob: str, kind: str, sha: str, page: int, rect: pymupdf.Rect, latex: str | None = None) -> dict[str, Any]:
     ref: dict[str, Any] = {"blob": blob, "kind": kind,
-                           "provenance": {"pdf_sha256": sha, "page": page, "bbox": [round(v, 2) for v in rect]}}
+                           "provenance": {"pdf_sha256": sha, "page": page, "bbox": [round(v, 2) for v in rect_box(rect)]}}
     if latex is not None:
         ref["latex"] = latex
     return ref
 
 
 def write_sample_exam(out_pdf: Path, seed: int = 0, *, interleave_columns: bool = False,
-                      scanned: bool = False) -> tuple[Path, Path]:
-    """Write the sample exam PDF and its ground truth; return (pdf path, truth JSONL path)."""
+                      scanned: bool = False, glyph_pictures: bool = False, variant: str | None = None) -> tuple[Path, Path]:
+    """Write the sample exam PDF and its ground truth; return (pdf path, truth JSONL path).
+    `variant` names a layout variant (variants.py); `glyph_pictures` is the "glyphs" variant."""
     out_pdf = Path(out_pdf)
     out_pdf.parent.mkdir(parents=True, exist_ok=True)
     font = _font()
-    layout = compose(font, seed)
+    layout = compose(font, seed, variant_named("glyphs" if glyph_pictures else variant))
     doc = _build(layout, font, interleave_columns)
     final = _scanned(doc) if scanned else doc
     data = _pdf_bytes(final)

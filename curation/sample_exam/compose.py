@@ -9,15 +9,31 @@ from typing import Any
 import pymupdf
 
 from curation.answers import CIRCLED
+from curation.extract.lines import rect_box
+from curation.extract.passages import passage_group
 from curation.sample_exam import drawing
-from curation.sample_exam.content import SUBJECTS, QuestionSpec, SubjectSpec
-from curation.sample_exam.pages import FULL, LEFT, PAGE_WIDTH, RIGHT, PageContent
+from curation.sample_exam.content import (
+    PASSAGE,
+    PASSAGE_QUESTIONS,
+    SUBJECTS,
+    TABLE_QUESTION,
+    FigureKind,
+    QuestionSpec,
+    SubjectSpec,
+)
+from curation.sample_exam.glyph_variant import GLYPH_PICTURE_REASON, pictured_runs
+from curation.sample_exam.pages import FULL, LEFT, PAGE_WIDTH, PageContent
 from curation.sample_exam.typeset import Run, Typesetter, truth_text
+from curation.sample_exam.variants import CANONICAL, Variant
 
 MARGIN_X = 42.0
 GUTTER = 24.0
-COLUMN_WIDTH = (PAGE_WIDTH - 2 * MARGIN_X - GUTTER) / 2
-COLUMN_X = {LEFT: MARGIN_X, RIGHT: MARGIN_X + COLUMN_WIDTH + GUTTER}
+
+
+def column_geometry(columns: int) -> tuple[float, dict[int, float]]:
+    """(column width, x of each column's region) for two or three columns."""
+    width = (PAGE_WIDTH - 2 * MARGIN_X - (columns - 1) * GUTTER) / columns
+    return width, {LEFT + index: MARGIN_X + index * (width + GUTTER) for index in range(columns)}
 CONTENT_TOP, CONTENT_BOTTOM = 72.0, 790.0
 SIZE, LINE = 9.5, 14.5
 OPTION_INDENT = 12.0
@@ -42,6 +58,8 @@ class Placed:
     figure: tuple[str, pymupdf.Rect, bytes | None] | None = None  # (kind, rect, png or None for vector)
     option_images: list[tuple[pymupdf.Rect, bytes]] = field(default_factory=list)
     order: list[int] = field(default_factory=list)  # printed position -> index in spec.options
+    pictured: bool = False  # some of its characters are drawn as pictures (glyph variant)
+    passage: tuple[str, int, int] | None = None  # (header and text, first, last) of a shared passage
 
 
 @dataclass
@@ -51,7 +69,11 @@ class Layout:
 
 
 class Composer:
-    def __init__(self, font: pymupdf.Font, seed: int):
+    def __init__(self, font: pymupdf.Font, seed: int, variant: Variant = CANONICAL):
+        self.variant = variant
+        self.glyph_pictures = variant.glyph_pictures
+        self.column_width, self.column_x = column_geometry(variant.columns)
+        self.context = "stem"  # what is being set: "stem", "bogi" or "marker_option"
         self.set = Typesetter(font)
         self.font = font
         self.seed = seed
@@ -78,11 +100,15 @@ class Composer:
         self.region, self.y = LEFT, CONTENT_TOP
 
     def next_column(self) -> None:
-        self.page.gutter_rule = (self._column_top(), CONTENT_BOTTOM)
-        if self.region == LEFT:
-            self.region, self.y = RIGHT, self._column_top()
+        self.mark_gutters()
+        if self.region < LEFT + self.variant.columns - 1:
+            self.region, self.y = self.region + 1, self._column_top()
         else:
             self.new_page()
+
+    def mark_gutters(self) -> None:
+        self.page.gutter_rule = (self._column_top(), CONTENT_BOTTOM)
+        self.page.gutter_xs = tuple(x - GUTTER / 2 for region, x in sorted(self.column_x.items()) if region != LEFT)
 
     def _column_top(self) -> float:
         return self.columns_top if len(self.pages) == 1 else CONTENT_TOP
@@ -115,15 +141,25 @@ class Composer:
             for index, spec in enumerate(subject.questions):
                 number += 1
                 self.place(number, subject, spec, with_header=index == 0)
-        self.page.gutter_rule = (self._column_top(), CONTENT_BOTTOM)
+        if self.variant.passage:
+            first, last = number + 1, number + len(PASSAGE_QUESTIONS)
+            passage = (f"[{first}～{last}] 다음 글을 읽고 물음에 답하시오. {PASSAGE}", first, last)
+            for spec in PASSAGE_QUESTIONS:
+                number += 1
+                self.place(number, SUBJECTS[-1], spec, with_header=False, passage=passage)
+        if self.variant.table:
+            number += 1
+            self.place(number, SUBJECTS[-1], TABLE_QUESTION, with_header=False)
+        self.mark_gutters()
 
-    def place(self, number: int, subject: SubjectSpec, spec: QuestionSpec, with_header: bool) -> None:
+    def place(self, number: int, subject: SubjectSpec, spec: QuestionSpec, with_header: bool,
+              passage: tuple[str, int, int] | None = None) -> None:
         order = list(range(len(spec.options)))
         random.Random(self.seed * 1000 + number).shuffle(order)
         for _attempt in range(3):
             saved_y = self.y
             trial = PageContent()
-            placed = Placed(number, subject, spec, order=order)
+            placed = Placed(number, subject, spec, order=order, passage=passage)
             self.lay_out(trial, placed, with_header)
             if self.y <= CONTENT_BOTTOM:
                 self.commit(trial, placed)
@@ -142,21 +178,26 @@ class Composer:
         self.y += 10
 
     def lay_out(self, out: PageContent, placed: Placed, with_header: bool) -> None:
-        x, width = COLUMN_X[self.region], COLUMN_WIDTH
+        x, width = self.column_x[self.region], self.column_width
         if with_header:
             header = f"{placed.subject.number}과목 {placed.subject.name}"
             band = pymupdf.Rect(x, self.y, x + width, self.y + 18)
             out.drawings.append(lambda page: page.draw_rect(band, color=None, fill=(0.9, 0.9, 0.9)))
             out.add(self.region, [self.set.run(x + 6, self.y + 13, header, 10.5)])
             self.y += 26
-        prefix = f"{placed.number}. "
+        if placed.passage is not None and placed.passage[1] == placed.number:  # printed once, before its first question
+            self.text_block(out, Placed(0, placed.subject, placed.spec), [], (placed.passage[0],), x, width, x)
+            self.y += 4
+        prefix = self.variant.numbering.format(n=placed.number)
         indent = self.set.width(prefix, SIZE)
         self.text_block(out, placed, [self.set.run(x, self.baseline(), prefix, SIZE)], placed.spec.stem,
                         x + indent, width - indent, x + indent)
+        if placed.spec.table:
+            self.table(out, placed, x, width)
         if placed.spec.bogi:
             self.bogi_box(out, placed, x, width)
         if placed.spec.figure:
-            self.figure(out, placed, x, width)
+            self.figure(out, placed, placed.spec.figure, x, width)
         self.options(out, placed, x, width)
 
     def text_block(self, out: PageContent, placed: Placed, lead: list[Run], rich, first_x: float,  # noqa: ANN001
@@ -169,6 +210,13 @@ class Composer:
             self.y += LINE
 
     def emit(self, out: PageContent, placed: Placed, runs: list[Run]) -> None:
+        if self.glyph_pictures:
+            runs, pictures = pictured_runs(runs, self.context, self.set)
+            for run, png in pictures:
+                rect = pymupdf.Rect(self.set.glyph_box(run))
+                out.images.append((rect, png))
+                placed.boxes.append(rect_box(rect))
+                placed.pictured = True
         out.add(self.region, runs)
         placed.boxes += [self.set.glyph_box(run) for run in runs if run.text.strip()]
 
@@ -179,19 +227,43 @@ class Composer:
         title = "〈보기〉"
         self.emit(out, placed, [self.set.run((left + right - self.set.width(title, SIZE)) / 2, self.baseline(), title, SIZE)])
         self.y += LINE
+        self.context = "bogi"
         for entry in placed.spec.bogi:
             marker = entry[:3]  # "ㄱ. "
             indent = self.set.width(marker, SIZE)
             self.text_block(out, placed, [], (entry,), left + 6, right - left - 12 - indent, left + 6 + indent,
                             first_width=right - left - 12)
+        self.context = "stem"
         bottom = self.y
         box = pymupdf.Rect(left, top, right, bottom)
         out.drawings.append(lambda page: page.draw_rect(box, color=(0, 0, 0), width=0.7))
         self.y = bottom + 6
 
-    def figure(self, out: PageContent, placed: Placed, x: float, width: float) -> None:
-        kind = placed.spec.figure
-        size = {"chart": (200, 120), "diagram": (200, 90), "formula_image": (120, 26)}[kind]
+    def table(self, out: PageContent, placed: Placed, x: float, width: float) -> None:
+        """A ruled table: every row and column boundary drawn, cell text left-aligned."""
+        rows = placed.spec.table
+        left, top, row_height = x + 8, self.y + 2, 16.0
+        cell_width = (width - 16) / len(rows[0])
+        for index, row in enumerate(rows):
+            runs = [self.set.run(left + column * cell_width + 4, top + index * row_height + 12, text, SIZE)
+                    for column, text in enumerate(row)]
+            self.emit(out, placed, runs)
+        box = pymupdf.Rect(left, top, left + cell_width * len(rows[0]), top + row_height * len(rows))
+
+        def rules(page: pymupdf.Page, box: pymupdf.Rect = box, count: tuple[int, int] = (len(rows), len(rows[0]))) -> None:
+            for index in range(count[0] + 1):
+                page.draw_line((box.x0, box.y0 + index * row_height), (box.x1, box.y0 + index * row_height), width=0.6)
+            for column in range(count[1] + 1):
+                page.draw_line((box.x0 + column * cell_width, box.y0), (box.x0 + column * cell_width, box.y1), width=0.6)
+
+        out.drawings.append(rules)
+        placed.boxes.append(rect_box(box))
+        self.y = box.y1 + 6
+
+    def figure(self, out: PageContent, placed: Placed, kind: FigureKind, x: float, width: float) -> None:
+        size: tuple[float, float] = {"chart": (200, 120), "diagram": (200, 90), "formula_image": (120, 26)}[kind]
+        if size[0] > width - 8:  # a narrow column: the figure shrinks to fit it
+            size = (width - 8, size[1] * (width - 8) / size[0])
         rect = pymupdf.Rect(x + (width - size[0]) / 2, self.y + 2, x + (width + size[0]) / 2, self.y + 2 + size[1])
         if kind == "chart":
             png = drawing.temperature_profile_chart(self.seed)
@@ -202,7 +274,7 @@ class Composer:
             out.drawings.append(lambda page: drawing.draw_front_section(page, rect))
         if png is not None:
             out.images.append((rect, png))
-            placed.boxes.append(tuple(rect))
+            placed.boxes.append(rect_box(rect))
         placed.figure = (kind, rect, png)
         self.y = rect.y1 + 6
 
@@ -214,8 +286,10 @@ class Composer:
         if spec.image_options:
             self.image_options(out, placed, start, span)
             return
-        per_line = {"row": 4, "grid": 2, "lines": 1}[spec.layout]
+        per_line = {"row": 4, "grid": 2, "lines": 1}[spec.layout] if self.variant.columns == 2 else 1
         slot = span / per_line
+        if per_line > 1:
+            self.context = "marker_option"
         for row_start in range(0, len(printed), per_line):
             row_runs: list[Run] = []
             for column, option in enumerate(printed[row_start:row_start + per_line]):
@@ -234,19 +308,26 @@ class Composer:
             if row_runs:
                 self.emit(out, placed, row_runs)
                 self.y += LINE
+        self.context = "stem"
 
     def image_options(self, out: PageContent, placed: Placed, start: float, span: float) -> None:
-        slot = span / 4
+        per_line = 4 if self.variant.columns == 2 else 2
+        slot = span / per_line
         top = self.y + 2
         for position, index in enumerate(placed.order):
+            if position and position % per_line == 0:
+                top += 36 + 6
             marker = CIRCLED[position]
-            left = start + position * slot
+            left = start + position % per_line * slot
             self.emit(out, placed, [self.set.run(left, top + 22, marker, SIZE)])
             image_left = left + self.set.width(marker, SIZE) + 3
             rect = pymupdf.Rect(image_left, top, image_left + 36, top + 36)
-            png = drawing.weather_symbol(placed.spec.options[index][0])
+            symbol = placed.spec.options[index][0]
+            if not isinstance(symbol, str):
+                raise ValueError(f"no symbol {symbol!r}")
+            png = drawing.weather_symbol(symbol)
             out.images.append((rect, png))
-            placed.boxes.append(tuple(rect))
+            placed.boxes.append(rect_box(rect))
             placed.option_images.append((rect, png))
         self.y = top + 36 + 6
 
@@ -282,8 +363,8 @@ class Composer:
         self.page.drawings.append(grid)
 
 
-def compose(font: pymupdf.Font, seed: int) -> Layout:
-    composer = Composer(font, seed)
+def compose(font: pymupdf.Font, seed: int, variant: Variant = CANONICAL) -> Layout:
+    composer = Composer(font, seed, variant)
     composer.cover()
     composer.place_all()
     composer.answer_key_page()
@@ -311,6 +392,13 @@ def truth_record(placed: Placed, seed: int, pdf_sha256: str, image_refs: dict[st
     stem = truth_text(spec.stem)
     if spec.bogi:
         stem += "\n〈보기〉\n" + "\n".join(spec.bogi)
+    if spec.table:
+        stem += "\n" + "\n".join("| " + " | ".join(row) + " |" for row in spec.table[:1] + (("---",) * len(spec.table[0]),)
+                                   + spec.table[1:])
+    extra: dict[str, Any] = {}
+    if placed.passage is not None:
+        stem = placed.passage[0] + "\n" + stem
+        extra["passage_group"] = passage_group(pdf_sha256, placed.passage[1], placed.passage[2])
     return {
         "id": item_id(seed, placed.number),
         "source": {"exam": EXAM, "session": f"sample-{seed}", "subject": placed.subject.name,
@@ -320,6 +408,7 @@ def truth_record(placed: Placed, seed: int, pdf_sha256: str, image_refs: dict[st
         "options": options,
         "answer": placed.order.index(0) + 1,
         "images": [image_refs["figure"]] if "figure" in image_refs else [],
-        "flags": {"review_reasons": list(spec.review)},
+        "flags": {"review_reasons": ([GLYPH_PICTURE_REASON] if placed.pictured else []) + list(spec.review)},
         "status": "extracted",
+        "extra": extra,
     }

@@ -35,6 +35,7 @@ class QuestionSpec:
     figure: FigureKind | None = None
     image_options: bool = False
     review: tuple[str, ...] = field(default=())
+    table: tuple[tuple[str, ...], ...] = ()  # a ruled table under the stem (first row: header)
 
 
 @dataclass(frozen=True)
@@ -147,3 +148,21 @@ SUBJECTS: tuple[SubjectSpec, ...] = (
            ["정체전선", "한랭전선", "온난전선", "폐색전선"], layout="grid"),
     )),
 )
+
+# The passage variant: a reading passage with ㉠/㉡/㉢ and [A]/[B] markers shared by two questions.
+PASSAGE = ("[A] 장마철에는 ㉠ 정체전선이 한반도 부근에 오래 머물며 많은 비를 내린다. 전선의 북쪽에는 ㉡ 차고 습한 "
+           "기단이, 남쪽에는 덥고 습한 기단이 자리한다. [B] 장마가 끝나면 북태평양 고기압이 확장하여 ㉢ 무더위가 "
+           "이어진다.")
+PASSAGE_QUESTIONS: tuple[QuestionSpec, ...] = (
+    _q("윗글의 ㉠에 대한 설명으로 가장 옳은 것은?",
+       ["두 기단의 세력이 비슷하여 거의 움직이지 않는다.", "찬 기단이 더운 기단 밑으로 빠르게 파고든다.",
+        "고기압의 중심에서 만들어진다.", "겨울철에만 나타난다."], layout="lines"),
+    _q("[B]에서 ㉢의 원인이 되는 기단은?",
+       ["북태평양 기단", "시베리아 기단", "오호츠크해 기단", "양쯔강 기단"], layout="grid"),
+)
+
+# The table variant: a question whose stem holds a ruled table.
+TABLE_QUESTION = _q("다음 표는 세 관측소에서 같은 날 관측한 최고기온과 최저기온이다. 일교차가 가장 큰 관측소는?",
+                    ["대전", "서울", "부산", "세 곳이 같다"], layout="grid",
+                    table=(("관측소", "최고기온(℃)", "최저기온(℃)"), ("서울", "31.2", "22.5"),
+                           ("대전", "33.0", "21.8"), ("부산", "29.4", "24.1")))

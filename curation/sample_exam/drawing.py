@@ -69,22 +69,23 @@ def formula_image(font: pymupdf.Font) -> bytes:
 def draw_front_section(page: pymupdf.Page, rect: pymupdf.Rect) -> None:
     """A cold-front cross-section: ground, a steep frontal surface, cumulonimbus outline, arrows."""
     shape = page.new_shape()
-    x0, y0, x1, y1 = rect
-    ground = y1 - 8
-    shape.draw_line((x0 + 4, ground), (x1 - 4, ground))
+    x0, y0, x1, y1 = rect.x0, rect.y0, rect.x1, rect.y1
+    sx, sy = rect.width / 200, rect.height / 90  # drawn for 200 × 90 points, scaled to the rect
+    ground = y1 - 8 * sy
+    shape.draw_line((x0 + 4 * sx, ground), (x1 - 4 * sx, ground))
     shape.finish(color=(0, 0, 0), width=1.5)
-    shape.draw_bezier((x0 + 40, ground), (x0 + 70, ground - 20), (x0 + 90, ground - 60), (x0 + 100, y0 + 14))
+    shape.draw_bezier((x0 + 40 * sx, ground), (x0 + 70 * sx, ground - 20 * sy), (x0 + 90 * sx, ground - 60 * sy), (x0 + 100 * sx, y0 + 14 * sy))
     shape.finish(color=(0, 0, 0.6), width=2)
-    cloud = [(x0 + 95, y0 + 50), (x0 + 100, y0 + 22), (x0 + 120, y0 + 10), (x0 + 140, y0 + 20),
-             (x0 + 150, y0 + 48), (x0 + 95, y0 + 50)]
+    cloud = [(x0 + 95 * sx, y0 + 50 * sy), (x0 + 100 * sx, y0 + 22 * sy), (x0 + 120 * sx, y0 + 10 * sy), (x0 + 140 * sx, y0 + 20 * sy),
+             (x0 + 150 * sx, y0 + 48 * sy), (x0 + 95 * sx, y0 + 50 * sy)]
     shape.draw_polyline(cloud)
     shape.finish(color=(0.3, 0.3, 0.3), fill=(0.85, 0.85, 0.85), width=1)
-    for start in ((x0 + 20, ground - 30), (x0 + 20, ground - 50)):
-        end = (start[0] + 40, start[1])
+    for start in ((x0 + 20 * sx, ground - 30 * sy), (x0 + 20 * sx, ground - 50 * sy)):
+        end = (start[0] + 40 * sx, start[1])
         shape.draw_line(start, end)
-        shape.draw_polyline([(end[0] - 6, end[1] - 4), end, (end[0] - 6, end[1] + 4)])
+        shape.draw_polyline([(end[0] - 6 * sx, end[1] - 4 * sy), end, (end[0] - 6 * sx, end[1] + 4 * sy)])
     shape.finish(color=(0, 0, 0), width=1)
-    shape.draw_line((x0 + 160, ground - 12), (x0 + 190, ground - 40))
-    shape.draw_polyline([(x0 + 183, ground - 38), (x0 + 190, ground - 40), (x0 + 188, ground - 33)])
+    shape.draw_line((x0 + 160 * sx, ground - 12 * sy), (x0 + 190 * sx, ground - 40 * sy))
+    shape.draw_polyline([(x0 + 183 * sx, ground - 38 * sy), (x0 + 190 * sx, ground - 40 * sy), (x0 + 188 * sx, ground - 33 * sy)])
     shape.finish(color=(0.6, 0, 0), width=1)
     shape.commit()

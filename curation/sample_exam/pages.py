@@ -22,8 +22,9 @@ FULL, LEFT, RIGHT = 0, 1, 2  # where a run sits: full width, left column, right 
 class PageContent:
     runs: list[tuple[int, int, Run]] = field(default_factory=list)  # (region, sequence, run)
     images: list[tuple[pymupdf.Rect, bytes]] = field(default_factory=list)
-    drawings: list[Callable[[pymupdf.Page], None]] = field(default_factory=list)
+    drawings: list[Callable[[pymupdf.Page], object]] = field(default_factory=list)  # results unused
     gutter_rule: tuple[float, float] | None = None  # y range of the vertical rule between columns
+    gutter_xs: tuple[float, ...] = (PAGE_WIDTH / 2,)  # where the rules are drawn (two for three columns)
 
     def add(self, region: int, runs: list[Run]) -> None:
         for run in runs:
@@ -32,7 +33,7 @@ class PageContent:
 
 def stream_order(runs: list[tuple[int, int, Run]], interleave: bool) -> list[Run]:
     if not interleave:
-        return [run for _, _, run in sorted(runs, key=lambda entry: (entry[0] == RIGHT, entry[1]))]
+        return [run for _, _, run in sorted(runs, key=lambda entry: (max(entry[0] - LEFT, 0), entry[1]))]
     # by line height first, so left and right column lines alternate in the stream
     return [run for _, _, run in sorted(runs, key=lambda entry: (round(entry[2].baseline / 2), entry[0], entry[1]))]
 
@@ -43,8 +44,8 @@ def write_page(doc: pymupdf.Document, content: PageContent, font: pymupdf.Font, 
     for draw in content.drawings:
         draw(page)
     if content.gutter_rule is not None:
-        x = PAGE_WIDTH / 2
-        page.draw_line((x, content.gutter_rule[0]), (x, content.gutter_rule[1]), color=(0.4, 0.4, 0.4), width=0.6)
+        for x in content.gutter_xs:
+            page.draw_line((x, content.gutter_rule[0]), (x, content.gutter_rule[1]), color=(0.4, 0.4, 0.4), width=0.6)
     for rect, png in content.images:
         page.insert_image(rect, stream=png)
     writer = pymupdf.TextWriter(page.rect)

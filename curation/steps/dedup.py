@@ -34,7 +34,7 @@ import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 from rapidfuzz import fuzz, process
@@ -46,6 +46,9 @@ from curation.steps.canonical import canonical_answer, canonical_item, canonical
 
 Method = Literal["difflib", "fuzz", "lsh"]
 Scope = Literal["all", "exam", "subject"]
+Verdict = Literal["merged", "stem_gate", "inverted", "answer_differs", "answer_conflict"]
+METHODS: tuple[Method, ...] = get_args(Method)
+SCOPES: tuple[Scope, ...] = get_args(Scope)
 ACTIVE_STATUSES = ("extracted", "in_review", "accepted")
 _STATUS_RANK = {"accepted": 0, "in_review": 1, "extracted": 2}
 
@@ -70,7 +73,6 @@ PRESETS: dict[str, dict[str, object]] = {
     "kmetbench": {},
     "precise": {"threshold": 0.8, "same_answer_below": 0.95},
 }
-Verdict = Literal["merged", "stem_gate", "inverted", "answer_differs", "answer_conflict"]
 
 
 @dataclass(frozen=True)

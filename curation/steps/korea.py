@@ -33,6 +33,10 @@ EXPLICIT_RULES: tuple[tuple[str, str], ...] = (
 )
 
 
+_COUNTRY_WORD = "한국"
+_COUNTRY_PREFIX = r"(?:우리나라|대한민국|한국)(?:의)?\s*"
+
+
 def _read_lines(path: Path) -> list[tuple[int, str]]:
     lines = []
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
@@ -69,11 +73,21 @@ class KoreaLexicon:
         return found
 
     def explicit(self, text: str) -> str:
-        """Apply the rewrite rules once each, longest implicit phrase first, never inside a rewrite."""
+        """Apply the rewrite rules once each, longest implicit phrase first, never inside a rewrite.
+
+        A rewrite that names the country itself absorbs a country word just before it, so
+        "우리나라 동해안" becomes "한국 지역의 동해안", not "한국 한국 지역의 동해안"."""
         ordered = sorted(self.rules, key=lambda rule: -len(rule[0]))
-        pattern = re.compile("|".join(re.escape(implicit) for implicit, _ in ordered))
         mapping = dict(ordered)
-        return pattern.sub(lambda match: mapping[match.group(0)], text)
+        names_country = "|".join(re.escape(implicit) for implicit, explicit in ordered if _COUNTRY_WORD in explicit)
+        alternatives = [f"(?:{_COUNTRY_PREFIX})(?P<absorbed>{names_country})"] if names_country else []
+        alternatives.append("|".join(re.escape(implicit) for implicit, _ in ordered))
+        pattern = re.compile("|".join(alternatives))
+
+        def rewrite(match: re.Match[str]) -> str:
+            return mapping[match.group("absorbed") or match.group(0)] if names_country else mapping[match.group(0)]
+
+        return pattern.sub(rewrite, text)
 
 
 def tag_korea(item: Item, lexicon: KoreaLexicon, extra_reasons: list[str] | None = None) -> Item:

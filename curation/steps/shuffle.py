@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import random
 
-from curation.item import Item
+from curation.item import Item, Option
 
 
 def permutation(seed: int, item_id: str, n: int) -> list[int]:
@@ -25,7 +25,7 @@ def original_order(item: Item) -> Item:
     """The item with its options back in the order of the source paper."""
     if item.original_option_order is None:
         return item
-    options = [None] * len(item.options)
+    options: list[Option | None] = [None] * len(item.options)
     for current, original in enumerate(item.original_option_order):
         options[original - 1] = item.options[current]
     answer = _remap(item.answer, lambda n: item.original_option_order[n - 1])

@@ -30,12 +30,18 @@ def visual_type(item: Item) -> str:
     return "diagram" if "vector" in kinds else "photo"
 
 
+# "옳은 것을 모두 고르시오", "두 개를 고르시오": the answer is a set of options, all of them required
+_CHOOSE_SEVERAL = re.compile(r"모두\s*(고르시오|고르세요|골라|선택하시오|선택하세요)|(두|세|2|3)\s*개를?\s*(고르|선택)")
+
+
 def question_format(item: Item) -> str:
+    """`multiple_answers` only when the question asks for several options; a key that lists several
+    options for a one-option question (several answers accepted) stays `single_answer`, and
+    "…을 모두 고른 것은?" with ㄱ/ㄴ/ㄷ options is one correct option."""
     if not item.options:
         return "numeric" if _NUMERIC_WORDS.search(item.stem) else "open"
-    if isinstance(item.answer, list) and len(item.answer) > 1:
+    if len(item.answer_list()) > 1 and _CHOOSE_SEVERAL.search(item.stem):
         return "multiple_answers"
-    # "…을 모두 고른 것은?" with ㄱ/ㄴ/ㄷ options is still one correct option
     return "single_answer"
 
 

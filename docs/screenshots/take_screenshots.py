@@ -19,6 +19,7 @@ from playwright.sync_api import expect, sync_playwright
 from annotator import auth, queues, scoring
 from annotator.tables import ensure_tables
 from curation.workspace import init_workspace
+from evaluation.records import JUDGE_AXES, JudgeScores, JudgeVerdict
 
 HERE = Path(__file__).resolve().parent
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -39,7 +40,6 @@ JUDGE = {"model-alpha": (5, 5, 4, 5), "model-beta": (1, 2, 2, 4), "model-gamma":
 def prepare(root: Path) -> None:
     """The sample exam as the demo makes it: extracted from its PDF, Korea candidates tagged,
     explicit variants proposed; one draft rationale and three blind model rationales."""
-    import json
 
     from curation.extract.pipeline import ExtractOptions, extract_pdf
     from curation.revise import active_items, revise
@@ -65,14 +65,12 @@ def prepare(root: Path) -> None:
     ensure_tables(engine)
     for name, role in (("alice", "admin"), ("bob", "expert"), ("erin", "expert"), ("carol", "annotator")):
         auth.add_user(engine, name, role, f"password-{name}")
-    rationales, judge = root / "rationales.jsonl", root / "judge.jsonl"
-    rationales.write_text("".join(json.dumps({"item_id": lapse.id, "model": m, "rationale": t, "run_id": "sample-run"},
-                                             ensure_ascii=False) + "\n" for m, t in MODEL_RATIONALES.items()),
-                          encoding="utf-8")
-    judge.write_text("".join(json.dumps({"item_id": lapse.id, "model": m, **dict(zip(scoring.AXES, v, strict=True))})
-                             + "\n" for m, v in JUDGE.items()), encoding="utf-8")
-    scoring.load_rationales(engine, rationales)
-    scoring.load_judge(engine, judge)
+    scoring.load_rationales(engine, [scoring.RationaleTask(lapse.id, model, text, "sample-run")
+                                     for model, text in MODEL_RATIONALES.items()])
+    scoring.load_judge(engine, [JudgeVerdict(item_id=lapse.id, run_id="sample-run", model=model, judge="sample-judge",
+                                             rubric_version="judge-v1", status="ok",
+                                             scores=JudgeScores(**dict(zip(JUDGE_AXES, values, strict=True))))
+                                for model, values in JUDGE.items()])
     for task, bob, erin in zip(scoring.tasks(engine), ((5, 5, 4, 5), (1, 2, 2, 3), (4, 4, 3, 4)),
                                ((5, 4, 4, 5), (2, 2, 1, 4), (5, 4, 3, 3)), strict=True):
         for expert, values in (("bob", bob), ("erin", erin)):
@@ -129,12 +127,37 @@ def main() -> None:
                 expect(page.locator("#item-draft")).to_contain_text("unsaved", timeout=30_000)
                 page.evaluate("window.scrollTo(0, 0)")
                 save(page, "item-review")
+                page.locator("#item-guidelines-box").click()
+                expect(page.locator("#item-guidelines")).to_contain_text("guidelines", timeout=30_000)
+                save(page, "guidelines-and-progress")
+                page.locator("#item-guidelines-box").click()
+                page.locator("#whoami").click()
+                page.keyboard.press("Shift+Slash")
+                save(page, "help-overlay")
+                page.keyboard.press("Escape")
+                page.locator("#item-save").click()
+                expect(page.locator("#item-status")).to_contain_text("Saved as rev", timeout=30_000)
+                page.locator("#item-history-box").click()
+                page.locator("#item-revert-rev input").fill("1")
+                page.locator("#item-revert-reason textarea").fill("단위 표기를 원문대로 되돌림")
+                page.locator("#item-history-box").scroll_into_view_if_needed()
+                save(page, "history-revert")
+                page.evaluate("window.scrollTo(0, 0)")
+                page.locator("#item-bulk-box").click()
+                page.locator("#item-status-filter input").first.click()
+                page.locator("ul[role=listbox] li", has_text="extracted").first.click()
+                page.locator("#whoami").click()
+                page.locator("#item-bulk-count").click()
+                expect(page.locator("#item-bulk-note")).to_contain_text("items match", timeout=30_000)
+                save(page, "bulk-actions")
+                page.locator("#item-bulk-box").click()
                 open_tab(page, "Korea-specific")
                 variant = page.locator("#korea-explicit_variant textarea")
                 variant.click()
                 variant.press("End")
                 variant.press_sequentially(" (검토)")
                 expect(page.locator("#korea-draft")).to_contain_text("unsaved", timeout=30_000)
+                page.locator("#korea-reason textarea").fill("영동 지방의 지형을 알아야 풀 수 있음")
                 save(page, "korea-review")
                 open_tab(page, "Rationale review")
                 box = page.locator("#rationale-rationale-text textarea")
@@ -149,6 +172,9 @@ def main() -> None:
                     page.locator("#score-label").click()
                     page.keyboard.press(key)
                 save(page, "expert-scoring")
+                open_tab(page, "Admin")
+                expect(page.locator("#admin-users")).to_contain_text("carol", timeout=30_000)
+                save(page, "admin")
                 open_tab(page, "Stats")
                 page.locator("#stats-refresh").click()
                 time.sleep(1.0)

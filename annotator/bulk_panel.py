@@ -1,0 +1,80 @@
+"""The bulk-action panel of an item queue (admins): count what the current filter selects,
+then confirm that number; a filter that matches a different number by then is refused."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import gradio as gr
+
+from annotator import bulk, queues
+from annotator.views import esc
+from curation.errors import BenchsmithError
+
+ASSIGN = "assign"
+
+
+class BulkPanel:
+    def __init__(self, ctx: Any, queue: str, users: list[str], filters: Callable[..., queues.Filters],
+                 filter_inputs: list[Any]):
+        self.ctx, self.queue, self.filters = ctx, queue, filters
+        choices = [(label, name) for name, (_, label, _) in bulk.ACTIONS.items() if bulk.ACTION_QUEUE[name] == queue]
+        choices.append(("배정 · Assign to users", ASSIGN))
+        with gr.Accordion("일괄 작업 (관리자) · Bulk actions over the filter (admins)", open=False, visible=False,
+                          elem_id=f"{queue}-bulk-box") as self.box:
+            with gr.Row(equal_height=True):
+                self.action = gr.Dropdown(choices, value=choices[0][1], label="작업 · Action", elem_id=f"{queue}-bulk-action")
+                self.users = gr.Dropdown(users, multiselect=True, label="배정할 사람 · Assign to", elem_id=f"{queue}-bulk-users")
+                self.overlap = gr.Number(value=1, precision=0, minimum=1, label="중복 · Overlap", elem_id=f"{queue}-bulk-overlap")
+            with gr.Row():
+                self.b_count = gr.Button("대상 세기 · Count the items", size="sm", elem_id=f"{queue}-bulk-count")
+                self.b_confirm = gr.Button("확인 · Confirm", size="sm", variant="stop", visible=False,
+                                           elem_id=f"{queue}-bulk-confirm")
+            self.note = gr.HTML(elem_id=f"{queue}-bulk-note")
+        self.counted = gr.State(None)
+        inputs = [self.action, *filter_inputs]
+        self.b_count.click(self._count, inputs, [self.counted, self.note, self.b_confirm], api_visibility="private")
+        self.b_confirm.click(self._confirm, [self.counted, self.users, self.overlap, *filter_inputs],
+                             [self.counted, self.note, self.b_confirm], api_visibility="private")
+
+    def _admin(self, request: gr.Request) -> str:
+        user = self.ctx.user(request)
+        if user.role != "admin":
+            raise gr.Error("관리자만 일괄 작업을 합니다 · Bulk actions are for admins")
+        return user.name
+
+    def _count(self, action: str, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str,
+               search: str, request: gr.Request) -> tuple[Any, str, Any]:
+        self._admin(request)
+        filters = self.filters(status, exam, subject, flag, assignee, search)
+        revs = bulk.matching(self.ctx.workspace.store, self.queue, filters)
+        note = (f"<b>{len(revs)}</b> items match ({esc(filters.describe())}). "
+                f"확인하면 {len(revs)}개 모두에 적용됩니다 · Confirm applies <b>{esc(action)}</b> to all {len(revs)}.")
+        return (action, filters, revs), note, gr.Button(value=f"확인 · Confirm: {action} {len(revs)} items",
+                                                        visible=bool(revs))
+
+    def _confirm(self, counted: Any, users: list[str] | None, overlap: float | None, status: list[str] | None, exam: str,
+                 subject: str, flag: str, assignee: str, search: str, request: gr.Request) -> tuple[Any, str, Any]:
+        user = self._admin(request)
+        values = (status, exam, subject, flag, assignee, search)
+        hidden = gr.Button(visible=False)
+        if not counted:
+            return None, '<span class="bs-error">먼저 세어 주세요 · Count first</span>', hidden
+        action, filters, revs = counted
+        if filters != self.filters(*values):
+            return None, '<span class="bs-error">필터가 바뀌었습니다 · The filter changed: count again</span>', hidden
+        now = bulk.matching(self.ctx.workspace.store, self.queue, filters)
+        if set(now) != set(revs):
+            return None, (f'<span class="bs-error">The filter now matches {len(now)} items, not the {len(revs)} '
+                          "counted: count again</span>"), hidden
+        try:
+            if action == ASSIGN:
+                report = queues.assign(self.ctx.workspace.store.engine, self.queue, users or [], int(overlap or 1), filters)
+                line = f"{report.added} new assignments over {report.items} items"
+            else:
+                line = bulk.apply(self.ctx.workspace.store, action, revs, user).line()
+        except BenchsmithError as error:
+            return None, f'<span class="bs-error">{esc(str(error))}</span>', hidden
+        self.ctx.forget_progress(self.queue)
+        return None, f'<span class="bs-message bs-bulk-done">{esc(action)}: {esc(line)}</span>', hidden

@@ -1,0 +1,229 @@
+"""What a reviewer waits for, in a real Chromium: click → the new item visible, on 50,000 items.
+
+For Next, Save, Accept, Search and Login it prints p50 and p95 of the time from the click to
+the page showing the result (a fresh status stamp naming the expected item or message), and
+the server start time (process start → login page served). Side by side, the baseline is the
+same action called in-process on the app's Reviewer (no browser, no Gradio, no HTTP): the
+ratio says what the browser round trip costs on top of the work itself.
+
+Targets (issue 15): Next p95 <= 300 ms, Save/Accept p95 <= 500 ms, start <= 5 s.
+
+    python benchmarks/annotator_browser_bench.py [--items 50000] [--repeat 30] [--db postgresql+psycopg://…/postgres]
+
+With --db (an admin URL such as the one .ci/postgres.sh prints) the store is a fresh
+PostgreSQL database, dropped at the end. Needs the annotator and test extras and
+Debian's chromium.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from annotator_bench import free_port, generate  # noqa: E402
+
+from annotator import auth  # noqa: E402
+from annotator.actions import Reviewer, Session  # noqa: E402
+from annotator.queues import Filters  # noqa: E402
+from annotator.render import PdfRenderer  # noqa: E402
+from annotator.tables import ensure_tables  # noqa: E402
+from curation.workspace import Workspace, init_workspace  # noqa: E402
+
+CHROMIUM = os.environ.get("BENCHSMITH_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+USER, PASSWORD = "bench", "password-bench"
+
+
+def percentiles(samples: list[float]) -> tuple[float, float]:
+    ordered = sorted(samples)
+    return statistics.median(ordered), ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def make_workspace(root: Path, items: int, db: str | None) -> tuple[Workspace, Callable[[], None]]:
+    cleanup: Callable[[], None] = lambda: None  # noqa: E731
+    url = None
+    if db:
+        from sqlalchemy import create_engine, text
+        from sqlalchemy.engine import make_url
+
+        name = f"bs_bench_{uuid.uuid4().hex[:10]}"
+        admin = create_engine(db, isolation_level="AUTOCOMMIT")
+        with admin.connect() as conn:
+            conn.execute(text(f'CREATE DATABASE "{name}"'))
+        url = make_url(db).set(database=name).render_as_string(hide_password=False)
+
+        def cleanup() -> None:
+            with admin.connect() as conn:
+                conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            admin.dispose()
+    workspace = init_workspace(root, url)
+    generated = generate(items)
+    for start in range(0, len(generated), 5000):
+        workspace.store.save_items(generated[start:start + 5000], author="bench", stage="import")
+    ensure_tables(workspace.store.engine)
+    auth.add_user(workspace.store.engine, USER, "admin", PASSWORD)
+    return workspace, cleanup
+
+
+def start_server(root: Path) -> tuple[subprocess.Popen, str, float]:
+    import httpx
+
+    port = free_port()
+    started = time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root), "--port", str(port)],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}/"
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError("annotator exited during start")
+        try:
+            if httpx.get(url, timeout=1).status_code == 200:
+                return process, url, time.perf_counter() - started
+        except httpx.HTTPError:
+            time.sleep(0.05)
+
+
+def timed(samples: list[float], action: Callable[[], None], done: Callable[[], None]) -> None:
+    started = time.perf_counter()
+    action()
+    done()
+    samples.append(time.perf_counter() - started)
+
+
+def browser_figures(url: str, repeat: int, items: int) -> dict[str, list[float]]:
+    from playwright.sync_api import expect, sync_playwright
+
+    figures: dict[str, list[float]] = {"login": [], "next": [], "save": [], "accept": [], "search": []}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        for _ in range(max(3, repeat // 10)):
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            page = context.new_page()
+            page.goto(url)
+            page.locator("input[type=text]").first.fill(USER)
+            page.locator("input[type=password]").fill(PASSWORD)
+            login_button, signed_in = page.get_by_role("button", name="Login"), page.locator("#item-status .bs-rev")
+            timed(figures["login"], login_button.click, lambda: expect(signed_in).to_be_visible(timeout=120_000))  # noqa: B023
+            context.close()
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.goto(url)
+        page.locator("input[type=text]").first.fill(USER)
+        page.locator("input[type=password]").fill(PASSWORD)
+        page.get_by_role("button", name="Login").click()
+        stamp = page.locator("#item-status .bs-rev")
+        expect(stamp).to_be_visible(timeout=120_000)
+
+        def shows(item_id: str, text: str = "") -> Callable[[], None]:
+            before = stamp.get_attribute("data-shown")
+
+            def wait() -> None:
+                expect(stamp).not_to_have_attribute("data-shown", before or "-", timeout=60_000)
+                expect(stamp).to_have_attribute("data-item", item_id, timeout=60_000)
+                if text:
+                    expect(page.locator("#item-status")).to_contain_text(text, timeout=60_000)
+            return wait
+
+        for _ in range(repeat):
+            current = stamp.get_attribute("data-item") or ""
+            expected = _next_id(current)
+            timed(figures["next"], lambda: page.locator("#item-next").click(), shows(expected))
+        stem = page.locator("#item-stem textarea").first
+        for n in range(repeat):
+            current = stamp.get_attribute("data-item") or ""
+            stem.fill(f"벤치 수정 {n}: $x^{n}$")
+            timed(figures["save"], lambda: page.locator("#item-save").click(), shows(current, "Saved as rev"))
+            timed(figures["accept"], lambda: page.locator("#item-accept").click(), shows(current, "accept"))
+            page.locator("#item-next").click()
+            expect(stamp).not_to_have_attribute("data-item", current, timeout=60_000)
+        search = page.locator("#item-search textarea, #item-search input").first
+        for n in range(repeat):
+            wanted = f"gen-{(n * 7919 + 123) % items:06d}"
+            search.fill(wanted)
+            timed(figures["search"], lambda: page.locator("#item-find").click(), shows(wanted))
+        browser.close()
+    return figures
+
+
+def _next_id(current: str) -> str:
+    prefix, _, number = current.rpartition("-")
+    return f"{prefix}-{int(number) + 1:06d}"
+
+
+def baseline_figures(workspace: Workspace, repeat: int, items: int) -> dict[str, list[float]]:
+    """The same actions on the Reviewer in-process: the work without browser, Gradio or HTTP."""
+    reviewer = Reviewer(workspace.store, PdfRenderer(workspace.blobs))
+    figures: dict[str, list[float]] = {"next": [], "save": [], "accept": [], "search": []}
+    view = reviewer.open("baseline", "item", f"gen-{items // 2:06d}")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        view = reviewer.navigate("baseline", "item", Filters(), view.session.item_id, "next")
+        reviewer.history(view.session.item_id or "")
+        figures["next"].append(time.perf_counter() - started)
+    for n in range(repeat):
+        session = view.session
+        started = time.perf_counter()
+        synced = reviewer.sync("baseline", Session("item", session.item_id, session.rev), {"stem": f"기준 수정 {n}"})
+        view = reviewer.save("baseline", synced)
+        figures["save"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        view = reviewer.save("baseline", view.session, "accept")
+        figures["accept"].append(time.perf_counter() - started)
+        view = reviewer.navigate("baseline", "item", Filters(), view.session.item_id, "next")
+    for n in range(repeat):
+        started = time.perf_counter()
+        reviewer.navigate("baseline", "item", Filters(search=f"gen-{(n * 104729 + 7) % items:06d}"), None, "first")
+        figures["search"].append(time.perf_counter() - started)
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--items", type=int, default=50_000)
+    parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--db", help="PostgreSQL admin URL (a fresh database is made and dropped)")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "ws"
+        t0 = time.perf_counter()
+        workspace, cleanup = make_workspace(root, args.items, args.db)
+        backend = "postgresql" if args.db else "sqlite"
+        print(f"{backend}: {args.items} items written in {time.perf_counter() - t0:.1f} s", flush=True)
+        try:
+            process, url, start_s = start_server(root)
+            try:
+                browser = browser_figures(url, args.repeat, args.items)
+            finally:
+                process.terminate()
+                process.wait(timeout=30)
+            baseline = baseline_figures(workspace, args.repeat, args.items)
+        finally:
+            workspace.store.close()
+            cleanup()
+    print(f"\nserver start (process → login page): {start_s:.2f} s   (target <= 5 s)")
+    targets = {"next": 0.300, "save": 0.500, "accept": 0.500}
+    print(f"{'action':<8} {'browser p50':>12} {'p95':>8} {'baseline p50':>13} {'ratio p50':>10}  target p95")
+    for action, samples in browser.items():
+        p50, p95 = percentiles(samples)
+        base = percentiles(baseline[action])[0] if action in baseline else None
+        ratio = f"{p50 / base:9.1f}x" if base else f"{'—':>10}"
+        target = f"<= {targets[action] * 1000:.0f} ms {'met' if p95 <= targets[action] else 'MISSED'}" if action in targets else ""
+        print(f"{action:<8} {p50 * 1000:10.0f}ms {p95 * 1000:6.0f}ms "
+              f"{(base or 0) * 1000:11.1f}ms {ratio}  {target}")
+    print("baseline: the same action on the in-process Reviewer (no browser, Gradio or HTTP)")
+
+
+if __name__ == "__main__":
+    main()

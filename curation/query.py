@@ -1,0 +1,30 @@
+"""The item-query syntax of `--items` and `--where`: `FIELD=VALUE` pairs joined by commas."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from curation.errors import BenchsmithError
+from curation.store import ItemQuery
+
+
+def parse_item_query(text: str | None, option: str = "--items") -> ItemQuery:
+    """`exam=KMMLU,subject=형법,status=accepted,korea_specific=true,multimodal=false,ids=a|b`."""
+    if not text:
+        return ItemQuery()
+    fields: dict[str, Any] = {}
+    for part in text.split(","):
+        name, sep, value = part.partition("=")
+        name, value = name.strip(), value.strip()
+        if not sep or name not in ItemQuery.__dataclass_fields__:
+            raise BenchsmithError(f"{option} {part!r}: expected FIELD=VALUE with FIELD in "
+                                  f"{', '.join(ItemQuery.__dataclass_fields__)}")
+        if name in ("ids", "status"):
+            fields[name] = [v for v in value.split("|") if v]
+        elif name in ("korea_specific", "multimodal"):
+            if value.lower() not in ("true", "false"):
+                raise BenchsmithError(f"{option} {part!r}: {name} is true or false")
+            fields[name] = value.lower() == "true"
+        else:
+            fields[name] = value
+    return ItemQuery(**fields)

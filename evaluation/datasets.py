@@ -1,0 +1,201 @@
+"""What a run answers: a dataset of items, from the store (a query), a release config (its parquet,
+the store untouched) or a JSONL file of items.
+
+A dataset says who it is in two ways: `identity()` is what makes two runs the same run (the
+selection, not the content, so a rerun after an edit resumes the same run and re-asks only
+what changed) and `describe()` is what the run manifest records (with a content hash where
+the source is immutable). Readers (report, matrix, judge) reopen a run's dataset from its
+manifest with `dataset_from_manifest` to get the items as they are now.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from curation.blobs import BlobStore
+from curation.errors import BenchsmithError, NotFoundError
+from curation.identity import content_hash
+from curation.item import Item, parse_item
+from curation.store import ItemQuery, Store
+from evaluation.records import latest_filter_record, release_rows
+
+RELEASE_MANIFEST = "release.json"
+
+
+class Dataset(Protocol):
+    label: str
+
+    def identity(self) -> dict[str, Any]: ...
+
+    def describe(self) -> dict[str, Any]: ...
+
+    def items(self) -> list[Item]: ...
+
+    def lookup(self, item_ids: Sequence[str]) -> dict[str, Item]: ...
+
+    def named_subsets(self, variant: str) -> tuple[dict[str, set[str]], list[str]]:
+        """Subsets that come from outside the item (`hard`), and notes on what was left out."""
+        ...
+
+
+def current_hashes(items: Iterable[Item], variant: str) -> dict[str, str]:
+    return {item.id: content_hash(item, variant) for item in items}
+
+
+@dataclass
+class StoreDataset:
+    store: Store
+    query: ItemQuery = field(default_factory=ItemQuery)
+    limit: int | None = None
+    workspace_root: Path | None = None  # where filtering records live
+    label: str = "store"
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "store", "query": {k: v for k, v in self.query.__dict__.items() if v is not None},
+                "limit": self.limit}
+
+    def describe(self) -> dict[str, Any]:
+        return self.identity()
+
+    def items(self) -> list[Item]:
+        stream = (stored.item for stored in self.store.iter_items(self.query))
+        if self.limit:
+            return [item for _, item in zip(range(self.limit), stream, strict=False)]
+        return list(stream)
+
+    def lookup(self, item_ids: Sequence[str]) -> dict[str, Item]:
+        return {item_id: stored.item for item_id, stored in self.store.get_many(list(item_ids)).items()}
+
+    def named_subsets(self, variant: str) -> tuple[dict[str, set[str]], list[str]]:
+        found = latest_filter_record(self.workspace_root) if self.workspace_root else None
+        if found is None:
+            return {}, []
+        path, record = found
+        hashes = current_hashes(self.lookup(record.survivors).values(), variant)
+        survivors, stale = record.current_survivors(hashes)
+        notes = [f"hard: {stale} item(s) of {path.name} changed since filtering and are left out"] if stale else []
+        return {"hard": set(survivors)}, notes
+
+
+class ReleaseDataset:
+    """A release config read straight from its parquet; images go to the blob cache, never items to the store."""
+
+    def __init__(self, path: Path, config: str, blobs: BlobStore):
+        self.path = Path(path)
+        self.config = config
+        self.blobs = blobs
+        manifest_path = self.path / RELEASE_MANIFEST
+        if not manifest_path.is_file():
+            raise BenchsmithError(f"{self.path} is not a benchsmith release (no {RELEASE_MANIFEST})")
+        self.manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        if config not in self.manifest["configs"]:
+            raise BenchsmithError(f"{self.path}: no config {config!r} (configs: {', '.join(self.manifest['configs'])})")
+        self.label = f"{self.manifest['name']}-v{self.manifest['version']}-{config}"
+        self._items: list[Item] | None = None
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "release", "name": self.manifest["name"], "version": self.manifest["version"],
+                "config": self.config, "content_hash": self.manifest.get("content_hash")}
+
+    def describe(self) -> dict[str, Any]:
+        return self.identity() | {"path": str(self.path.resolve())}
+
+    def _rows(self, config: str) -> list[dict[str, Any]]:
+        import pyarrow.parquet as pq
+
+        rows: list[dict[str, Any]] = []
+        for name in self.manifest["configs"][config]["files"]:
+            rows += pq.read_table(self.path / name).to_pylist()
+        return rows
+
+    def items(self) -> list[Item]:
+        if self._items is None:
+            self._items = [row.to_item(self.blobs.put) for row in release_rows(self._rows(self.config))]
+        return self._items
+
+    def lookup(self, item_ids: Sequence[str]) -> dict[str, Item]:
+        wanted = set(item_ids)
+        return {item.id: item for item in self.items() if item.id in wanted}
+
+    def named_subsets(self, variant: str) -> tuple[dict[str, set[str]], list[str]]:
+        if "hard" not in self.manifest["configs"] or self.config == "hard":
+            return {}, []
+        return {"hard": {row["id"] for row in self._rows("hard")}}, []
+
+
+class JsonlDataset:
+    """Items in benchsmith's JSONL form (`items export`); image blobs resolve in the workspace."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise NotFoundError(f"no items file {self.path}")
+        self.label = self.path.stem
+        self._items: list[Item] | None = None
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": "jsonl", "path": str(self.path.resolve())}
+
+    def describe(self) -> dict[str, Any]:
+        return self.identity() | {"sha256": hashlib.sha256(self.path.read_bytes()).hexdigest()}
+
+    def items(self) -> list[Item]:
+        if self._items is None:
+            items = []
+            for number, line in enumerate(self.path.read_text(encoding="utf-8").splitlines(), start=1):
+                if not line.strip():
+                    continue
+                try:
+                    items.append(parse_item(json.loads(line)))
+                except json.JSONDecodeError as error:
+                    raise BenchsmithError(f"{self.path}:{number}: not JSON ({error.msg})") from None
+            self._items = items
+        return self._items
+
+    def lookup(self, item_ids: Sequence[str]) -> dict[str, Item]:
+        wanted = set(item_ids)
+        return {item.id: item for item in self.items() if item.id in wanted}
+
+    def named_subsets(self, variant: str) -> tuple[dict[str, set[str]], list[str]]:
+        return {}, []
+
+
+def split_release_arg(text: str) -> tuple[Path, str]:
+    """`PATH[:CONFIG]` (default config `full`)."""
+    path, sep, config = text.rpartition(":")
+    if sep and path and "/" not in config and Path(path).is_dir():
+        return Path(path), config
+    return Path(text), "full"
+
+
+def dataset_from_source(source: str, store: Store, blobs: BlobStore, workspace_root: Path) -> Dataset:
+    """`--from`: a release folder (PATH[:CONFIG]) or a JSONL file of items."""
+    path, config = split_release_arg(source)
+    if path.is_dir():
+        return ReleaseDataset(path, config, blobs)
+    if path.suffix == ".jsonl" or path.is_file():
+        return JsonlDataset(path)
+    raise NotFoundError(f"--from {source!r}: not a release folder or a JSONL file")
+
+
+def dataset_from_manifest(manifest: dict[str, Any], store: Store, blobs: BlobStore, workspace_root: Path) -> Dataset:
+    """The dataset a run answered, reopened to read its items as they are now."""
+    described = manifest.get("dataset") or {"kind": "store", "query": manifest.get("config", {}).get("query", {})}
+    kind = described.get("kind")
+    if kind == "store":
+        query = ItemQuery(**described.get("query", {}))
+        return StoreDataset(store, query, described.get("limit"), workspace_root)
+    if kind == "release":
+        release = ReleaseDataset(Path(described["path"]), described["config"], blobs)
+        if release.identity()["content_hash"] != described.get("content_hash"):
+            raise BenchsmithError(f"run {manifest.get('run_id')}: release {described['path']} changed since the run "
+                                  "(its content hash differs)")
+        return release
+    if kind == "jsonl":
+        return JsonlDataset(Path(described["path"]))
+    raise BenchsmithError(f"run {manifest.get('run_id')}: unknown dataset kind {kind!r}")

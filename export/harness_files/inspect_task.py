@@ -1,0 +1,59 @@
+"""inspect_ai task for this benchsmith release (copied in at build time).
+
+    inspect eval RELEASE/harness/inspect/task.py@benchsmith_release -T config=full --model openai/MODEL \
+        --model-base-url URL/v1 -M responses_api=false
+
+Prompts (system text, Korean question and options, images where benchsmith puts them) and
+scoring come from `../benchsmith_scoring.py`: a response scores as in `benchsmith report`.
+"""
+
+import base64
+import sys
+from pathlib import Path
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, ContentText, GenerateConfig
+from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
+from inspect_ai.solver import TaskState, generate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # harness/: the generated scoring module
+import benchsmith_scoring as scoring  # noqa: E402
+
+MAX_TOKENS = 4096  # room for a model that reasons before it answers
+
+
+def _image(value):
+    data = value["bytes"]
+    mime = "image/jpeg" if data[:3] == b"\xff\xd8\xff" else "image/png"
+    return ContentImage(image=f"data:{mime};base64,{base64.b64encode(data).decode()}")
+
+
+def _sample(row, record):
+    images = iter(scoring.images(row, record))
+    content = [ContentText(text=part["text"]) if "text" in part else _image(next(images)) for part in record["content"]]
+    key = {"answers": row["answers"], "answer": row["answer"], "question_format": row["question_format"],
+           "options": [{"text": option["text"]} for option in row["options"]]}
+    return Sample(id=row["id"], input=[ChatMessageSystem(content=record["system"]), ChatMessageUser(content=content)],
+                  target=[str(answer) for answer in row["answers"]],
+                  metadata={"key": key, "exam": row["exam"], "multimodal": row["multimodal"]})
+
+
+@scorer(metrics=[accuracy(), stderr()])
+def benchsmith_score():
+    async def score(state: TaskState, target: Target) -> Score:
+        result = scoring.score(state.output.completion, state.metadata["key"])
+        if state.output.stop_reason == "max_tokens":  # cut off: an error in benchsmith, never correct
+            result = {**result, "correct": False, "method": "truncated"}
+        return Score(value=CORRECT if result["correct"] else INCORRECT, answer=str(result["answer"]),
+                     explanation=f"parsed by benchsmith ({result['method']})")
+
+    return score
+
+
+@task
+def benchsmith_release(config: str = "full"):
+    table = scoring.prompts(config)
+    samples = [_sample(row, table[row["id"]]) for row in scoring.read_rows(config)]
+    return Task(dataset=MemoryDataset(samples, name=config), solver=generate(), scorer=benchsmith_score(),
+                config=GenerateConfig(temperature=0.0, max_tokens=MAX_TOKENS))

@@ -1,0 +1,40 @@
+"""lm-evaluation-harness helpers for this benchsmith release (copied in at build time).
+
+The rows come from this release's parquet files, wherever lm_eval is started; prompts, images
+and scoring come from `../benchsmith_scoring.py`, so a response scores as in `benchsmith report`.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # harness/: the generated scoring module
+import benchsmith_scoring as scoring  # noqa: E402
+
+
+def load_config(config="full", **_metadata):
+    """`custom_dataset`: the config's rows with benchsmith's prompt for each."""
+    import datasets
+
+    loaded = datasets.load_dataset("parquet", data_files={"test": scoring.data_files(config)})
+    table = scoring.prompts(config)
+    test = loaded["test"]
+    test = test.add_column("benchsmith_prompt", [json.dumps(table[row_id], ensure_ascii=False) for row_id in test["id"]])
+    test = test.add_column("benchsmith_system", [table[row_id]["system"] for row_id in test["id"]])
+    return datasets.DatasetDict({"test": test})
+
+
+def doc_to_text(doc):
+    return scoring.user_text(json.loads(doc["benchsmith_prompt"]))
+
+
+def doc_to_image(doc):
+    return scoring.images(doc, json.loads(doc["benchsmith_prompt"]))
+
+
+def doc_to_target(doc):
+    return ",".join(str(answer) for answer in doc["answers"])
+
+
+def process_results(doc, results):
+    return {"acc": float(scoring.score(results[0], doc)["correct"])}

@@ -1,0 +1,81 @@
+"""The scoring module every harness export imports, generated at build time from benchsmith's
+own code so that a harness scores exactly as `benchsmith report` does:
+
+- `benchsmith_parsing.py` is `evaluation/parsing.py` copied byte for byte;
+- `benchsmith_scoring.py` carries the multi-answer rule as the source of `Item.answer_list`,
+  `Item.requires_all_answers` and `Item.accepts`, the runner's treatment of a response whose
+  thinking never closed (an error, never correct), and the loaders the harness tasks share;
+- `prompts/CONFIG.jsonl` holds, per row, the messages benchsmith's own `build_request` makes
+  for that row (system text, then text and image references in order).
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import textwrap
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from curation.blobs import BlobStore
+from curation.item import Item
+from evaluation import parsing
+from evaluation.backends.base import ImagePart
+from evaluation.prompts import PROMPTS, ImageResolver, build_request
+from evaluation.records import release_rows
+
+TEMPLATE = "benchsmith_scoring.py.tmpl"
+ACCEPT_METHODS = ("answer_list", "requires_all_answers", "accepts")
+
+
+def _method_source(name: str) -> str:
+    return textwrap.indent(textwrap.dedent(inspect.getsource(getattr(Item, name))), "    ")
+
+
+def scoring_source(prompt_name: str) -> str:
+    prompt = PROMPTS[prompt_name]
+    template = resources.files("export.harness_files").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    methods = "\n".join(_method_source(name) for name in ACCEPT_METHODS)
+    return (template.replace("__PROMPT_NAME__", repr(prompt.name)).replace("__PROMPT_VERSION__", repr(prompt.version))
+            .replace("__ITEM_METHODS__", methods.rstrip() + "\n"))
+
+
+def _positions(item: Item) -> dict[str, list[Any]]:
+    """Image content hash → where the row keeps it: ["question", i] or ["option", j]."""
+    where: dict[str, list[Any]] = {}
+    for index, image in enumerate(item.images):
+        where.setdefault(image.blob.partition(".")[0], ["question", index])
+    for index, option in enumerate(item.options):
+        if option.image is not None:
+            where.setdefault(option.image.blob.partition(".")[0], ["option", index])
+    return where
+
+
+def prompt_record(row: dict[str, Any], blobs: BlobStore, prompt_name: str) -> dict[str, Any]:
+    """The messages benchsmith sends for this row (read back as `evaluate --release` reads it),
+    images as positions in the row."""
+    item = release_rows([row])[0].to_item(blobs.put)  # its images are in the blob store already
+    request = build_request(item, PROMPTS[prompt_name], ImageResolver(blobs))
+    where = _positions(item)
+    system, user = request.messages
+    content = [{"image": where[part.sha256]} if isinstance(part, ImagePart) else {"text": part}
+               for part in user.parts]
+    return {"id": row["id"], "system": "\n".join(p for p in system.parts if isinstance(p, str)), "content": content}
+
+
+def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]], blobs: BlobStore,
+                  prompt_name: str) -> list[Path]:
+    folder.mkdir(parents=True, exist_ok=True)
+    parsing_path = folder / "benchsmith_parsing.py"
+    parsing_path.write_bytes(Path(parsing.__file__).read_bytes())
+    scoring_path = folder / "benchsmith_scoring.py"
+    scoring_path.write_text(scoring_source(prompt_name), encoding="utf-8")
+    written = [parsing_path, scoring_path]
+    for config, rows in rows_by_config.items():
+        path = folder / "prompts" / f"{config}.jsonl"
+        path.parent.mkdir(exist_ok=True)
+        lines = [json.dumps(prompt_record(row, blobs, prompt_name), ensure_ascii=False, sort_keys=True) for row in rows]
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        written.append(path)
+    return written

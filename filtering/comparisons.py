@@ -1,0 +1,66 @@
+"""Model comparisons over current run records: a paired bootstrap of two runs, and the ranking
+agreement between all items and the hard subset. Stale records never enter either."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from curation.errors import BenchsmithError
+from curation.workspace import Workspace
+from evaluation.metrics import RunData, load_run
+from evaluation.records import FilterRecord, latest_filter_record, load_filter_record
+from evaluation.runlog import find_run
+from filtering.stats import loo_sign_flips, paired_bootstrap, ranking_agreement
+
+
+def _correct(run: RunData, items: list[str]) -> np.ndarray:
+    return np.array([run.records[item].outcome == "correct" for item in items], dtype=float)
+
+
+def compare_runs(ws: Workspace, run_a: str, run_b: str, *, seed: int = 0) -> dict[str, Any]:
+    """Paired bootstrap of two runs on their common current items, and leave-one-out sign flips."""
+    a, b = (load_run(find_run(ws.runs_dir, name), ws) for name in (run_a, run_b))
+    common = sorted(set(a.records) & set(b.records))
+    if not common:
+        raise BenchsmithError(f"runs {run_a} and {run_b} share no items")
+    score_a, score_b = _correct(a, common), _correct(b, common)
+    result = paired_bootstrap(score_a, score_b, seed=seed)
+    return asdict(result) | {"loo_sign_flips": len(loo_sign_flips(score_a, score_b)),
+                             "accuracy_a": float(score_a.mean()), "accuracy_b": float(score_b.mean()),
+                             "stale_skipped": a.stale + b.stale}
+
+
+def filter_record(ws: Workspace, path: Path | None) -> FilterRecord | None:
+    """The filtering record at `path`, or the workspace's newest."""
+    if path is not None:
+        return load_filter_record(path)
+    found = latest_filter_record(ws.root)
+    return found[1] if found else None
+
+
+def ranking_vs_hard(ws: Workspace, run_names: list[str], record_path: Path | None = None, *,
+                    seed: int = 0) -> dict[str, Any]:
+    """Kendall τb between the models' ranking on all their common items and on the current hard subset."""
+    if len(run_names) < 2:
+        raise BenchsmithError("ranking needs two or more runs")
+    record = filter_record(ws, record_path)
+    if record is None:
+        raise BenchsmithError("no filtering record: run `benchsmith filter hard` or `filter adversarial` first")
+    runs = [load_run(find_run(ws.runs_dir, name), ws) for name in run_names]
+    common = sorted(set.intersection(*(set(run.records) for run in runs)))
+    survivors, stale_hard = record.current_survivors(runs[0].hashes)
+    hard_set = set(survivors)
+    hard = [item for item in common if item in hard_set]
+    if len(hard) < 2:
+        raise BenchsmithError(f"only {len(hard)} of the runs' common items are in the hard subset: too few to rank on")
+    correct = np.array([_correct(run, common) for run in runs])
+    hard_index = [common.index(item) for item in hard]
+    tau, (low, high) = ranking_agreement(correct, correct[:, hard_index], seed=seed)
+    return {"tau_b": tau, "ci": [low, high], "items": len(common), "hard_items": len(hard),
+            "stale_skipped": sum(run.stale for run in runs), "hard_stale": stale_hard,
+            "accuracy_all": dict(zip(run_names, correct.mean(axis=1).round(4).tolist(), strict=True)),
+            "accuracy_hard": dict(zip(run_names, correct[:, hard_index].mean(axis=1).round(4).tolist(), strict=True))}

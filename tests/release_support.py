@@ -1,0 +1,111 @@
+"""A release for the harness tests: the sample exam (images, option images), real KMMLU and
+한국사 items from ../shared/realdata when present, and multi-answer items; plus a scripted
+model that answers each item in one of the forms real models use."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from curation.importers import import_file
+from curation.item import parse_item
+from curation.sample_exam import blobs_dir_for, write_sample_exam
+from curation.workspace import Workspace
+
+
+def add_sample_exam(workspace: Workspace, folder: Path) -> int:
+    pdf, truth = write_sample_exam(folder / "sample.pdf")
+    for blob in sorted(blobs_dir_for(pdf).iterdir()):
+        workspace.blobs.put(blob.read_bytes(), blob.suffix.lstrip("."))
+    records = [json.loads(line) for line in truth.read_text(encoding="utf-8").splitlines()]
+    items = [parse_item({**record, "status": "accepted"}) for record in records]
+    workspace.store.save_items(items, author="test", stage="import")
+    return len(items)
+
+
+def add_multi_answer(workspace: Workspace) -> None:
+    """Two multi-answer items: one where any listed option is right, one that needs all (which
+    also has an explicit variant and a reviewed rationale, so every config is built)."""
+    base = {"source": {"exam": "기상기사", "subject": "기상학"}, "status": "accepted",
+            "options": [{"text": f"선택지 {n}"} for n in range(1, 5)], "answer": [1, 3]}
+    items = [parse_item({**base, "id": "multi-any", "stem": "복수 정답 문항: 옳은 것은? (1번과 3번 모두 인정)"}),
+             parse_item({**base, "id": "multi-all", "stem": "우리나라에서 옳은 것을 모두 고른 것은?",
+                         "taxonomy": {"question_format": "multiple_answers"}, "flags": {"korea_specific": True},
+                         # the `explicit` config asks its explicit variant; the `reasoning` config has it too
+                         "explicit_variant": "한국에서 옳은 것을 모두 고른 것은?",
+                         "rationale": {"text": "1번과 3번이 모두 조건을 만족한다.", "status": "adopted"}})]
+    workspace.store.save_items(items, author="test", stage="import")
+
+
+def add_realdata(workspace: Workspace, realdata: Path, kmmlu_rows: int = 40) -> int:
+    rows = json.loads((realdata / "kmmlu" / "kmmlu_criminal_law_test_200.json").read_text(encoding="utf-8"))
+    subset = workspace.root / "kmmlu-subset.json"
+    subset.write_text(json.dumps(rows[:kmmlu_rows], ensure_ascii=False), encoding="utf-8")
+    created = import_file(subset, workspace.store, fmt="kmmlu").created
+    created += import_file(realdata / "korhist77" / "questions_77.json", workspace.store, fmt="korhist",
+                           blobs=workspace.blobs).created
+    accept_all(workspace)
+    return created
+
+
+def accept_all(workspace: Workspace) -> None:
+    from curation.store import ItemQuery
+
+    for stored in workspace.store.iter_items(ItemQuery(status=["extracted", "in_review"])):
+        if stored.item.answer_list():
+            item = stored.item.model_copy(update={"status": "accepted"})
+            if "한국사" in item.source.exam:  # Korean history: a Korea-specific config that overlaps `full`
+                item = item.model_copy(update={"flags": item.flags.model_copy(update={"korea_specific": True})})
+            workspace.store.update(item, expect_rev=stored.rev,
+                                   author="test", stage="review", reason="accepted for the harness test")
+
+
+# -- the scripted model -------------------------------------------------------------------------
+CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
+
+
+def _h(*parts: Any) -> int:
+    return int.from_bytes(hashlib.sha256("\x1f".join(map(str, parts)).encode()).digest()[:8], "big")
+
+
+def scripted_reply(question: str, n_options: int) -> str:
+    """A reply decided by the question alone, so every harness gets the same one: an option
+    picked by hash, in one of the answer forms real models use (some unparseable)."""
+    h = _h(question)
+    option = h % n_options + 1
+    letter = "ABCDEFGHIJ"[option - 1]
+    forms = [
+        f"정답: {CIRCLED[option - 1]}",
+        f"각 선택지를 검토하면 {(option % n_options) + 1}번은 옳지 않습니다. 정답은 {option}번",
+        json.dumps({"정답": option}, ensure_ascii=False),
+        f"Answer: {letter}",
+        str(option),
+        f"먼저 조건을 정리하면, 문제에서 요구하는 것은 선택지의 성질이다.\n\n각 보기를 차례로 살펴보면 "
+        f"{option}번이 조건을 모두 만족한다.\n\n따라서 정답: {option}",
+        f"<think>선택지를 하나씩 본다. {option}번이 맞다.</think>\n{{\"정답\": {option}}}",
+        "잘 모르겠습니다.",
+    ]
+    return forms[h // 11 % len(forms)]
+
+
+class Responder:
+    """Finds which release question a request is about (the longest question text it contains)
+    and answers with `scripted_reply`; records what each request carried."""
+
+    def __init__(self, questions: dict[str, int]):
+        self.questions = sorted(questions.items(), key=lambda pair: -len(pair[0]))
+        self.seen: list[tuple[str, int]] = []  # (question, images in the request)
+
+    def __call__(self, prompt_text: str, body: dict[str, Any]) -> str:
+        for question, n_options in self.questions:
+            if question in prompt_text:
+                self.seen.append((question, count_images(body)))
+                return scripted_reply(question, n_options)
+        raise LookupError("the request names no release question")
+
+
+def count_images(body: dict[str, Any]) -> int:
+    return sum(1 for message in body.get("messages", []) if isinstance(message.get("content"), list)
+               for part in message["content"] if part.get("type") == "image_url")

@@ -1,0 +1,76 @@
+"""Characters drawn as small pictures (option markers, numbers, a final ".") are read in place,
+marked for review, and kept as pictures when they cannot be read; no option is left empty."""
+
+from __future__ import annotations
+
+import pymupdf
+import pytest
+
+from curation.extract import ocr
+from curation.extract.confidence import read_confidence
+from curation.extract.glyph_pictures import find_glyph_pictures, read_glyph_picture
+from curation.extract.latex_check import text_problems
+from curation.extract.layout import page_glyphs
+from curation.extract.pipeline import ExtractOptions, extract_items
+from curation.sample_exam import write_sample_exam
+from curation.sample_exam.content import SUBJECTS
+from curation.sample_exam.glyph_variant import GLYPH_PICTURE_REASON
+
+from .extract_truth import differences, load_truth
+
+needs_tesseract = pytest.mark.skipif(not ocr.available(), reason="tesseract with Korean data is not installed")
+
+
+@pytest.fixture(scope="module")
+def glyph_exam(tmp_path_factory):
+    pdf, truth = write_sample_exam(tmp_path_factory.mktemp("glyphs") / "glyphs.pdf", glyph_pictures=True)
+    return pdf, load_truth(truth)
+
+
+def _small_pictures(doc: pymupdf.Document) -> int:
+    return sum(1 for page in doc for info in page.get_image_info() if pymupdf.Rect(info["bbox"]).height < 20)
+
+
+def test_the_variant_draws_markers_numbers_and_final_dots_as_pictures(glyph_exam):
+    pdf, truth = glyph_exam
+    doc = pymupdf.open(pdf)
+    assert _small_pictures(doc) > 50
+    text = "".join(page.get_text() for page in doc)
+    text_markers = sum(1 for subject in SUBJECTS for spec in subject.questions
+                       if spec.layout == "lines" or spec.image_options)
+    assert text.split("정답표")[0].count("①") == text_markers  # row and grid markers are pictures …
+    assert "①" in text.split("정답표")[1]  # … the key table is still text
+    assert sum(1 for item in truth if GLYPH_PICTURE_REASON in item.flags.review_reasons) >= 15
+
+
+@pytest.mark.ocr
+@needs_tesseract
+def test_glyph_pictures_are_read_in_place_and_flagged(glyph_exam):
+    pdf, truth = glyph_exam
+    extraction = extract_items(pdf, ExtractOptions(exam="기상기사", session="sample-0"))
+    got = {item.source.number: item for item in extraction.items}
+    assert [p for item in truth for p in differences(item, got[item.source.number])] == []
+    for item in extraction.items:
+        pictured = GLYPH_PICTURE_REASON in item.flags.review_reasons
+        assert ("glyph_pictures" in read_confidence(item.extra).signals) == pictured
+        assert all(option.text or option.image for option in item.options)
+        assert [problem for text in [item.stem] + [o.text for o in item.options] for problem in text_problems(text)] == []
+
+
+@needs_tesseract
+def test_each_kind_of_glyph_picture_is_read(glyph_exam):
+    pdf, _ = glyph_exam
+    page = pymupdf.open(pdf)[1]
+    readings = {read_glyph_picture(page, pymupdf.Rect(info["bbox"])) for info in page.get_image_info()
+                if pymupdf.Rect(info["bbox"]).height < 20}
+    assert {"①", "②", "③", "④", ".", "100", "25", "9.8", "12.0"} <= readings
+
+
+def test_without_a_reader_every_glyph_picture_stays_a_picture(glyph_exam):
+    pdf, _ = glyph_exam
+    doc = pymupdf.open(pdf)
+    found = [find_glyph_pictures(page, number, page_glyphs(page).glyphs, {}, available=False)
+             for number, page in enumerate(doc, start=1)]
+    assert sum(len(f.unread) for f in found) == sum(len(f.boxes) for f in found) == _small_pictures(doc)
+    assert all(not f.glyphs for f in found)
+    assert all(figure.glyph and figure.png.startswith(b"\x89PNG") for f in found for figure in f.unread)
