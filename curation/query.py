@@ -2,10 +2,19 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from curation.errors import BenchsmithError
 from curation.store import ItemQuery
+
+ACTIVE_STATUSES = ("extracted", "in_review", "accepted")  # excluded (dedup) and rejected items are out of play
+
+
+def in_play(query: ItemQuery | None) -> ItemQuery:
+    """The query as runs and filters read it: without a status, only the items still in play."""
+    query = query or ItemQuery()
+    return query if query.status is not None else replace(query, status=list(ACTIVE_STATUSES))
 
 
 def parse_item_query(text: str | None, option: str = "--items") -> ItemQuery:

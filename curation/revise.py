@@ -11,7 +11,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from curation.item import Item
-from curation.store import ItemQuery, Store, StoredItem
+from curation.query import in_play
+from curation.store import Store, StoredItem
 
 
 @dataclass
@@ -59,7 +60,7 @@ def revise(
 
 
 def active_items(store: Store) -> list[StoredItem]:
-    return list(store.iter_items(ItemQuery(status=["extracted", "in_review", "accepted"])))
+    return list(store.iter_items(in_play(None)))
 
 
 def with_review_reason(item: Item, reason: str) -> Item:

@@ -23,7 +23,10 @@ from typing import Any
 from curation.errors import BenchsmithError, WorkspaceError
 from curation.identity import content_hash
 from curation.item import Item
-from curation.query import parse_item_query  # noqa: F401 - re-exported: the runner's --items syntax
+from curation.query import (
+    in_play,
+    parse_item_query,  # noqa: F401 - re-exported: the runner's --items syntax
+)
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.backends.base import BackendError, Completion
@@ -162,7 +165,8 @@ class PreparedRun:
 
 
 def store_dataset(ws: Workspace, query: ItemQuery | None = None, limit: int | None = None) -> StoreDataset:
-    return StoreDataset(ws.store, query or ItemQuery(), limit, ws.root)
+    """Items of the store; without a status in the query, only those in play (not excluded or rejected)."""
+    return StoreDataset(ws.store, in_play(query), limit, ws.root)
 
 
 def prepare_run(ws: Workspace, request: RunRequest) -> PreparedRun:

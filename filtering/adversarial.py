@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from curation.query import in_play
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.datasets import current_hashes
@@ -84,24 +85,24 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
     from evaluation.executor import ExecutorSettings
     from evaluation.runner import RunRequest, run_model, store_dataset
 
-    pool = ws.store.ids(plan.query)
-    in_play = list(pool)
+    pool = ws.store.ids(in_play(plan.query))
+    remaining = list(pool)
     run_dirs, labels = [], []
     for spec in plan.specs:
         if on_model is not None:
-            on_model(spec.name, len(in_play))
+            on_model(spec.name, len(remaining))
         model_runs = []
         for attempt in range(plan.attempts):
             seeded = spec
             if attempt and spec.decoding.seed is not None:
                 seeded = spec.model_copy(update={"decoding": spec.decoding.model_copy(
                     update={"seed": spec.decoding.seed + attempt})})
-            query = ItemQuery(ids=in_play) if plan.sequential else plan.query
+            query = ItemQuery(ids=remaining) if plan.sequential else plan.query
             request = RunRequest(seeded, plan.prompt, plan.variant, store_dataset(ws, query),
                                  retry_errors=True,
                                  settings=ExecutorSettings(concurrency=plan.concurrency, timeout_s=spec.timeout_s,
                                                            max_retries=spec.max_retries))
-            if not in_play:
+            if not remaining:
                 break
             summary = run_model(ws, request)
             if summary.counts.get("error"):
@@ -111,8 +112,8 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
         matrix = build_matrix(model_runs, ws) if model_runs else SolveMatrix()
         labels += [label for label in matrix.models if label not in labels]
         if plan.sequential and model_runs:
-            decided = decide(matrix, list(matrix.models), in_play, plan.attempts)
-            in_play = [item for item in in_play if item not in decided.removed]
+            decided = decide(matrix, list(matrix.models), remaining, plan.attempts)
+            remaining = [item for item in remaining if item not in decided.removed]
     matrix = build_matrix(run_dirs, ws)
     return decide(matrix, labels, pool, plan.attempts), matrix, labels, pool
 

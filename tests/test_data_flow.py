@@ -216,3 +216,15 @@ def test_multi_answer_items_are_scored_one_way_everywhere(ws, tmp_path):
     done = _cli(researcher, "evaluate", "--release", release["path"], "-m", "baseline:position-1",
                 "--out", str(tmp_path / "release-report"))
     assert "correct 1" in done.stdout
+
+
+def test_excluded_items_are_neither_run_nor_filtered(ws, tmp_path):
+    _import(ws, _items(6), tmp_path)
+    rev = _json(ws, "items", "show", "eval-text-002")["rev"]
+    _cli(ws, "items", "edit", "eval-text-002", "--set", "status=excluded", "--expect-rev", str(rev), "--reason", "중복")
+    run = _json(ws, "run", "-m", "baseline:position-1")
+    assert run["items"] == 5
+    filtered = _json(ws, "filter", "adversarial", "-m", "baseline:position-1")
+    assert filtered["pool"] == 5
+    everything = _json(ws, "run", "-m", "baseline:position-1", "--items", "status=extracted|excluded")
+    assert everything["items"] == 6 and everything["run_id"] != run["run_id"]
