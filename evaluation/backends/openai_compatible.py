@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
-import openai
-from openai import AsyncStream
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+if TYPE_CHECKING:
+    import httpx
+    import openai
 
 from evaluation.backends.base import (
     BackendError,
@@ -67,6 +66,8 @@ def completion_from_json(text: str) -> Completion:
 
 
 def _translate(error: Exception) -> BackendError:
+    import openai
+
     if isinstance(error, openai.APIStatusError):
         retry_after = parse_retry_after(error.response.headers.get("retry-after"))
         return error_from_status(error.status_code, f"HTTP {error.status_code}: {error.message}", retry_after)
@@ -76,6 +77,9 @@ def _translate(error: Exception) -> BackendError:
 def _http_client(concurrency: int, timeout_s: float) -> httpx.AsyncClient:
     """The SDK's aiohttp transport when installed (a plain httpx pool costs ~5 ms of CPU per
     request at 64 connections, aiohttp ~1 ms); httpx otherwise."""
+    import httpx
+    import openai
+
     limits = httpx.Limits(max_connections=concurrency + 4, max_keepalive_connections=concurrency + 4)
     try:
         import httpx_aiohttp  # noqa: F401  (openai[aiohttp])
@@ -129,12 +133,23 @@ class OpenAICompatibleBackend:
         if not spec.base_url and not spec.api_key_env:
             raise ModelConfigError(f"model {spec.name!r}: openai-compatible needs base_url (or api_key_env for OpenAI)")
         self.spec = spec
-        api_key = api_key_for(spec)
-        self._http = _http_client(concurrency, spec.timeout_s)
-        self.client = openai.AsyncOpenAI(base_url=spec.base_url, api_key=api_key, max_retries=0,
-                                         timeout=spec.timeout_s, http_client=self._http)  # type: ignore[arg-type]
-        self._direct = _DirectPost(f"{str(self.client.base_url).rstrip('/')}/chat/completions", api_key, concurrency,
+        self.concurrency = concurrency
+        self.api_key = api_key_for(spec)
+        base_url = spec.base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        self._direct = _DirectPost(f"{base_url.rstrip('/')}/chat/completions", self.api_key, concurrency,
                                    spec.timeout_s)
+        self._client: openai.AsyncOpenAI | None = None
+
+    @property
+    def client(self) -> openai.AsyncOpenAI:
+        """The SDK client, made on first use (only streamed requests need it; importing it costs ~0.5 s)."""
+        if self._client is None:
+            import openai
+
+            self._client = openai.AsyncOpenAI(base_url=self.spec.base_url, api_key=self.api_key, max_retries=0,
+                                              timeout=self.spec.timeout_s,
+                                              http_client=_http_client(self.concurrency, self.spec.timeout_s))  # type: ignore[arg-type]
+        return self._client
 
     def _arguments(self, request: ChatRequest) -> dict[str, Any]:
         decoding = self.spec.decoding
@@ -170,6 +185,9 @@ class OpenAICompatibleBackend:
         return completion_from_json(text)
 
     async def _streamed(self, args: dict[str, Any]) -> Completion:
+        from openai import AsyncStream
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
         stream = await self.client.post("/chat/completions", body={**args, "stream": True,
                                                                    "stream_options": {"include_usage": True}},
                                         cast_to=ChatCompletion, stream=True, stream_cls=AsyncStream[ChatCompletionChunk])
@@ -192,4 +210,5 @@ class OpenAICompatibleBackend:
 
     async def aclose(self) -> None:
         await self._direct.aclose()
-        await self.client.close()
+        if self._client is not None:
+            await self._client.close()
