@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -57,13 +57,15 @@ def load_package_commands(module_name: str) -> TyperGroup:
 
 
 def _wire_model_client() -> None:
-    """Model-using curation steps get their model client from the evaluation runners."""
+    """Model-using curation steps get their model client from the evaluation runners (imported
+    when a step asks for a model, not when the curation commands load)."""
     from curation.llm import set_client_factory
 
-    try:
-        from evaluation.generation import client_factory
-    except ModuleNotFoundError:
-        return
+    def client_factory(spec: str, workspace: Any) -> Any:
+        from evaluation.generation import client_factory as runners_client
+
+        return runners_client(spec, workspace)
+
     set_client_factory(client_factory)
 
 

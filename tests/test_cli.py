@@ -119,3 +119,10 @@ def test_help_imports_no_package_of_the_pipeline() -> None:
               " if m in sys.modules]\nprint('HEAVY', heavy)")
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert "HEAVY []" in result.stdout
+
+
+def test_the_extract_command_lists_the_engines_the_extractor_has() -> None:
+    from curation.extract.cli_command import ENGINES
+    from curation.extract.document import ENGINES as EXTRACTOR_ENGINES
+
+    assert ENGINES == EXTRACTOR_ENGINES

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from curation.errors import BenchsmithError
 from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
-from curation.extract.answer_keys import AnswerKey
-from curation.extract.document import ENGINES
-from curation.extract.pipeline import ExtractOptions, extract_pdf, load_answer_key
-from curation.extract.report import PdfReport
-from curation.workspace import Workspace
+
+if TYPE_CHECKING:  # PyMuPDF and the pipeline load when a PDF is extracted, not for every command's help
+    from curation.extract.answer_keys import AnswerKey
+    from curation.extract.pipeline import ExtractOptions
+    from curation.extract.report import PdfReport
+    from curation.workspace import Workspace
+
+ENGINES = ("auto", "pymupdf", "ocr", "mineru")  # as curation.extract.document.ENGINES (a test checks they agree)
 
 
 def extract_command(
@@ -36,6 +39,7 @@ def extract_command(
 ) -> None:
     """Extract questions, options, figures and answers from exam PDFs into the store."""
     from curation.cli_kit import current_author, print_json, workspace_from
+    from curation.extract.pipeline import ExtractOptions, load_answer_key
 
     if engine not in ENGINES:
         raise BenchsmithError(f"--engine {engine!r}: choose one of {', '.join(ENGINES)}")
@@ -65,6 +69,8 @@ def _show(report: PdfReport) -> None:
 def _extract_here(pdf: Path, ws: Workspace, options: ExtractOptions, key: AnswerKey | None, mineru_output: Path | None,
                   as_json: bool) -> PdfReport:
     from curation.cli_kit import console
+    from curation.extract.pipeline import extract_pdf
+    from curation.extract.report import PdfReport
 
     with console.status(f"extracting {pdf.name}…"):
         try:
