@@ -126,3 +126,19 @@ def test_the_extract_command_lists_the_engines_the_extractor_has() -> None:
     from curation.extract.document import ENGINES as EXTRACTOR_ENGINES
 
     assert ENGINES == EXTRACTOR_ENGINES
+
+
+def test_every_data_file_of_the_packages_ships_in_the_wheel() -> None:
+    """A file a package reads at run time must match pyproject's package-data, or only editable installs work."""
+    import fnmatch
+    import tomllib
+
+    from .conftest import REPO
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["*"]
+    packages = ("benchsmith", "curation", "annotator", "evaluation", "filtering", "export", "data_cards")
+    data = [path for package in packages for path in (REPO / package).rglob("*")
+            if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts]
+    left_out = [str(path.relative_to(REPO)) for path in data if not any(fnmatch.fnmatch(path.name, p) for p in patterns)]
+    assert data and left_out == []
