@@ -119,6 +119,8 @@ def run_command(
         raise BenchsmithError("--from answers a whole release config or file: leave out --items and --limit")
     dataset = (dataset_from_source(source, ws.store, ws.blobs, ws.root) if source
                else store_dataset(ws, parse_item_query(items), limit))
+    if source:
+        dataset.items()  # read (and cached) before any progress bar, so a broken file is one clean error line
     requests = [RunRequest(spec, prompt, variant, dataset, run_id, resume, cache, retry_errors,
                            _settings(spec, concurrency, timeout, retries)) for spec in specs]
     failed: dict[str, str]
