@@ -18,7 +18,7 @@ import numpy as np
 import pymupdf
 
 from curation.extract.figures import render_crop
-from curation.extract.layout import Glyph
+from curation.extract.layout import Glyph, core_top_of
 from curation.extract.lines import CIRCLED_MARKERS, Figure
 from curation.extract.page_cache import page_image_info
 
@@ -84,7 +84,8 @@ def _line_neighbour(rect: pymupdf.Rect, text: list[Glyph]) -> Glyph | None:
 def _as_glyphs(reading: str, rect: pymupdf.Rect, neighbour: Glyph, line_id: int) -> list[Glyph]:
     step = rect.width / len(reading)
     return [Glyph(char, rect.x0 + index * step, neighbour.y0, rect.x0 + (index + 1) * step, neighbour.y1,
-                  neighbour.size, neighbour.baseline, line_id, picture=True)
+                  neighbour.size, neighbour.baseline, line_id, core_top_of(neighbour.baseline, neighbour.size),
+                  picture=True)
             for index, char in enumerate(reading)]
 
 

@@ -13,6 +13,7 @@ import statistics
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from operator import attrgetter
 
 import pymupdf
 
@@ -23,6 +24,8 @@ from curation.extract.page_cache import page_drawings
 TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP
 WATERMARK_LUMINANCE = 0.8
 _SPACES = {"\u00a0": " ", "\u3000": " ", "\t": " "}
+_X_THEN_BASELINE = attrgetter("x0", "baseline")
+_X0, _Y0, _X1, _Y1 = attrgetter("x0"), attrgetter("y0"), attrgetter("x1"), attrgetter("y1")
 
 
 @dataclass(slots=True)
@@ -34,12 +37,13 @@ class Glyph:
     y1: float
     size: float
     baseline: float
-    line_id: int = 0  # the PDF engine's own line (used only to decide what crosses the gutter)
+    line_id: int  # the PDF engine's own line (used only to decide what crosses the gutter)
+    core_top: float  # top of the x-height band (`core_top_of`), stable across fonts whose ascender boxes differ
     picture: bool = False  # read from a small picture of the character (glyph_pictures.py)
-    core_top: float = 0.0  # the x-height band, stable across fonts whose ascender boxes differ
 
-    def __post_init__(self) -> None:
-        self.core_top = self.baseline - 0.72 * self.size
+
+def core_top_of(baseline: float, size: float) -> float:
+    return baseline - 0.72 * size
 
 
 @dataclass
@@ -54,6 +58,7 @@ def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
     glyphs: list[Glyph] = []
     dropped = 0
     line_id = 0
+    append = glyphs.append
     for block in raw["blocks"]:
         if block.get("type") != 0:
             continue
@@ -66,10 +71,12 @@ def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
                     dropped += len(span["chars"])
                     continue
                 size = span["size"]
+                x_height = 0.72 * size
                 for char in span["chars"]:
-                    c = _SPACES.get(char["c"], char["c"])
+                    c = char["c"]
                     x0, y0, x1, y1 = char["bbox"]
-                    glyphs.append(Glyph(c, x0, y0, x1, y1, size, char["origin"][1], line_id))
+                    baseline = char["origin"][1]
+                    append(Glyph(_SPACES.get(c, c), x0, y0, x1, y1, size, baseline, line_id, baseline - x_height))
     return PageGlyphs(glyphs, dropped)
 
 
@@ -218,7 +225,7 @@ def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
         else:
             leftover.append(glyph)
     lines += _band_lines(leftover)
-    return sorted(lines, key=lambda line: min(g.core_top + g.baseline for g in line))
+    return sorted(lines, key=lambda line: min(map(_band_key, line)))
 
 
 def _body_size(glyphs: list[Glyph]) -> float:
@@ -236,35 +243,40 @@ def _script_zone(line: list[Glyph]) -> tuple[float, float, float, float, float]:
 
 
 def _band_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
-    ordered = sorted(glyphs, key=lambda g: g.core_top + g.baseline)
+    ordered = sorted(glyphs, key=_band_key)
     lines: list[list[Glyph]] = []
-    band: tuple[float, float] | None = None
+    band_top = band_bottom = 0.0
+    banded = False
     largest = 0.0
     for glyph in ordered:
         top, bottom = glyph.core_top, glyph.baseline
-        if band is not None:
-            overlap = min(band[1], bottom) - max(band[0], top)
-            if overlap >= 0.5 * min(bottom - top, band[1] - band[0]):
+        if banded:
+            overlap = (band_bottom if band_bottom < bottom else bottom) - (band_top if band_top > top else top)
+            if overlap >= 0.5 * min(bottom - top, band_bottom - band_top):
                 lines[-1].append(glyph)
-                if not glyph.c.isspace() and glyph.size >= 0.85 * largest:
-                    band = (min(band[0], top), max(band[1], bottom))
+                if glyph.size >= 0.85 * largest and not glyph.c.isspace():
+                    band_top, band_bottom = min(band_top, top), max(band_bottom, bottom)
                     largest = max(largest, glyph.size)
                 continue
-        if glyph.c.isspace() and band is None:
+        elif glyph.c.isspace():
             continue
         lines.append([glyph])
-        band = (top, bottom)
+        band_top, band_bottom, banded = top, bottom, True
         largest = glyph.size
     return [line for line in lines if any(not g.c.isspace() for g in line)]
 
 
+def _band_key(glyph: Glyph) -> float:
+    return glyph.core_top + glyph.baseline
+
+
 def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
-    glyphs = _dedupe(sorted(glyphs, key=lambda g: (g.x0, g.baseline)))
+    glyphs = _dedupe(sorted(glyphs, key=_X_THEN_BASELINE))
     visible = [g for g in glyphs if not g.c.isspace()]
-    size = statistics.mode(round(g.size, 1) for g in visible)
-    main = [g for g in visible if abs(g.size - size) < 0.15]
-    baseline = statistics.median(g.baseline for g in main)
-    kinds = [_script_kind(g, size, baseline) for g in glyphs]
+    size = Counter(round(g.size, 1) for g in visible).most_common(1)[0][0]
+    baseline = statistics.median(g.baseline for g in visible if abs(g.size - size) < 0.15)
+    small = 0.85 * size
+    kinds = ["" if g.size > small else _script_kind(g, size, baseline) for g in glyphs]
     cells: list[Cell] = []
     current: list[tuple[str, str]] = []
     cell_x0 = cell_x1 = 0.0
@@ -286,8 +298,7 @@ def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
         previous = glyph
     cells.append(Cell(cell_x0, cell_x1, _text(current)))
     markers = [(g.c, g.x0, g.x1) for g in visible if g.c in CIRCLED_MARKERS]
-    bbox = (min(g.x0 for g in visible), min(g.y0 for g in visible), max(g.x1 for g in visible),
-            max(g.y1 for g in visible))
+    bbox = (min(map(_X0, visible)), min(map(_Y0, visible)), max(map(_X1, visible)), max(map(_Y1, visible)))
     text = " ".join(cell.text for cell in cells)
     return Line(page, region, bbox, text, size, cells, markers, pictures=any(g.picture for g in visible))
 
@@ -305,7 +316,9 @@ def _dedupe(glyphs: list[Glyph]) -> list[Glyph]:
     """Drop glyphs printed twice at (almost) the same place: fake bold by overprinting."""
     kept: list[Glyph] = []
     for glyph in glyphs:
-        if kept and _same_place(kept[-1], glyph) or len(kept) > 1 and _same_place(kept[-2], glyph):
+        # the character test first: it is cheap and almost always settles it
+        if kept and (kept[-1].c == glyph.c and _same_place(kept[-1], glyph)
+                     or len(kept) > 1 and kept[-2].c == glyph.c and _same_place(kept[-2], glyph)):
             continue
         kept.append(glyph)
     return kept
@@ -339,6 +352,8 @@ def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[
     engine_lines: dict[int, list[Glyph]] = {}
     for glyph in glyphs:
         engine_lines.setdefault(glyph.line_id, []).append(glyph)
+    ruled = gutter.top is not None and gutter.bottom is not None
+    top, bottom = (gutter.top or 0) - 2, (gutter.bottom or 0) + 2
     for line in engine_lines.values():
         visible = [g for g in line if not g.c.isspace()]
         if not visible:
@@ -347,18 +362,20 @@ def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[
             regions[FULL] += line
             continue
         for glyph in line:
-            centre_y = (glyph.y0 + glyph.y1) / 2
-            if gutter.top is not None and gutter.bottom is not None and (centre_y < gutter.top - 2 or centre_y > gutter.bottom + 2):
+            if ruled and not top <= (glyph.y0 + glyph.y1) / 2 <= bottom:
                 regions[FULL].append(glyph)
             else:
-                centre_x = (glyph.x0 + glyph.x1) / 2
-                regions[(LEFT if centre_x < xs[0] else RIGHT) if len(xs) == 1 else column_region(centre_x, xs)].append(glyph)
+                regions[column_region((glyph.x0 + glyph.x1) / 2, xs)].append(glyph)
     return regions
 
 
 def column_region(x: float, gutter_xs: tuple[float, ...]) -> int:
     """LEFT, RIGHT, then 3 for a third column: 1 + the number of gutters left of `x`."""
-    return LEFT + sum(1 for gutter_x in gutter_xs if x >= gutter_x)
+    region = LEFT
+    for gutter_x in gutter_xs:
+        if x >= gutter_x:
+            region += 1
+    return region
 
 
 def _crosses(visible: list[Glyph], gutter: Gutter) -> bool:
