@@ -146,14 +146,29 @@ def _axis_quad(quad: pymupdf.Quad) -> bool:
 
 
 def _holds_text(rect: pymupdf.Rect, lines: list[Line]) -> bool:
-    return any(rect.contains(pymupdf.Rect(line.bbox)) or rect.intersects(pymupdf.Rect(line.bbox))
-               and pymupdf.Rect(line.bbox).get_area() and
-               (pymupdf.Rect(line.bbox) & rect).get_area() > 0.6 * pymupdf.Rect(line.bbox).get_area()
-               for line in lines)
+    """A line lies inside, or mostly inside (> 60 % of its area)."""
+    box = rect_box(rect)
+    for line in lines:
+        if box_contains(box, line.bbox):
+            return True
+        x0, y0, x1, y1 = line.bbox
+        area = (x1 - x0) * (y1 - y0)
+        if area > 0 and _overlap_area(box, line.bbox) > 0.6 * area:
+            return True
+    return False
+
+
+def box_contains(outer: Box, inner: Box) -> bool:
+    return outer[0] <= inner[0] <= inner[2] <= outer[2] and outer[1] <= inner[1] <= inner[3] <= outer[3]  # as Rect.contains
+
+
+def _overlap_area(a: Box, b: Box) -> float:
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    return width * height if width > 0 and height > 0 else 0.0
 
 
 def figure_labels(figure: Figure, lines: list[Line]) -> list[Line]:
     """Text lines inside a vector figure without option markers: labels that belong to the picture."""
-    rect = pymupdf.Rect(figure.bbox)
     return [line for line in lines if line.page == figure.page and not line.markers
-            and rect.contains(pymupdf.Rect(line.bbox))]
+            and box_contains(figure.bbox, line.bbox)]

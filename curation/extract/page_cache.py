@@ -26,7 +26,12 @@ def page_drawing_clusters(page: pymupdf.Page) -> list[tuple[pymupdf.Rect, list[d
     if cached is None:
         drawings = page_drawings(page)
         clusters = page.cluster_drawings(drawings=drawings) if drawings else []
-        cached = [(cluster, [d for d in drawings if cluster.contains(d["rect"])]) for cluster in clusters]
+        boxes = [tuple(d["rect"]) for d in drawings]
+        cached = []
+        for cluster in clusters:
+            x0, y0, x1, y1 = cluster
+            cached.append((cluster, [d for d, (a, b, c, e) in zip(drawings, boxes, strict=True)
+                                     if x0 <= a <= c <= x1 and y0 <= b <= e <= y1]))  # as Rect.contains
         page._benchsmith_clusters = cached  # type: ignore[attr-defined]
     return cached
 
