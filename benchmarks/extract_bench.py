@@ -106,6 +106,15 @@ def watermark_copy(sample: Path, out: Path, pages: int = 3) -> Path:
     return out
 
 
+def repeated_copy(sample: Path, out: Path, times: int = 10) -> Path:
+    """A 40-page text-layer exam: the sample exam's pages `times` over (numbering restarts, read as sections)."""
+    doc = pymupdf.open()
+    for _ in range(times):
+        doc.insert_pdf(pymupdf.open(sample))
+    doc.save(out)
+    return out
+
+
 def measure(runs: int, ocr_runs: int) -> dict[str, float]:
     results: dict[str, float] = {}
     with tempfile.TemporaryDirectory() as folder:
@@ -122,6 +131,8 @@ def measure(runs: int, ocr_runs: int) -> dict[str, float]:
             pages = pymupdf.open(pdf).page_count
             results[name] = median_rate(pages, extract_only(pdf), runs if "watermark" not in name else max(1, ocr_runs))
         results["sample exam, incl. store write"] = store_rate(sample, pymupdf.open(sample).page_count, runs)
+        long = repeated_copy(sample, Path(folder) / "long.pdf")
+        results["40-page exam, incl. store write"] = store_rate(long, pymupdf.open(long).page_count, max(1, runs // 2))
         if ocr.available() and ocr_runs:
             scanned, _ = write_sample_exam(Path(folder) / "scanned.pdf", scanned=True)
             results["scanned sample exam (OCR)"] = median_rate(4, extract_only(scanned), ocr_runs)
