@@ -61,3 +61,36 @@ def test_image_options_on_a_scanned_page_are_cropped(scanned_exam, scanned_extra
             x0, y0, x1, y1 = option.image.provenance.bbox
             ex0, ey0, ex1, ey1 = expected.image.provenance.bbox
             assert x0 <= ex0 + 1 and y0 <= ey0 + 1 and x1 >= ex1 - 1 and y1 >= ey1 - 1  # the crop holds the picture
+
+
+def _overlap_share(a: list[float], b: list[float]) -> float:
+    """Intersection over union of two boxes."""
+    width = min(a[2], b[2]) - max(a[0], b[0])
+    height = min(a[3], b[3]) - max(a[1], b[1])
+    if width <= 0 or height <= 0:
+        return 0.0
+    inter = width * height
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+
+@pytest.mark.ocr
+@pytest.mark.skipif(not ocr.available(), reason="tesseract with Korean data is not installed")
+def test_question_figures_on_a_scanned_page_are_cropped(scanned_exam, scanned_extraction):
+    pdf, truth = scanned_exam
+    got = {item.source.number: item for item in scanned_extraction.items}
+    pictured = {item.source.number: [image for image in item.images if image.kind != "formula"] for item in truth}
+    assert sum(1 for images in pictured.values() if images) >= 2
+    for number, expected in pictured.items():
+        found = got[number].images if number in got else []
+        if not expected:
+            assert found == [], f"question {number}: no figure on the paper, {len(found)} cropped"
+            continue
+        assert len(found) == len(expected), f"question {number}"
+        for want, image in zip(expected, found, strict=True):
+            assert image.provenance.page == want.provenance.page
+            assert _overlap_share(image.provenance.bbox, want.provenance.bbox) >= 0.6, (number, image.provenance.bbox)
+            assert image.blob in scanned_extraction.blobs
+    # what OCR reads off a drawing ("! A", "^") is the figure's, not the stem's: the stem ends as on the paper
+    for item in truth:
+        if pictured[item.source.number]:
+            assert got[item.source.number].stem.split()[-1] == item.stem.split()[-1], got[item.source.number].stem

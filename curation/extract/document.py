@@ -15,6 +15,7 @@ from curation.extract.layout import page_glyphs, page_lines
 from curation.extract.lines import Figure, Line
 from curation.extract.page_cache import page_drawings, page_image_info
 from curation.extract.pdf_open import OpenedPdf, PdfError, load_page, page_error
+from curation.extract.scan_figures import scan_figures
 from curation.extract.tables import find_tables, tag_table_lines
 from curation.extract.text_quality import text_layer_problem
 
@@ -78,8 +79,7 @@ def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocumen
             return
         lines, gutter_x = ocr.ocr_page_lines(page, number)
         result.ocr_pages.append(number)
-        pages_lines.append(lines)
-        pages_figures.append(ocr.ocr_page_figures(page, number, gutter_x, lines))
+        _keep_page(result, pages_lines, pages_figures, lines, scan_figures(page, number, gutter_x, lines), scanned=True)
         return
     pictures = find_glyph_pictures(page, number, glyphs.glyphs, result.glyph_readings, ocr.available())
     lines, gutter = page_lines(page, number, glyphs.glyphs + pictures.glyphs)
@@ -89,7 +89,14 @@ def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocumen
     for figure in pictures.unread:
         figure.region = region_of(figure.bbox, gutter_xs)
     figures = sorted(figures + pictures.unread, key=lambda figure: (figure.bbox[1], figure.bbox[0]))
-    labels = {id(line) for figure in figures if figure.kind == "vector" for line in figure_labels(figure, lines)}
+    _keep_page(result, pages_lines, pages_figures, lines, figures, scanned=False)
+
+
+def _keep_page(result: ReadDocument, pages_lines: list[list[Line]], pages_figures: list[list[Figure]],
+               lines: list[Line], figures: list[Figure], *, scanned: bool) -> None:
+    """The page's lines and figures, less the lines that are labels inside a drawn figure (or, on a
+    scan, inside any figure: OCR reads a picture's labels as junk)."""
+    labels = {id(line) for figure in figures if scanned or figure.kind == "vector" for line in figure_labels(figure, lines)}
     result.figure_label_lines += len(labels)
     pages_lines.append([line for line in lines if id(line) not in labels])
     pages_figures.append(figures)

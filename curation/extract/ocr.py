@@ -24,7 +24,7 @@ import numpy as np
 import pymupdf
 
 from curation.errors import BenchsmithError
-from curation.extract.lines import FULL, LEFT, OPTION_PLACEHOLDER, RIGHT, Cell, Figure, Line
+from curation.extract.lines import FULL, LEFT, OPTION_PLACEHOLDER, RIGHT, Cell, Line
 
 OCR_DPI = 300
 MISSING_HINT = "apt-get install tesseract-ocr tesseract-ocr-kor tesseract-ocr-script-hang"
@@ -376,8 +376,3 @@ def _reading_order(lines: list[Line]) -> list[Line]:
     from curation.extract.layout import order_lines
 
     return order_lines({region: [line for line in lines if line.region == region] for region in (FULL, LEFT, RIGHT)})
-
-
-def ocr_page_figures(page: pymupdf.Page, page_number: int, gutter_x: float | None, lines: list[Line]) -> list[Figure]:
-    """Figures are not cut out of scanned pages (yet): a person adds them in review."""
-    return []
