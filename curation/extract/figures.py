@@ -88,12 +88,11 @@ def _raster_png(page: pymupdf.Page, info: dict, rect: pymupdf.Rect) -> bytes:
             pixmap = pymupdf.Pixmap(page.parent, xref)
             if pixmap.colorspace is not None and pixmap.colorspace.n not in (1, 3):
                 pixmap = pymupdf.Pixmap(pymupdf.csRGB, pixmap)
-            steps = 0
-            while pixmap.width / 2 ** (steps + 1) >= MAX_PIXELS_PER_POINT * rect.width:
-                steps += 1
-            if steps:
-                pixmap.shrink(steps)
-            return png_bytes(pixmap_image(pixmap))
+            factor = 1
+            while pixmap.width / (2 * factor) >= MAX_PIXELS_PER_POINT * rect.width:
+                factor *= 2
+            image = pixmap_image(pixmap)  # a copy: MuPDF keeps the decoded image cached, never shrink it in place
+            return png_bytes(image.reduce(factor) if factor > 1 else image)
         except Exception:  # unusual colour spaces, JBIG2, inline images: fall back to a render
             pass
     return render_crop(page, rect)
