@@ -2,3 +2,7 @@
 
 `curation` never imports the other benchsmith packages.
 """
+
+from curation import import_costs
+
+import_costs.install()

@@ -1,0 +1,35 @@
+"""Keep `import pymupdf` light: PyMuPDF 2 imports its ONNX page-layout analyser (`pymupdf.layout`)
+and `pymupdf4llm`, both pulled in as its dependencies, while it loads: about half a second of CPU
+in every process that opens a PDF, for features benchsmith never calls.
+
+The finder below answers "not installed" for those two only while `pymupdf` itself is still
+loading (PyMuPDF then goes without them, as when they are absent, and `pymupdf.to_markdown`
+says it is not available). Imported explicitly after that, they load as usual.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import sys
+from typing import Any
+
+
+SKIPPED = frozenset({"pymupdf.layout", "pymupdf4llm"})
+
+
+class _SkipLayoutWhilePymupdfLoads(importlib.abc.MetaPathFinder):
+    def find_spec(self, name: str, path: Any, target: Any = None) -> None:
+        if name in SKIPPED and _pymupdf_loading():
+            raise ImportError(f"{name} is not loaded with pymupdf by benchsmith (see curation/import_costs.py)")
+        return None
+
+
+def _pymupdf_loading() -> bool:
+    module = sys.modules.get("pymupdf")
+    # the import system marks a module's spec `_initializing` while the module's code runs
+    return module is not None and bool(getattr(getattr(module, "__spec__", None), "_initializing", False))
+
+
+def install() -> None:
+    if not any(isinstance(finder, _SkipLayoutWhilePymupdfLoads) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _SkipLayoutWhilePymupdfLoads())
