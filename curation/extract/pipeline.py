@@ -218,7 +218,8 @@ def write_extraction(extraction: Extraction, workspace: Workspace, options: Extr
     written = workspace.store.save_items(extraction.items, author=options.author, stage=STAGE,
                                          reason=f"extract {Path(report.path).name}")
     report.created, report.updated, report.unchanged = len(written.created), len(written.updated), len(written.unchanged)
-    report.korea_tagged = len(tag_new_items(workspace.store, written.created + written.updated, options.author).changed)
+    entered = written.created + written.updated
+    report.korea_tagged = len(tag_new_items(workspace.store, extraction.items, entered, options.author).changed)
     return report
 
 

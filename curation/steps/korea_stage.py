@@ -14,10 +14,14 @@ from curation.store import Store
 STAGE = "tag-korea"
 
 
-def tag_new_items(store: Store, item_ids: Sequence[str], author: str,
+def tag_new_items(store: Store, written: Sequence[Item], item_ids: Sequence[str], author: str,
                   lexicon: KoreaLexicon | None = None) -> StageReport:
+    """Tag the items of `written` whose ids are in `item_ids` (just stored as they are in memory):
+    only those the lexicon changes are read back, for their revision numbers."""
     lexicon = lexicon or KoreaLexicon()
-    stored = list(store.get_many(list(item_ids)).values())
+    entered = set(item_ids)
+    changing = [item.id for item in written if item.id in entered and tag_korea(item, lexicon) != item]
+    stored = list(store.get_many(changing).values()) if changing else []
     return revise(store, stored, lambda item: (tag_korea(item, lexicon), "korea lexicon (on entry)"),
                   stage=STAGE, author=f"{author}/{STAGE}")
 
