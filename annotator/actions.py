@@ -137,15 +137,16 @@ class Reviewer:
         return View(session, stored, apply_edits(stored.item.to_record(), session.edits), message,
                     restored_draft=restored)
 
-    def resume(self, user: str, queue: str) -> View:
-        """After a login or a page refresh: the item the user had open, with their draft."""
+    def resume(self, user: str, queue: str, order: str = "id") -> View:
+        """After a login or a page refresh: the item the user had open, with their draft; else the
+        first one they have not reviewed in the queue's `order`."""
         item_id = drafts.get_position(self.engine, user, queue)
         if item_id is not None:
             try:
                 return self.open(user, queue, item_id)
             except NotFoundError:
                 pass
-        return self.navigate(user, queue, Filters(), None, "unreviewed")
+        return self.navigate(user, queue, Filters(order=order), None, "unreviewed")
 
     def navigate(self, user: str, queue: str, filters: Filters, current: str | None,
                  how: Move) -> View:

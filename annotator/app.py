@@ -21,6 +21,7 @@ from annotator.actions import EditError, Move, Reviewer, Session, View
 from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
 from annotator.bulk_panel import BulkPanel
 from annotator.guidelines_panel import GuidelinesPanel
+from annotator.order_control import order_control
 from annotator.preview import LATEX_DELIMITERS, to_markdown
 from annotator.queues import FLAG_FILTERS, QUEUES, Filters
 from annotator.render import PdfRenderer, RenderError
@@ -45,6 +46,7 @@ class AppContext:
     renderer: PdfRenderer
     local_mode: bool  # no users configured, loopback only: everyone is the local admin
     field_ids: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # textbox id → (queue, path)
+    order: str = "id"  # the item queues' order when a page opens (queues.ORDERS; annotate --order)
 
     progress_cache: dict[tuple[str, str], tuple[float, str]] = dataclasses.field(default_factory=dict)
 
@@ -129,6 +131,7 @@ class ItemQueueTab:
                                           elem_id=f"{q}-assignee")
             self.f_search = gr.Textbox(label="검색 (ID 또는 본문) · Search id or text", scale=2,
                                        elem_id=f"{q}-search")
+            self.f_order = order_control(q, self.ctx.order)
         with gr.Row():
             self.b_first = gr.Button("찾기 · Find", size="sm", elem_id=f"{q}-find")
             self.b_prev = gr.Button("◀ 이전 · Previous (P)", size="sm", elem_classes=["bs-prev"], elem_id=f"{q}-prev")
@@ -189,18 +192,21 @@ class ItemQueueTab:
                 *self.extra_render(view)]
 
     # -- wiring -------------------------------------------------------------------------
-    def filters(self, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str, search: str) -> Filters:
-        return Filters(tuple(status or ()), exam or None, subject or None, flag or None, assignee or None, search or "")
+    def filters(self, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str, search: str,
+                order: str = "id") -> Filters:
+        return Filters(tuple(status or ()), exam or None, subject or None, flag or None, assignee or None, search or "",
+                       order or "id")
 
     def wire(self) -> None:
         ctx, q = self.ctx, self.queue
-        filter_inputs = [self.f_status, self.f_exam, self.f_subject, self.f_flag, self.f_assignee, self.f_search]
+        filter_inputs = [self.f_status, self.f_exam, self.f_subject, self.f_flag, self.f_assignee, self.f_search,
+                         self.f_order]
 
         def navigate(how: Move) -> Callable[..., list[Any]]:
             def handler(session: Session, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str,
-                        search: str, request: gr.Request) -> list[Any]:
+                        search: str, order: str, request: gr.Request) -> list[Any]:
                 user = ctx.require(request, q)
-                filters = self.filters(status, exam, subject, flag, assignee, search)
+                filters = self.filters(status, exam, subject, flag, assignee, search, order)
                 return self.render(ctx.reviewer.navigate(user, q, filters, session.item_id, how), user)
             return handler
 
@@ -274,7 +280,7 @@ class ItemQueueTab:
     def load(self, user: auth.User) -> list[Any]:
         if user.role not in QUEUES[self.queue].roles:
             return self.render(View(Session(self.queue)), None)
-        return self.render(self.ctx.reviewer.resume(user.name, self.queue), user.name)
+        return self.render(self.ctx.reviewer.resume(user.name, self.queue, self.ctx.order), user.name)
 
 
 def _slot_exists(record: dict[str, Any], path: str) -> bool:

@@ -36,13 +36,17 @@ def annotate_command(
     workspace: WorkspaceOption = None,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="port to listen on")] = 7860,
+    order: Annotated[str, typer.Option(help="the item queues' order when a page opens: id, or confidence (lowest "
+                                            "extraction confidence first; items without one last)")] = "id",
 ) -> None:
     """Serve the annotator. Login is required once users exist; with none, only 127.0.0.1 is served."""
     if ctx.invoked_subcommand is not None:
         return
+    if order not in queues.ORDERS:
+        raise BenchsmithError(f"--order {order!r}: choose one of {', '.join(queues.ORDERS)}")
     from annotator.server import serve
 
-    serve(_workspace(workspace), host, port)
+    serve(_workspace(workspace), host, port, order)
 
 
 def _report(report: scoring.LoadReport, what: str) -> None:

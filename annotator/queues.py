@@ -3,6 +3,11 @@ unreviewed for me", assignment with overlap, recorded decisions and progress.
 
 Queue membership reads the store's `items` table (never writes it). Flag filters match
 the store's compact, key-sorted JSON snapshot (`"korea_reasons":[…]`).
+
+A queue is walked in id order, or (`order="confidence"`) by extraction confidence, lowest
+first (`extra.extraction_confidence.score`, curation/extract/confidence.py), ties in id order.
+An item with no confidence (imported, or extracted before it was measured) is not known to be
+good: it comes after every measured one, so the doubtful items are met first.
 """
 
 from __future__ import annotations
@@ -12,11 +17,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sqlalchemy import Engine, and_, exists, func, insert, not_, or_, select, true
+from sqlalchemy import Connection, Engine, Float, and_, exists, func, insert, not_, or_, select, true
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import ColumnElement
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 
 from annotator.tables import assignments, now, reviews, write_connection
 from curation.errors import BenchsmithError
+from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
 from curation.store import items_table
 
 ITEMS = items_table.c
@@ -87,10 +96,11 @@ class Filters:
     flag: str | None = None
     assignee: str | None = None
     search: str = ""
+    order: str = "id"  # how the queue is walked: a key of ORDERS (not a filter: it selects nothing)
 
     def describe(self) -> str:
         parts = [f"{k}={'|'.join(v) if isinstance(v, tuple | list) else v}" for k, v in self.__dict__.items()
-                 if v not in ((), [], None, "")]
+                 if v not in ((), [], None, "") and k != "order"]
         return ", ".join(parts) or "(all)"
 
 
@@ -133,20 +143,65 @@ def count(engine: Engine, queue: str, filters: Filters) -> int:
         return conn.execute(select(func.count()).select_from(items_table).where(where(queue, filters))).scalar_one()
 
 
+ORDERS: dict[str, str] = {
+    "id": "ID 순 · By id",
+    "confidence": "추출 신뢰도 낮은 순 · Lowest extraction confidence first",
+}
+UNMEASURED = 2.0  # the sort value of an item with no confidence: after every measured score (0–1)
+Direction = Literal["next", "prev"]
+
+
+class _ConfidenceScore(FunctionElement[float]):
+    """The extraction confidence score in an item's stored snapshot; NULL when none was recorded."""
+
+    type = Float()
+    inherit_cache = True
+    name = "extraction_confidence_score"
+
+
+@compiles(_ConfidenceScore)
+def _json_extract(element: _ConfidenceScore, compiler: SQLCompiler, **kw: Any) -> str:  # SQLite
+    return f"json_extract({compiler.process(ITEMS.data, **kw)}, '$.extra.{CONFIDENCE_KEY}.score')"
+
+
+@compiles(_ConfidenceScore, "postgresql")
+def _jsonb(element: _ConfidenceScore, compiler: SQLCompiler, **kw: Any) -> str:
+    return f"(CAST({compiler.process(ITEMS.data, **kw)} AS JSONB) -> 'extra' -> '{CONFIDENCE_KEY}' ->> 'score')::float8"
+
+
+def _sort_keys(order: str) -> list[ColumnElement[Any]]:
+    if order not in ORDERS:
+        raise QueueError(f"order {order!r}: choose one of {', '.join(ORDERS)}")
+    if order == "confidence":
+        return [func.coalesce(_ConfidenceScore(), UNMEASURED), ITEMS.id]
+    return [ITEMS.id]
+
+
+def _ordering(order: str, direction: Direction) -> list[ColumnElement[Any]]:
+    return [key if direction == "next" else key.desc() for key in _sort_keys(order)]
+
+
+def _beyond(conn: Connection, order: str, current: str, direction: Direction) -> ColumnElement[bool]:
+    """Items after (or before) `current` in the order: keyset comparison on the sort keys."""
+    keys = _sort_keys(order)
+    row = conn.execute(select(*keys).where(ITEMS.id == current)).first()
+    values: tuple[Any, ...] = tuple(row) if row is not None else (current,)
+    if row is None:  # the current item is gone: place it by its id alone
+        keys = [ITEMS.id]
+    clause = keys[-1] > values[-1] if direction == "next" else keys[-1] < values[-1]
+    for key, value in zip(reversed(keys[:-1]), reversed(values[:-1]), strict=True):
+        clause = or_(key > value if direction == "next" else key < value, and_(key == value, clause))
+    return clause
+
+
 def neighbour(engine: Engine, queue: str, filters: Filters, current: str | None,
-              direction: Literal["next", "prev"]) -> str | None:
-    """The item after (or before) `current` in id order; the first (last) one when current is None."""
+              direction: Direction) -> str | None:
+    """The item after (or before) `current` in the queue's order; the first (last) one when current is None."""
     statement = select(ITEMS.id).where(where(queue, filters))
-    if direction == "next":
-        if current is not None:
-            statement = statement.where(ITEMS.id > current)
-        statement = statement.order_by(ITEMS.id)
-    else:
-        if current is not None:
-            statement = statement.where(ITEMS.id < current)
-        statement = statement.order_by(ITEMS.id.desc())
     with engine.connect() as conn:
-        return conn.execute(statement.limit(1)).scalar_one_or_none()
+        if current is not None:
+            statement = statement.where(_beyond(conn, filters.order, current, direction))
+        return conn.execute(statement.order_by(*_ordering(filters.order, direction)).limit(1)).scalar_one_or_none()
 
 
 def _reviewed_by(queue: str, user: str) -> ColumnElement[bool]:
@@ -163,15 +218,16 @@ def has_assignments(engine: Engine, queue: str) -> bool:
 
 
 def next_unreviewed(engine: Engine, queue: str, filters: Filters, user: str, after: str | None) -> str | None:
-    """The next item (after `after`, wrapping round) in the queue that `user` has not decided on;
+    """The next item (after `after` in the queue's order, wrapping round) that `user` has not decided on;
     when the queue has assignments, only items assigned to `user`."""
     clause = and_(where(queue, filters), not_(_reviewed_by(queue, user)))
     if has_assignments(engine, queue):
         clause = and_(clause, _assigned_to(queue, user))
     with engine.connect() as conn:
-        for lower in ((after,) if after else ()) + ("",):
+        starts = ([_beyond(conn, filters.order, after, "next")] if after else []) + [true()]
+        for start in starts:
             found = conn.execute(
-                select(ITEMS.id).where(clause, ITEMS.id > lower).order_by(ITEMS.id).limit(1)
+                select(ITEMS.id).where(clause, start).order_by(*_ordering(filters.order, "next")).limit(1)
             ).scalar_one_or_none()
             if found is not None:
                 return found

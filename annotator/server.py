@@ -71,13 +71,13 @@ def check_can_serve(workspace: Workspace, host: str) -> bool:
     return True
 
 
-def create_server(workspace: Workspace, *, local_mode: bool, token: str | None = None) -> ASGIApp:
+def create_server(workspace: Workspace, *, local_mode: bool, token: str | None = None, order: str = "id") -> ASGIApp:
     """The app behind its gate: with `local_mode` only holders of `token` get in (a random one
     when None); with users only signed-in sessions reach anything but the login page."""
     store = workspace.store
     ensure_tables(store.engine)
     renderer = PdfRenderer(workspace.blobs)
-    ctx = AppContext(workspace, Reviewer(store, renderer), ScoreDesk(store), renderer, local_mode)
+    ctx = AppContext(workspace, Reviewer(store, renderer), ScoreDesk(store), renderer, local_mode, order=order)
     blocks = build_app(ctx).queue(default_concurrency_limit=8)
     api = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
 
@@ -147,11 +147,11 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
                        token=(token or secrets.token_urlsafe(24)) if local_mode else None)
 
 
-def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860) -> None:
+def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860, order: str = "id") -> None:
     ensure_tables(workspace.store.engine)
     local_mode = check_can_serve(workspace, host)
     token = (os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)) if local_mode else None
-    app = create_server(workspace, local_mode=local_mode, token=token)
+    app = create_server(workspace, local_mode=local_mode, token=token, order=order)
     import uvicorn
 
     if local_mode:

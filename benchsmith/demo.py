@@ -154,6 +154,12 @@ def stage_evaluate(ctx: DemoContext) -> str:
     return f"{len(lines)} runs{local}; report: {report}"
 
 
+def stage_judge(ctx: DemoContext) -> str:
+    from benchsmith.demo_judge import judge_sample
+
+    return judge_sample(ctx.workspace)
+
+
 def stage_filter(ctx: DemoContext) -> str:
     from benchsmith.demo_filter import filter_sample
 
@@ -177,6 +183,7 @@ STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("stats", stage_stats),
     ("export", stage_export),
     ("evaluate", stage_evaluate),
+    ("judge", stage_judge),
     ("filter", stage_filter),
     ("shift", stage_shift),
     ("release", stage_release),

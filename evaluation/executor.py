@@ -12,7 +12,7 @@ import asyncio
 import random
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -174,7 +174,7 @@ class Executor:
                     record = job.finish(job, None, BackendError("malformed", f"invalid after {resend + 1} tries: {invalid}"),
                                         completion_meta)
                 else:
-                    request = ChatRequest(request.messages, request.response_schema, request.salt + 1, request.choices)
+                    request = replace(request, salt=request.salt + 1)
                     key = job.rekey(request)
                     continue
             break

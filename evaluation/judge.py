@@ -66,13 +66,32 @@ _SYSTEM = ("당신은 시험 문제 풀이를 채점하는 전문가입니다. �
            '{"factuality": 1-5, "logical_soundness": 1-5, "depth": 1-5, "clarity": 1-5, "factual_errors": ["…"]}')
 
 
+# The sections of the judge's user message, in order: what judge_request writes and judge_sections reads
+SECTIONS = ("문제", "선택지", "정답", "참고 해설", "평가 대상 풀이")
+
+
 def judge_request(item: Item, rationale: str) -> ChatRequest:
     options = "\n".join(f"{n}. {option.text or '(그림)'}" for n, option in enumerate(item.options, start=1))
     gold = ", ".join(map(str, item.answer_list()))
     reference = item.rationale.text if item.rationale else ""
-    user = (f"[문제]\n{item.stem}\n[선택지]\n{options}\n[정답]\n{gold}\n[참고 해설]\n{reference}\n"
-            f"[평가 대상 풀이]\n{rationale}")
+    bodies = (item.stem, options, gold, reference, rationale)
+    user = "\n".join(f"[{name}]\n{body}" for name, body in zip(SECTIONS, bodies, strict=True))
     return ChatRequest((Message("system", (_SYSTEM,)), Message("user", (user,))), response_schema=VERDICT_SCHEMA)
+
+
+def judge_sections(request: ChatRequest) -> dict[str, str] | None:
+    """The sections of a judge request (for rule judges that read it), or None for any other request."""
+    rest = request.messages[-1].text() if request.messages else ""
+    if not rest.startswith(f"[{SECTIONS[0]}]\n"):
+        return None
+    rest = rest[len(SECTIONS[0]) + 3:]
+    found: dict[str, str] = {}
+    for name, following in zip(SECTIONS, SECTIONS[1:], strict=False):
+        found[name], marker, rest = rest.partition(f"\n[{following}]\n")
+        if not marker:
+            return None
+    found[SECTIONS[-1]] = rest
+    return found
 
 
 def parse_verdict(text: str) -> Verdict:

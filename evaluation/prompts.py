@@ -94,7 +94,9 @@ def build_request(item: Item, prompt: Prompt, images: ImageResolver, variant: Va
     parts.append(prompt.instruction)
     merged = _merge_text(parts)
     choices = tuple("" if hide_options else option.text for option in item.options)
-    return ChatRequest((Message("system", (prompt.system,)), Message("user", tuple(merged))), choices=choices)
+    question = "" if variant == "options_only" else stem_for(item, variant)
+    return ChatRequest((Message("system", (prompt.system,)), Message("user", tuple(merged))), choices=choices,
+                       question=question)
 
 
 def _merge_text(parts: list[Part]) -> list[Part]:

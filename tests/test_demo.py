@@ -11,7 +11,7 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
     assert first.returncode == 0, first.stderr
     assert first.stdout.rstrip().endswith(f"benchsmith annotate -w {ws.resolve()}")  # the demo's last line
     for stage in ("sample exam", "extract", "dedup", "shuffle", "korea", "taxonomy", "rationales", "stats", "export",
-                  "evaluate",
+                  "evaluate", "judge",
                   "filter", "shift", "release"):
         assert f"✓ {stage}" in first.stdout, stage
     stats = json.loads(run_cli("items", "stats", "--json", "-w", str(ws)).stdout)
@@ -36,8 +36,10 @@ def _every_queue_has_work(ws, items: int) -> None:
     workspace = open_workspace(ws)
     engine = workspace.store.engine
     korea = sum(1 for s in workspace.store.iter_items() if KoreaLexicon().reasons(s.item))
-    assert korea and queues.count(engine, "korea", queues.Filters()) == korea
+    assert queues.count(engine, "korea", queues.Filters()) == korea > 2
     with_answer = sum(1 for s in workspace.store.iter_items() if s.item.answer_list() and s.item.status != "excluded")
     assert queues.count(engine, "rationale", queues.Filters()) >= with_answer > 0
     assert len(scoring.tasks(engine)) >= with_answer
+    judged = [row for row in scoring.score_table(engine) if row["judge"]]
+    assert any(row["model"] == "baseline:overlap" for row in judged)  # judged by baseline:rubric-checks
     assert queues.count(engine, "item", queues.Filters()) == items

@@ -8,9 +8,9 @@ from evaluation.models import ModelSpec
 
 def make_backend(spec: ModelSpec, concurrency: int = 16) -> Backend:
     if spec.backend == "baseline":
-        from evaluation.backends.baseline import BaselineBackend
+        from evaluation.backends.baseline import baseline_backend
 
-        return BaselineBackend(spec)
+        return baseline_backend(spec)
     if spec.backend == "openai-compatible":
         from evaluation.backends.openai_compatible import OpenAICompatibleBackend
 

@@ -58,6 +58,7 @@ class ChatRequest:
     response_schema: dict[str, Any] | None = None  # ask for JSON following this schema
     salt: int = 0  # a resend of an otherwise identical request (judge retries after an invalid verdict)
     choices: tuple[str, ...] = ()  # the option texts, for answerers that look only at the options (baselines)
+    question: str = ""  # the stem as shown, for rule answerers that read it (baseline:overlap); "" when hidden
 
     def has_images(self) -> bool:
         return any(message.has_images() for message in self.messages)

@@ -2,6 +2,10 @@
 artifacts (the key is often the longest option, or the one most like the others).
 
     baseline:longest   baseline:shortest   baseline:similar   baseline:position-N   baseline:last
+
+Two more rules stand in for models where none is installed (the demo), each saying so in its output:
+`baseline:overlap` reads the question too and writes a rationale (evaluation/backends/overlap.py),
+`baseline:rubric-checks` is a judge made of checks (evaluation/backends/rubric_checks.py).
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from collections.abc import Callable
 from rapidfuzz import fuzz
 
 from evaluation.backends.base import ChatRequest, Completion
+from evaluation.backends.overlap import OverlapBackend
+from evaluation.backends.rubric_checks import RubricChecksBackend
 from evaluation.models import ModelConfigError, ModelSpec
 
 Chooser = Callable[[tuple[str, ...]], int]  # option texts → 1-based option number
@@ -46,11 +52,20 @@ def chooser_for(name: str) -> Chooser:
     named: dict[str, Chooser] = {"longest": _longest, "shortest": _shortest, "similar": _most_similar,
                                  "last": lambda options: len(options)}
     if name not in named:
-        raise ModelConfigError(f"unknown baseline {name!r} (choose longest, shortest, similar, last or position-N)")
+        raise ModelConfigError(f"unknown baseline {name!r} (choose longest, shortest, similar, last, position-N, "
+                               "overlap or rubric-checks)")
     return named[name]
 
 
 BASELINE_NAMES = ("longest", "shortest", "similar", "position-1", "last")
+
+
+def baseline_backend(spec: ModelSpec) -> BaselineBackend | OverlapBackend | RubricChecksBackend:
+    if spec.model == "overlap":
+        return OverlapBackend(spec)
+    if spec.model == "rubric-checks":
+        return RubricChecksBackend(spec)
+    return BaselineBackend(spec)
 
 
 class BaselineBackend:
