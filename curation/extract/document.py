@@ -18,7 +18,7 @@ from curation.extract.pdf_open import OpenedPdf, PdfError, load_page, page_error
 from curation.extract.tables import find_tables, tag_table_lines
 from curation.extract.text_quality import text_layer_problem
 
-ENGINES = ("auto", "pymupdf", "ocr", "mineru")
+ENGINES = ("auto", "pymupdf", "ocr", "mineru", "vlm")
 
 
 @dataclass
