@@ -371,7 +371,8 @@ def request_images(request: dict[str, Any]) -> list[bytes]:
             inline = part.get("inlineData") or part.get("inline_data")
             if inline:
                 encoded.append(inline["data"])
-    return [base64.b64decode(data) for data in encoded]
+    # google-genai sends URL-safe base64 without padding
+    return [base64.b64decode(data + "=" * (-len(data) % 4), altchars=b"-_") for data in encoded]
 
 
 def _openai_text(content: Any) -> str:
