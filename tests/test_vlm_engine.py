@@ -238,9 +238,48 @@ def test_transcription_answers_are_checked_and_formulas_put_in_house_delimiters(
     assert parse_transcription(good).questions[0].number == 2
     for bad, says in [('{"questions": [', "broken JSON"), ("I cannot read this.", "no JSON object"),
                       ('{"questions": [{"stem": "s", "options": [{"text": "a"}, {"text": ""}]}]}', "needs its text"),
+                      ('{"questions": [{"number": 4, "stem": " "}]}', "its stem or its options"),
                       ('{"questions": [{"stem": "s", "options": [{"text": "a"}, {"text": "b"}], "box": [5, 5, 1, 1]}]}',
                        "x0 < x1"),
                       ('{"questions": [], "note": 1}', "note")]:
         with pytest.raises(TranscriptionError, match=says):
             parse_transcription(bad)
     assert house_delimiters(r"둘레 $2\pi r$ 와 \[E=mc^2\] 와 $$a$$") == r"둘레 \(2\pi r\) 와 $$E=mc^2$$ 와 $$a$$"
+
+
+class SplitQuestion(TruthTranscriber):
+    """The truth, except that question `number`'s last two options are seen only in the next region,
+    as the start of that region without a number (a question running on into the next column)."""
+
+    def __init__(self, truth, number):
+        super().__init__(truth)
+        self.number = number
+        self.carried = None
+
+    def __call__(self, prompt_text, body):
+        answer = json.loads(super().__call__(prompt_text, body))
+        questions = answer["questions"]
+        if self.carried is not None:
+            questions.insert(0, {"number": None, "options": self.carried})
+            self.carried = None
+        for question in questions:
+            if question["number"] == self.number:
+                self.carried = question["options"][2:]
+                question["options"] = question["options"][:2]
+        return json.dumps(answer, ensure_ascii=False)
+
+
+def test_a_question_running_on_into_the_next_column_is_joined(broken_exam, tmp_path):
+    pdf, truth = broken_exam
+    last_left = max((r for r in truth if r["source"]["page"] == 2 and r["source"]["bbox"][0] < 297.5),
+                    key=lambda r: r["source"]["bbox"][1])
+    workspace = init_workspace(tmp_path / "ws")
+    with ServerThread(ServerConfig(responder=SplitQuestion(truth, last_left["source"]["number"]))) as server:
+        spec = _openai(server)
+        model = client_factory(spec, workspace)
+        model.settings.concurrency = 1  # the regions in reading order, so the carried part follows its start
+        report = extract_pdf(pdf, workspace, ExtractOptions(engine="vlm", vlm_model=spec), model=model)
+    assert report.errors == []
+    item = workspace.store.get(_item_id(pdf, last_left["source"]["number"])).item
+    assert [o.text for o in item.options] == [o["text"] for o in last_left["options"]]
+    assert any(reason.startswith("continued on page 2") for reason in item.flags.review_reasons)

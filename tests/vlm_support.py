@@ -18,7 +18,7 @@ from tests.fault_server import Reply, Scripted, request_images
 REGION = re.compile(r"\[영역\] (\d+)쪽 .*?\(x ([\d.]+)–([\d.]+), y ([\d.]+)–([\d.]+) pt\)(?:, (\d+)번 문항)?")
 # what a scripted fault answers (by name), the rest are Scripted replies of the fault server
 BROKEN_JSON = '{"questions": [{"number": 1, "stem": "잘린 답'
-SCHEMA_INVALID = '{"questions": [{"number": 3, "stem": "", "options": [{"text": "하나뿐"}]}]}'
+SCHEMA_INVALID = '{"questions": [{"number": "셋", "stem": "발문", "options": "①②③④"}]}'
 
 
 def read_truth(path: Path) -> list[dict[str, Any]]:

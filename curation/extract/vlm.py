@@ -123,11 +123,10 @@ class VisionTranscriber:
         review = [VLM_REASON.format(model=self.model.name)]
         if read.number is not None and read.number != layout.number:
             review.append(f"the vision model read number {read.number} where the layout has {layout.number}")
-        same_count = len(read.options) == len(layout.options)
-        options = [ExtractedOption(house_delimiters(option.text).strip(),
-                                   self._crop(region, option.figure) if option.figure
-                                   else layout.options[index].figure if same_count else None)
-                   for index, option in enumerate(read.options)]
+        options = self._options(region, read)
+        if len(options) == len(layout.options):  # a picture option the layout cropped and the model did not box
+            for option, laid in zip(options, layout.options, strict=True):
+                option.figure = option.figure or laid.figure
         figures = layout.figures or [self._crop(region, box) for box in read.figures]
         return ExtractedQuestion(layout.number, layout.run, layout.subject, layout.part, layout.page, layout.bbox,
                                  house_delimiters(read.stem).strip(), options, figures, review,
@@ -153,10 +152,8 @@ class VisionTranscriber:
                 review = [VLM_REASON.format(model=self.model.name),
                           NO_LAYOUT_REASON.format(page=region.page, problem=problem)]
                 box = region.to_page(read.box) if read.box else region.box
-                options = [ExtractedOption(house_delimiters(o.text).strip(), self._crop(region, o.figure) if o.figure else None)
-                           for o in read.options]
                 merged.append(ExtractedQuestion(read.number, 0, None, None, region.page, box,
-                                                house_delimiters(read.stem).strip(), options,
+                                                house_delimiters(read.stem).strip(), self._options(region, read),
                                                 [self._crop(region, b) for b in read.figures], review, "circled", {"vlm"}))
 
     def _continue_previous(self, merged: list[ExtractedQuestion], region: Region, read: TranscribedQuestion,
@@ -168,10 +165,13 @@ class VisionTranscriber:
                                    "was not read; left out")
             return
         previous.stem = f"{previous.stem}\n{house_delimiters(read.stem).strip()}"
-        previous.options += [ExtractedOption(house_delimiters(o.text).strip(),
-                                             self._crop(region, o.figure) if o.figure else None) for o in read.options]
+        previous.options += self._options(region, read)
         previous.figures += [self._crop(region, box) for box in read.figures]
         previous.review.append(f"continued on page {region.page} ({region.label}): check that the parts join")
+
+    def _options(self, region: Region, read: TranscribedQuestion) -> list[ExtractedOption]:
+        return [ExtractedOption(house_delimiters(option.text).strip(),
+                                self._crop(region, option.figure) if option.figure else None) for option in read.options]
 
     def _crop(self, region: Region, pixels: list[float]) -> Figure:
         box = region.to_page(pixels)
@@ -210,9 +210,14 @@ def transcribe(regions: list[Region], model: TextModel, max_tries: int = MAX_TRI
 
 
 def _checked(transcription: Transcription, region: Region) -> Transcription:
-    """A question's own region must yield a question."""
-    if region.question is not None and not transcription.questions:
+    """A question's own region must yield that question whole."""
+    if region.question is None:
+        return transcription
+    if not transcription.questions:
         raise TranscriptionError(f"no question found in the region of question {region.question.number}")
+    if not _matching(transcription, region.question.number).complete():
+        raise TranscriptionError(f"question {region.question.number} read without its stem or with fewer than "
+                                 "two options")
     return transcription
 
 

@@ -67,9 +67,12 @@ class TranscribedOption(_Strict):
 
 
 class TranscribedQuestion(_Strict):
+    """A question, or part of one: a region may end inside a question (fewer options) or start
+    with the end of one (no number)."""
+
     number: int | None = Field(None, ge=1, le=999, description="null: the end of a question begun before this region")
-    stem: str = Field(min_length=1)
-    options: list[TranscribedOption] = Field(min_length=2, max_length=10)
+    stem: str = ""
+    options: list[TranscribedOption] = Field(default_factory=list, max_length=10)
     figures: list[Box] = Field(default_factory=list)
     box: Box | None = Field(None, description="where the question sits in the picture, in pixels")
 
@@ -84,6 +87,16 @@ class TranscribedQuestion(_Strict):
         for box in boxes:
             _checked_box(box)
         return boxes
+
+    @model_validator(mode="after")
+    def _something_read(self) -> TranscribedQuestion:
+        if not self.stem.strip() and not self.options:
+            raise ValueError("a question needs its stem or its options")
+        return self
+
+    def complete(self) -> bool:
+        """A whole question: a stem and at least two options."""
+        return bool(self.stem.strip()) and len(self.options) >= 2
 
 
 class Transcription(_Strict):
