@@ -53,7 +53,7 @@ def extract_command(
     model = vision_model(options, ws) if options.reads_with_vlm() else None  # a bad spec fails before any PDF
     if (engine == "mineru" or model is not None) and executor != "local":
         used = "--engine mineru" if engine == "mineru" else "the vision model"
-        raise BenchsmithError(f"{used} runs from this machine only: use --executor local")
+        raise BenchsmithError(f"{used} runs on this machine only: use --executor local")
     in_process = executor == "local" and ray_address is None and (
         len(pdfs) == 1 or engine == "mineru" or workers == 1 or model is not None)
     if in_process:
