@@ -64,7 +64,7 @@ def sample_exam_command(
     out_pdf: Annotated[Path, typer.Argument(help="where to write the sample exam PDF")],
     seed: Annotated[int, typer.Option(help="variation seed; 0 is the canonical sample")] = 0,
     variant: Annotated[str | None, typer.Option(help="a layout variant: glyphs, numbering-mun, numbering-beon, "
-                                                     "numbering-bracket, passage")] = None,
+                                                     "numbering-bracket, passage, table, three-column, broken-font")] = None,
 ) -> None:
     """Write the project's own sample exam PDF and its ground truth (OUT.truth.jsonl)."""
     from curation.sample_exam import write_sample_exam

@@ -23,12 +23,13 @@ class TextRequest:
     user: str
     attempt: int = 0  # a retry of the same request gets a fresh response (not the cached one)
     json_schema: dict[str, Any] | None = None
+    images: tuple[bytes, ...] = ()  # PNG pictures shown before the user text (a vision model is needed)
 
 
 @dataclass(frozen=True)
 class TextResult:
     key: str
-    text: str | None
+    text: str | None  # None when there is no usable answer: then `error` says why (refused, cut off …)
     error: str | None = None
 
 

@@ -30,6 +30,7 @@ class Workspace:
     root: Path
     db_url: str
     name: str
+    vlm_model: str | None = None  # [extract] vlm_model: the vision model extraction falls back to
 
     @property
     def blobs_dir(self) -> Path:
@@ -66,7 +67,10 @@ def _config_text(name: str, db_url: str | None, password_file: str | None) -> st
         f'name = "{name}"\n\n'
         "[store]\n"
         f"{url_line}\n"
-        f"{password_line}"
+        f"{password_line}\n"
+        "# [extract]\n"
+        "# vlm_model = \"openai-compatible:MODEL@http://127.0.0.1:8000/v1?vision=true\"  "
+        "(pages with broken fonts or many formulas read by this vision model)\n"
     )
 
 
@@ -116,10 +120,14 @@ def open_workspace(path: str | os.PathLike | None) -> Workspace:
         raise WorkspaceError(f"{config}: malformed config: {error}") from None
     store = data.get("store", {})
     workspace = data.get("workspace", {})
-    if not isinstance(store, dict) or not isinstance(workspace, dict):
-        raise WorkspaceError(f"{config}: [store] and [workspace] must be tables")
+    extract = data.get("extract", {})
+    if not isinstance(store, dict) or not isinstance(workspace, dict) or not isinstance(extract, dict):
+        raise WorkspaceError(f"{config}: [store], [workspace] and [extract] must be tables")
+    vlm_model = extract.get("vlm_model")
+    if vlm_model is not None and not (isinstance(vlm_model, str) and vlm_model.strip()):
+        raise WorkspaceError(f"{config}: extract.vlm_model must be a model spec (a string)")
     url = store.get("url") or DEFAULT_DB.format(root=root.as_posix())
     password_file = store.get("password_file", PASSWORD_FILE)
     if not isinstance(url, str) or not isinstance(password_file, str):
         raise WorkspaceError(f"{config}: store.url and store.password_file must be strings")
-    return Workspace(root, with_password(url, root / password_file), str(workspace.get("name", root.name)))
+    return Workspace(root, with_password(url, root / password_file), str(workspace.get("name", root.name)), vlm_model)

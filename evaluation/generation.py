@@ -6,17 +6,28 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
+from pathlib import Path
 from typing import Any
 
 from curation.item import Item
 from curation.llm import SolvedItem, TextRequest, TextResult
 from curation.store import ItemQuery
 from curation.workspace import Workspace
-from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
+from evaluation.backends.base import (
+    REFUSED_REASONS,
+    TRUNCATED_REASONS,
+    BackendError,
+    ChatRequest,
+    Completion,
+    ImagePart,
+    Message,
+    Part,
+)
 from evaluation.cache import cache_key
 from evaluation.executor import ExecutorSettings, Job, run_jobs
 from evaluation.metrics import load_run
-from evaluation.models import ModelSpec, resolve_model
+from evaluation.models import ModelConfigError, ModelSpec, resolve_model
 from evaluation.runlog import RESPONSES, now_iso, read_records, write_manifest
 from evaluation.runner import RunRequest, run_model, store_dataset
 
@@ -28,7 +39,7 @@ class RunnerTextModel:
         self.name = spec.name
         self.settings = ExecutorSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
 
-    def _run_dir(self, purpose: str):  # noqa: ANN202
+    def _run_dir(self, purpose: str) -> Path:
         digest = hashlib.sha256(json.dumps([self.spec.identity(), self.spec.decoding.model_dump()],
                                            sort_keys=True).encode()).hexdigest()[:10]
         slug = "".join(c if c.isalnum() or c in "._-" else "-" for c in self.spec.name)[:40]
@@ -50,9 +61,11 @@ class RunnerTextModel:
         log_key = lambda request: f"{request.key}#{request.attempt}"  # noqa: E731
         done = read_records(run_dir / RESPONSES, key="job")
         jobs_by_attempt: dict[int, list[Job]] = {}
+        if any(request.images for request in requests) and not self.spec.capabilities.vision:
+            raise ModelConfigError(f"model {self.spec.name!r} is not declared with vision: add ?vision=true to the "
+                                   "spec or capabilities.vision to its YAML")
         for request in requests:
-            chat = ChatRequest((Message("system", (request.system,)), Message("user", (request.user,))),
-                               response_schema=request.json_schema, salt=request.attempt)
+            chat = self.chat_request(request, run_dir)
             key = cache_key(self._seeded(request.attempt), chat, purpose)
             previous = done.get(log_key(request))
             if previous is not None and previous.get("text") is not None and previous.get("key") == key:
@@ -68,6 +81,14 @@ class RunnerTextModel:
             results[request.key] = TextResult(request.key, record.get("text"), record.get("error"))
         return results
 
+    @staticmethod
+    def chat_request(request: TextRequest, run_dir: Path) -> ChatRequest:
+        """The chat a backend sends: the system text, then the pictures (kept as files under the
+        run folder, named by sha256) and the user text; each backend encodes the pictures its way."""
+        user: tuple[Part, ...] = (*(_image_part(run_dir, png) for png in request.images), request.user)
+        return ChatRequest((Message("system", (request.system,)), Message("user", user)),
+                           response_schema=request.json_schema, salt=request.attempt)
+
     def solve_with_rationale(self, items: list[Item], attempt: int) -> dict[str, SolvedItem]:
         """The reasoning prompt (free scratchpad, then JSON with rationale and answer); attempt k
         uses seed + k so a retry is a new sample, not the cached one."""
@@ -79,11 +100,36 @@ class RunnerTextModel:
                 for item_id, record in run.records.items()}
 
 
+def _image_part(run_dir: Path, png: bytes) -> ImagePart:
+    sha = hashlib.sha256(png).hexdigest()
+    path = run_dir / "images" / f"{sha}.png"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        partial.write_bytes(png)
+        os.replace(partial, path)
+    return ImagePart(path, sha, "image/png")
+
+
 def _finish(job: Job, completion: Completion | None, error: BackendError | None, meta: dict[str, Any]) -> dict[str, Any]:
     if completion is None:
         return {"job": job.id, "text": None, "error": str(error) if error else "error", **meta, "ts": now_iso()}
+    unusable = _unusable(completion)
+    if unusable is not None:
+        return {"job": job.id, "text": None, "error": unusable, "finish_reason": completion.finish_reason,
+                "usage": completion.usage, **meta, "ts": now_iso()}
     return {"job": job.id, "text": completion.text, "error": None, "finish_reason": completion.finish_reason,
             "usage": completion.usage, **meta, "ts": now_iso()}
+
+
+def _unusable(completion: Completion) -> str | None:
+    """Why a completion's text is no answer (a refusal, a cut-off), or None when it is one."""
+    if completion.finish_reason in REFUSED_REASONS:
+        said = completion.text.strip()[:160]
+        return f"the model refused ({completion.finish_reason})" + (f": {said}" if said else "")
+    if completion.finish_reason in TRUNCATED_REASONS:
+        return "the response was cut off at the token limit (raise max_tokens)"
+    return None
 
 
 def client_factory(spec_text: str, ws: Workspace) -> RunnerTextModel:

@@ -29,7 +29,7 @@ from curation.query import (
 )
 from curation.store import ItemQuery
 from curation.workspace import Workspace
-from evaluation.backends.base import BackendError, Completion
+from evaluation.backends.base import REFUSED_REASONS, TRUNCATED_REASONS, BackendError, Completion
 from evaluation.cache import cache_key
 from evaluation.datasets import Dataset, StoreDataset
 from evaluation.executor import ExecutorSettings, Job, run_jobs
@@ -40,8 +40,6 @@ from evaluation.records import AnswerRecord, read_jsonl_records
 from evaluation.runlog import RESPONSES, now_iso, read_manifest, write_manifest
 
 OUTCOMES = ("correct", "wrong", "unparseable", "error")
-_TRUNCATED = {"length", "max_tokens", "MAX_TOKENS"}
-_REFUSED = {"content_filter", "refusal", "SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST"}
 
 
 @dataclass
@@ -67,9 +65,9 @@ def score(item: Item, completion: Completion | None, error: BackendError | None)
         "rationale": parsed.rationale, "finish_reason": completion.finish_reason, "usage": completion.usage,
         "model_version": completion.model_version,
     }
-    if completion.finish_reason in _TRUNCATED or parsed.truncated:
+    if completion.finish_reason in TRUNCATED_REASONS or parsed.truncated:
         return record | {"outcome": "error", "error": {"kind": "truncated", "message": "the response was cut off"}}
-    if completion.finish_reason in _REFUSED or parsed.refusal:
+    if completion.finish_reason in REFUSED_REASONS or parsed.refusal:
         return record | {"outcome": "error", "error": {"kind": "refusal", "message": "the model refused to answer"}}
     if parsed.answer is None:
         return record | {"outcome": "unparseable", "error": None}

@@ -29,6 +29,17 @@ from urllib.parse import urlsplit
 FAULTS = ("429", "503", "500", "timeout", "malformed", "truncated")
 
 
+@dataclass(frozen=True)
+class Scripted:
+    """A responder's reply that is not plain text: an injected fault (one of FAULTS) or a refusal."""
+
+    fault: str | None = None
+    refusal: str | None = None
+
+
+Reply = str | Scripted
+
+
 @dataclass
 class ServerConfig:
     latency: float = 0.0
@@ -37,8 +48,8 @@ class ServerConfig:
     fault_rates: dict[str, float] = field(default_factory=dict)  # FAULTS → probability per request
     hang_s: float = 30.0  # how long a "timeout" fault holds the connection
     keep_requests: int = 2000  # request bodies kept for inspection by tests
-    # tests that need one fixed reply per question (prompt text, request body → reply)
-    responder: Callable[[str, dict[str, Any]], str] | None = None
+    # tests that need one fixed reply per question (prompt text, request body → reply), both wire formats
+    responder: Callable[[str, dict[str, Any]], Reply] | None = None
 
 
 @dataclass
@@ -209,16 +220,34 @@ class FakeModelServer:
             self.stats.bodies.append({"path": path, "body": request})
         key = request_key(request)
         fault = self._fault(key)
+        scripted = self.config.responder(_prompt_text(request, gemini is not None), request) \
+            if self.config.responder and not fault else None
+        if isinstance(scripted, Scripted) and scripted.fault:
+            fault = scripted.fault
         if self.config.latency:
             await asyncio.sleep(self.config.latency)
         if fault:
             self.stats.by_result[fault] += 1
             return await self._fail(fault, writer, gemini is not None, bool(request.get("stream")))
-        if gemini:
-            await self._gemini(request, gemini["model"], key, writer)
+        if isinstance(scripted, Scripted):
+            self.stats.by_result["refusal"] += 1
+            await self._refuse(scripted.refusal or "", writer, gemini is not None)
+        elif gemini:
+            await self._gemini(request, gemini["model"], key, writer, scripted)
         else:
-            await self._openai(request, key, writer)
+            await self._openai(request, key, writer, scripted)
         return True
+
+    async def _refuse(self, said: str, writer: asyncio.StreamWriter, gemini: bool) -> None:
+        """A refusal as each API sends it: OpenAI's `refusal` message field, Gemini's SAFETY finish."""
+        if gemini:
+            payload: dict[str, Any] = {"candidates": [{"content": {"role": "model", "parts": []}, "index": 0,
+                                                       "finishReason": "SAFETY"}], "modelVersion": "fake"}
+        else:
+            payload = {"id": "chatcmpl-refused", "object": "chat.completion", "created": int(time.time()), "model": "fake",
+                       "choices": [{"index": 0, "finish_reason": "stop",
+                                    "message": {"role": "assistant", "content": None, "refusal": said}}]}
+        await self._send(writer, 200, json.dumps(payload, ensure_ascii=False).encode())
 
     def _fault(self, key: str) -> str | None:
         self._seen[key] += 1
@@ -263,12 +292,11 @@ class FakeModelServer:
             return json.dumps(_from_schema(schema, _hash(self.config.seed, seed, prompt_text)), ensure_ascii=False)
         return compose_answer(prompt_text, _hash(self.config.seed, seed), self.config.answer_style)
 
-    async def _openai(self, request: dict[str, Any], key: str, writer: asyncio.StreamWriter) -> None:
-        prompt_text = "\n".join(_openai_text(message.get("content")) for message in request.get("messages", []))
+    async def _openai(self, request: dict[str, Any], key: str, writer: asyncio.StreamWriter, scripted: str | None) -> None:
+        prompt_text = _prompt_text(request, gemini=False)
         response_format = request.get("response_format") or {}
         schema = (response_format.get("json_schema") or {}).get("schema") if response_format.get("type") == "json_schema" else None
-        reply = (self.config.responder(prompt_text, request) if self.config.responder
-                 else self._reply(prompt_text, schema, request.get("seed")))
+        reply = scripted if scripted is not None else self._reply(prompt_text, schema, request.get("seed"))
         text, finish = _truncate_tokens(reply,
                                         request.get("max_tokens") or request.get("max_completion_tokens"))
         usage = {"prompt_tokens": len(prompt_text.split()), "completion_tokens": len(text.split()),
@@ -299,14 +327,14 @@ class FakeModelServer:
         writer.write(f"{len(done):x}\r\n".encode() + done + b"\r\n0\r\n\r\n")
         await writer.drain()
 
-    async def _gemini(self, request: dict[str, Any], model: str, key: str, writer: asyncio.StreamWriter) -> None:
-        texts = [part.get("text", "") for content in request.get("contents", []) for part in content.get("parts", [])]
-        system = request.get("systemInstruction") or request.get("system_instruction") or {}
-        prompt_text = "\n".join([*(p.get("text", "") for p in system.get("parts", [])), *texts])
+    async def _gemini(self, request: dict[str, Any], model: str, key: str, writer: asyncio.StreamWriter,
+                      scripted: str | None) -> None:
+        prompt_text = _prompt_text(request, gemini=True)
         config = request.get("generationConfig") or {}
         schema = config.get("responseJsonSchema") or config.get("responseSchema")
-        text, finish = _truncate_tokens(self._reply(prompt_text, _lower_types(schema) if schema else None,
-                                                    config.get("seed")), config.get("maxOutputTokens"))
+        reply = scripted if scripted is not None else self._reply(prompt_text, _lower_types(schema) if schema else None,
+                                                                  config.get("seed"))
+        text, finish = _truncate_tokens(reply, config.get("maxOutputTokens"))
         parts: list[dict[str, Any]] = []
         thinking = config.get("thinkingConfig") or {}
         if thinking.get("includeThoughts") or thinking.get("include_thoughts"):  # the SDK sends either spelling
@@ -321,6 +349,30 @@ class FakeModelServer:
         self.stats.answered[key] += 1
         self.stats.by_result["ok"] += 1
         await self._send(writer, 200, json.dumps(payload, ensure_ascii=False).encode())
+
+
+def _prompt_text(request: dict[str, Any], gemini: bool) -> str:
+    """Every text part of a request (system first), without its images."""
+    if not gemini:
+        return "\n".join(_openai_text(message.get("content")) for message in request.get("messages", []))
+    texts = [part.get("text", "") for content in request.get("contents", []) for part in content.get("parts", [])]
+    system = request.get("systemInstruction") or request.get("system_instruction") or {}
+    return "\n".join([*(p.get("text", "") for p in system.get("parts", [])), *texts])
+
+
+def request_images(request: dict[str, Any]) -> list[bytes]:
+    """The pictures a request carries, decoded: OpenAI `image_url` data URLs or Gemini `inline_data`."""
+    import base64
+
+    encoded = [part["image_url"]["url"].split(",", 1)[1] for message in request.get("messages", [])
+               if isinstance(message.get("content"), list) for part in message["content"] if part.get("type") == "image_url"]
+    for content in request.get("contents", []):
+        for part in content.get("parts", []):
+            inline = part.get("inlineData") or part.get("inline_data")
+            if inline:
+                encoded.append(inline["data"])
+    # google-genai sends URL-safe base64 without padding
+    return [base64.b64decode(data + "=" * (-len(data) % 4), altchars=b"-_") for data in encoded]
 
 
 def _openai_text(content: Any) -> str:

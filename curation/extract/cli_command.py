@@ -14,9 +14,10 @@ if TYPE_CHECKING:  # PyMuPDF and the pipeline load when a PDF is extracted, not 
     from curation.extract.answer_keys import AnswerKey
     from curation.extract.pipeline import ExtractOptions
     from curation.extract.report import PdfReport
+    from curation.llm import TextModel
     from curation.workspace import Workspace
 
-ENGINES = ("auto", "pymupdf", "ocr", "mineru")  # as curation.extract.document.ENGINES (a test checks they agree)
+ENGINES = ("auto", "pymupdf", "ocr", "mineru", "vlm")  # as curation.extract.document.ENGINES (a test checks they agree)
 
 
 def extract_command(
@@ -27,6 +28,9 @@ def extract_command(
     engine: Annotated[str, typer.Option(help=f"one of {', '.join(ENGINES)}")] = "auto",
     mineru_output: Annotated[Path | None, typer.Option("--mineru-output",
                                                        help="read this MinerU output folder instead of running MinerU")] = None,
+    vlm_model: Annotated[str | None, typer.Option("--vlm-model", "-m", help=(
+        "a vision model (spec, models.yaml name): the vlm engine's, or with --engine auto the fallback for pages "
+        "with broken fonts or many formulas (default: [extract] vlm_model in benchsmith.toml)"))] = None,
     force: Annotated[bool, typer.Option("--force", help="extract a PDF again and write new revisions")] = False,
     workspace: Annotated[Path | None, typer.Option("--workspace", "-w", envvar="BENCHSMITH_WORKSPACE",
                                                    help="workspace folder", show_default=False)] = None,
@@ -39,23 +43,26 @@ def extract_command(
 ) -> None:
     """Extract questions, options, figures and answers from exam PDFs into the store."""
     from curation.cli_kit import current_author, print_json, workspace_from
-    from curation.extract.pipeline import ExtractOptions, load_answer_key
+    from curation.extract.pipeline import ExtractOptions, load_answer_key, vision_model
 
     if engine not in ENGINES:
         raise BenchsmithError(f"--engine {engine!r}: choose one of {', '.join(ENGINES)}")
     ws = workspace_from(workspace)
     key = load_answer_key(answer_key)
-    options = ExtractOptions(exam, session, engine, answer_key, force, current_author(author))
-    if engine == "mineru" and executor != "local":
-        raise BenchsmithError("--engine mineru runs on this machine only: use --executor local")
-    in_process = executor == "local" and ray_address is None and (len(pdfs) == 1 or engine == "mineru" or workers == 1)
+    options = ExtractOptions(exam, session, engine, answer_key, force, current_author(author), vlm_model or ws.vlm_model)
+    model = vision_model(options, ws) if options.reads_with_vlm() else None  # a bad spec fails before any PDF
+    if (engine == "mineru" or model is not None) and executor != "local":
+        used = "--engine mineru" if engine == "mineru" else "the vision model"
+        raise BenchsmithError(f"{used} runs on this machine only: use --executor local")
+    in_process = executor == "local" and ray_address is None and (
+        len(pdfs) == 1 or engine == "mineru" or workers == 1 or model is not None)
     if in_process:
-        reports = [_extract_here(pdf, ws, options, key, mineru_output, as_json) for pdf in pdfs]
+        reports = [_extract_here(pdf, ws, options, key, mineru_output, as_json, model) for pdf in pdfs]
     else:
         reports = _extract_sharded(pdfs, ws, options, key, executor, ray_address, workers, max_attempts, as_json)
     if as_json:
         print_json([report.to_json() for report in reports])
-    if any(report.error for report in reports):
+    if any(report.error or report.errors for report in reports):
         raise typer.Exit(1)
 
 
@@ -67,7 +74,7 @@ def _show(report: PdfReport) -> None:
 
 
 def _extract_here(pdf: Path, ws: Workspace, options: ExtractOptions, key: AnswerKey | None, mineru_output: Path | None,
-                  as_json: bool) -> PdfReport:
+                  as_json: bool, model: TextModel | None) -> PdfReport:
     from curation.cli_kit import console
     from curation.extract.pipeline import extract_pdf
     from curation.extract.report import PdfReport
@@ -79,7 +86,7 @@ def _extract_here(pdf: Path, ws: Workspace, options: ExtractOptions, key: Answer
 
                 report = extract_with_mineru(pdf, ws, options, key, mineru_output)
             else:
-                report = extract_pdf(pdf, ws, options, key)
+                report = extract_pdf(pdf, ws, options, key, model)
         except BenchsmithError as error:  # PdfError, MineruError, OcrError: this file only
             report = PdfReport(str(pdf), error=str(error))
     if not as_json:

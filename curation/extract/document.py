@@ -19,7 +19,7 @@ from curation.extract.scan_figures import scan_figures
 from curation.extract.tables import find_tables, tag_table_lines
 from curation.extract.text_quality import text_layer_problem
 
-ENGINES = ("auto", "pymupdf", "ocr", "mineru")
+ENGINES = ("auto", "pymupdf", "ocr", "mineru", "vlm")
 
 
 @dataclass

@@ -8,12 +8,14 @@ finds the items it made: without `force` it reports them and writes nothing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pymupdf
 
+from curation.errors import BenchsmithError
 from curation.extract.answer_keys import AnswerKey, find_key_start, parse_key_lines, read_key_file
 from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
 from curation.extract.confidence import confidence_record
@@ -28,12 +30,16 @@ from curation.extract.pdf_open import OpenedPdf, load_page, open_pdf
 from curation.extract.report import PdfReport
 from curation.extract.segment import ExtractedQuestion, segment
 from curation.item import Item, parse_item
+from curation.llm import TextModel, model_client
 from curation.steps.korea_stage import tag_new_items
 from curation.workspace import Workspace
 
 STAGE = "extract"
+Transcribe = Callable[[list[ExtractedQuestion], PdfReport], list[ExtractedQuestion]]
 EMPTY_OPTION_REASON = "an option had no readable text: kept as a picture of its area"
 LATEX_REPAIRED_REASON = "a formula did not parse: kept as plain text, check it"
+NO_VISION_MODEL = ("--engine vlm needs a vision model: -m SPEC (e.g. 'openai-compatible:MODEL@http://HOST:PORT/v1"
+                   "?vision=true'), or vlm_model under [extract] in benchsmith.toml")
 
 
 @dataclass
@@ -44,6 +50,10 @@ class ExtractOptions:
     answer_key: Path | None = None
     force: bool = False
     author: str = "extract"
+    vlm_model: str | None = None  # a vision model: the vlm engine's, or the auto engine's fallback
+
+    def reads_with_vlm(self) -> bool:
+        return self.engine == "vlm" or (self.engine == "auto" and self.vlm_model is not None)
 
 
 @dataclass
@@ -53,6 +63,7 @@ class Extraction:
     items: list[Item]
     blobs: dict[str, bytes]  # blob ref -> bytes
     report: PdfReport
+    resumable: bool = False  # questions that failed before may be written now beside the ones already stored
 
 
 def item_id(sha256: str, question: ExtractedQuestion, runs: int) -> str:
@@ -60,16 +71,34 @@ def item_id(sha256: str, question: ExtractedQuestion, runs: int) -> str:
     return f"pdf-{sha256[:12]}{run}-q{question.number:03d}"
 
 
-def extract_items(path: Path, options: ExtractOptions, key: AnswerKey | None = None) -> Extraction:
-    """Read and segment a PDF into validated items (nothing written). Raises PdfError."""
+def extract_items(path: Path, options: ExtractOptions, key: AnswerKey | None = None,
+                  model: TextModel | None = None) -> Extraction:
+    """Read and segment a PDF into validated items (nothing written). Raises PdfError. With a
+    vision `model` (the vlm engine or the auto engine's fallback) pages without a usable text
+    layer go to the model instead of OCR, and so do the questions it is asked to read."""
+    if options.engine == "vlm" and model is None:
+        raise BenchsmithError(NO_VISION_MODEL)
     opened = open_pdf(path)
-    document = read_document(opened, options.engine)
-    return extract_items_from_entries(opened, document.entries, options, key, engine=options.engine, document=document)
+    if model is None or not options.reads_with_vlm():
+        document = read_document(opened, options.engine)
+        return extract_items_from_entries(opened, document.entries, options, key, engine=options.engine,
+                                          document=document)
+    from curation.extract.vlm import VisionTranscriber
+
+    document = read_document(opened, "pymupdf")
+    transcriber = VisionTranscriber(opened, document, model, everything=options.engine == "vlm")
+    engine = "vlm" if options.engine == "vlm" else "auto+vlm"
+    extraction = extract_items_from_entries(opened, document.entries, options, key, engine=engine, document=document,
+                                            transcribe=transcriber)
+    extraction.resumable = True
+    return extraction
 
 
 def extract_items_from_entries(opened: OpenedPdf, entries: list[Line | Figure], options: ExtractOptions,
-                               key: AnswerKey | None, *, engine: str, document: ReadDocument | None = None) -> Extraction:
-    """Segment a stream of lines and figures (from any engine) into items for one PDF."""
+                               key: AnswerKey | None, *, engine: str, document: ReadDocument | None = None,
+                               transcribe: Transcribe | None = None) -> Extraction:
+    """Segment a stream of lines and figures (from any engine) into items for one PDF; `transcribe`
+    may replace questions (the vision engine) before the items are built."""
     report = PdfReport(str(opened.path), opened.sha256, opened.doc.page_count, engine)
     if document is not None:
         report.pages_without_text = document.pages_without_text
@@ -97,6 +126,8 @@ def extract_items_from_entries(opened: OpenedPdf, entries: list[Line | Figure], 
     if key is not None:
         answer_key.update(key)
     crop_empty_options(opened, questions)
+    if transcribe is not None:
+        questions = transcribe(questions, report)
     ocr_pages = document.ocr_pages if document is not None else []
     problems = document.page_problems if document is not None else {}
     return _build_items(opened.sha256, opened.path, questions, answer_key, options, report, stats.gaps,
@@ -164,7 +195,7 @@ def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: 
             "images": images,
             "flags": {"review_reasons": review},
             "taxonomy": {"subject": question.subject, "part": question.part},
-            "status": "extracted",
+            "status": "in_review" if "vlm" in signals else "extracted",  # a model's reading is never taken as read
             "extra": {CONFIDENCE_KEY: confidence_record(signals)},
         }
         if question.passage is not None:
@@ -205,26 +236,39 @@ def write_extraction(extraction: Extraction, workspace: Workspace, options: Extr
     report = extraction.report
     ids = [item.id for item in extraction.items]
     existing = workspace.store.get_many(ids) if ids else {}
-    if existing and not options.force:
+    missing = [item for item in extraction.items if item.id not in existing]
+    if existing and not options.force and not (extraction.resumable and missing):
         report.skipped = (f"already extracted ({len(existing)} of {len(ids)} items exist, sha256 {(report.sha256 or '?')[:12]}); "
                           "use --force to write new revisions")
         report.unchanged = len(existing)
         return report
+    items = extraction.items if options.force else missing  # a resumed run adds what failed before
     for ref, data in sorted(extraction.blobs.items()):
         workspace.blobs.put(data, ref.rsplit(".", 1)[1])
     source = Path(report.path)
     if source.is_file():  # the annotator renders the page and re-crops from `<sha256>.pdf`
         workspace.blobs.put(source.read_bytes(), "pdf")
-    written = workspace.store.save_items(extraction.items, author=options.author, stage=STAGE,
+    written = workspace.store.save_items(items, author=options.author, stage=STAGE,
                                          reason=f"extract {Path(report.path).name}")
     report.created, report.updated, report.unchanged = len(written.created), len(written.updated), len(written.unchanged)
+    report.unchanged += len(extraction.items) - len(items)
     entered = written.created + written.updated
-    report.korea_tagged = len(tag_new_items(workspace.store, extraction.items, entered, options.author).changed)
+    report.korea_tagged = len(tag_new_items(workspace.store, items, entered, options.author).changed)
     return report
 
 
-def extract_pdf(path: Path, workspace: Workspace, options: ExtractOptions, key: AnswerKey | None = None) -> PdfReport:
-    return write_extraction(extract_items(path, options, key), workspace, options)
+def extract_pdf(path: Path, workspace: Workspace, options: ExtractOptions, key: AnswerKey | None = None,
+                model: TextModel | None = None) -> PdfReport:
+    """Extract and write one PDF; the vision model is the one configured, unless `model` is given."""
+    if model is None and options.reads_with_vlm():
+        model = vision_model(options, workspace)
+    return write_extraction(extract_items(path, options, key, model), workspace, options)
+
+
+def vision_model(options: ExtractOptions, workspace: Workspace) -> TextModel:
+    if options.vlm_model is None:
+        raise BenchsmithError(NO_VISION_MODEL)
+    return model_client(options.vlm_model, workspace)
 
 
 def load_answer_key(path: Path | None) -> AnswerKey | None:

@@ -28,8 +28,11 @@ class PdfReport:
     updated: int = 0
     unchanged: int = 0
     korea_tagged: int = 0  # Korea-specific candidates tagged on entry (stage tag-korea)
+    vlm_model: str | None = None  # the vision model that read some regions (curation/extract/vlm.py)
+    vlm_regions: int = 0
     skipped: str | None = None
-    error: str | None = None
+    error: str | None = None  # the whole PDF failed: nothing written
+    errors: list[str] = field(default_factory=list)  # questions (or page regions) that could not be read: left out
     warnings: list[str] = field(default_factory=list)
 
     def count_options(self, counts: list[int]) -> None:
@@ -54,7 +57,10 @@ class PdfReport:
                  f"  marked for review: {self.marked_for_review}",
                  f"  store: {self.created} new, {self.updated} updated, {self.unchanged} unchanged; "
                  f"{self.korea_tagged} tagged as Korea-specific candidates"]
+        if self.vlm_model:
+            lines.append(f"  vision model {self.vlm_model}: {self.vlm_regions} regions read")
         lines += [f"  warning: {warning}" for warning in self.warnings]
+        lines += [f"  error: {error}" for error in self.errors]
         return lines
 
 

@@ -61,6 +61,16 @@ def _scanned(doc: pymupdf.Document) -> pymupdf.Document:
     return scan
 
 
+def _without_unicode_maps(doc: pymupdf.Document) -> pymupdf.Document:
+    """The same pages with every font's ToUnicode map removed: the glyphs are drawn as before but
+    their text is lost (what a math booklet's private-use fonts give an extractor)."""
+    broken = pymupdf.open("pdf", _pdf_bytes(doc))
+    for xref in range(1, broken.xref_length()):
+        if broken.xref_get_key(xref, "ToUnicode")[0] == "xref":
+            broken.xref_set_key(xref, "ToUnicode", "null")
+    return broken
+
+
 def _vector_bbox(page: pymupdf.Page, rect: pymupdf.Rect) -> pymupdf.Rect:
     """The drawn extent of the figure inside `rect` (from the page's own path list)."""
     box = pymupdf.Rect()
@@ -85,9 +95,10 @@ def write_sample_exam(out_pdf: Path, seed: int = 0, *, interleave_columns: bool 
     out_pdf = Path(out_pdf)
     out_pdf.parent.mkdir(parents=True, exist_ok=True)
     font = _font()
-    layout = compose(font, seed, variant_named("glyphs" if glyph_pictures else variant))
+    chosen = variant_named("glyphs" if glyph_pictures else variant)
+    layout = compose(font, seed, chosen)
     doc = _build(layout, font, interleave_columns)
-    final = _scanned(doc) if scanned else doc
+    final = _scanned(doc) if scanned else _without_unicode_maps(doc) if chosen.broken_font else doc
     data = _pdf_bytes(final)
     sha = hashlib.sha256(data).hexdigest()
     blobs: dict[str, bytes] = {}

@@ -14,6 +14,7 @@ class Variant:
     passage: bool = False  # a shared reading passage with ㉠/[A] markers before two more questions
     columns: int = 2  # 3: three narrow columns (options one per line, figures scaled to the column)
     table: bool = False  # one more question whose stem holds a ruled table (truth: a Markdown table)
+    broken_font: bool = False  # every font's ToUnicode map removed: the text layer reads as private-use glyphs
 
 
 CANONICAL = Variant()
@@ -25,6 +26,7 @@ VARIANTS: dict[str, Variant] = {
     "passage": Variant(passage=True),
     "table": Variant(table=True),
     "three-column": Variant(columns=3),
+    "broken-font": Variant(broken_font=True),
 }
 
 

@@ -89,6 +89,10 @@ class Completion:
                    record.get("usage") or {}, record.get("model_version"))
 
 
+# finish reasons that mean the text is not an answer (OpenAI, Gemini and vLLM spellings)
+TRUNCATED_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS"})
+REFUSED_REASONS = frozenset({"content_filter", "refusal", "SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST"})
+
 ErrorKind = Literal["rate_limit", "overloaded", "server", "timeout", "connection", "malformed", "client", "truncated"]
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "overloaded", "server", "timeout", "connection", "malformed",
                                        "truncated"})
@@ -117,6 +121,11 @@ def openai_content(message: Message) -> Any:
         return message.text()
     return [{"type": "image_url", "image_url": {"url": part.data_url()}} if isinstance(part, ImagePart)
             else {"type": "text", "text": part} for part in message.parts]
+
+
+def openai_messages(request: ChatRequest) -> list[dict[str, Any]]:
+    """The request's messages in the OpenAI chat format (OpenAI-compatible servers, vLLM's `LLM.chat`)."""
+    return [{"role": message.role, "content": openai_content(message)} for message in request.messages]
 
 
 class Backend(Protocol):

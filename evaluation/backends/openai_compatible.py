@@ -20,7 +20,7 @@ from evaluation.backends.base import (
     ChatRequest,
     Completion,
     error_from_status,
-    openai_content,
+    openai_messages,
     parse_retry_after,
     transport_error,
 )
@@ -155,7 +155,7 @@ class OpenAICompatibleBackend:
         decoding = self.spec.decoding
         args: dict[str, Any] = {
             "model": self.spec.model,
-            "messages": [{"role": m.role, "content": openai_content(m)} for m in request.messages],
+            "messages": openai_messages(request),
         }
         token_param = self.spec.options.get("max_tokens_param", "max_tokens")
         for name, value in (("temperature", decoding.temperature), ("top_p", decoding.top_p),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from curation.errors import require_extra
-from evaluation.backends.base import ChatRequest, Completion, openai_content
+from evaluation.backends.base import ChatRequest, Completion, openai_messages
 from evaluation.backends.local import MicroBatcher, require_text_only, sampling
 from evaluation.models import ModelSpec
 
@@ -25,7 +25,7 @@ class VLLMBackend:
 
     def _generate(self, requests: list[ChatRequest]) -> list[Completion]:
         params = self._vllm.SamplingParams(**sampling(self.spec))
-        conversations = [[{"role": m.role, "content": openai_content(m)} for m in r.messages] for r in requests]
+        conversations = [openai_messages(request) for request in requests]
         outputs = self.llm.chat(conversations, params, use_tqdm=False,
                                 chat_template_kwargs=self.spec.options.get("chat_template_kwargs"))
         completions = []
