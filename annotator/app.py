@@ -20,6 +20,7 @@ from annotator import auth, queues, scoring, stats, views
 from annotator.actions import EditError, Move, Reviewer, Session, View
 from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
 from annotator.bulk_panel import BulkPanel
+from annotator.events import fast
 from annotator.guidelines_panel import GuidelinesPanel
 from annotator.preview import LATEX_DELIMITERS, to_markdown
 from annotator.queues import FLAG_FILTERS, QUEUES, Filters
@@ -32,7 +33,6 @@ from curation.workspace import Workspace
 
 MAX_OPTIONS = 6
 PROGRESS_TTL_S = 3.0
-QUIET = "hidden"  # no spinner overlay on the ~40 outputs of a navigation or save: less work in the page
 LOCAL_USER = "local"
 MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
 
@@ -208,9 +208,9 @@ class ItemQueueTab:
                                                (self.b_mine, "unreviewed")]
         for button, how in moves:
             button.click(navigate(how), [self.state, *filter_inputs], self.outputs, api_name=f"{q}_{how}",
-                         show_progress=QUIET)
+                         **fast(self.status))
         self.f_search.submit(navigate("first"), [self.state, *filter_inputs], self.outputs, api_visibility="private",
-                             show_progress=QUIET)
+                             **fast(self.status))
 
         def session_action(name: str) -> Callable[..., list[Any]]:
             def handler(session: Session, request: gr.Request) -> list[Any]:
@@ -218,8 +218,10 @@ class ItemQueueTab:
                 return self.render(getattr(ctx.reviewer, name)(user, session), user)
             return handler
 
-        self.b_reload.click(session_action("reload"), [self.state], self.outputs, api_visibility="private")
-        self.b_reapply.click(session_action("reapply"), [self.state], self.outputs, api_visibility="private")
+        self.b_reload.click(session_action("reload"), [self.state], self.outputs, api_visibility="private",
+                            **fast(self.status))
+        self.b_reapply.click(session_action("reapply"), [self.state], self.outputs, api_visibility="private",
+                             **fast(self.status))
         for button, decision, reason in self.decisions:
             self.wire_decision(button, decision, reason)
 
@@ -230,12 +232,12 @@ class ItemQueueTab:
             return self.render(view, user)
 
         self.b_revert.click(revert, [self.state, self.revert_rev, self.revert_reason], self.outputs,
-                            api_visibility="private")
+                            api_visibility="private", **fast(self.status))
         for path, box, shown, _ in self.fields:
             # input fires while typing (edit_relay.py makes it fire without key presses too); blur as a backstop
             for event in (box.input, box.blur):
                 event(self._edit_handler(path), [self.state, box], [shown, self.draft_note],
-                      trigger_mode="always_last", api_visibility="private", show_progress=QUIET)
+                      trigger_mode="always_last", api_visibility="private", **fast(self.draft_note))
 
     def _edit_handler(self, path: str) -> Callable[..., tuple[Any, ...]]:
         ctx, q = self.ctx, self.queue
@@ -269,7 +271,7 @@ class ItemQueueTab:
             return self.render(view, user)
 
         inputs = {self.state, reason, *(box for _, box, _, _ in self.fields)}  # a set: one dict argument
-        button.click(handler, inputs, self.outputs, api_visibility="private", show_progress=QUIET)
+        button.click(handler, inputs, self.outputs, api_visibility="private", **fast(self.status))
 
     def load(self, user: auth.User) -> list[Any]:
         if user.role not in QUEUES[self.queue].roles:
@@ -345,7 +347,7 @@ def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]
         return _box_numbers(_target_box(ctx.reviewer.view(session).shown or {}, path))
 
     # input, not change: a render that sets the target must not cost a second round trip
-    target.input(choose_target, [tab.state, target], box, api_visibility="private", show_progress="hidden")
+    target.input(choose_target, [tab.state, target], box, api_visibility="private", **fast(box[0]))
 
     def do_recrop(session: Session, path: str | None, x0: float, y0: float, x1: float, y1: float,
                   request: gr.Request) -> list[Any]:
@@ -360,7 +362,7 @@ def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]
         rendered[at : at + 5] = [gr.Dropdown(value=path), *_box_numbers(_target_box(view.shown or {}, path))]
         return rendered
 
-    recrop.click(do_recrop, [tab.state, target, *box], tab.outputs, api_visibility="private")
+    recrop.click(do_recrop, [tab.state, target, *box], tab.outputs, api_visibility="private", **fast(tab.status))
     return tab
 
 
@@ -514,11 +516,11 @@ class ScoreTab:
         score_moves: list[tuple[gr.Button, ScoreMove]] = [(self.b_prev, "prev"), (self.b_next, "next"),
                                                           (self.b_mine, "unscored")]
         for button, how in score_moves:
-            button.click(navigate(how), [self.state], self.outputs, api_visibility="private", show_progress=QUIET)
+            button.click(navigate(how), [self.state], self.outputs, api_visibility="private", **fast(self.status))
         for axis, radio in zip(scoring.AXES, self.axes, strict=True):
-            radio.input(self._edit(axis), [self.state, radio], None, api_visibility="private")
+            radio.input(self._edit(axis), [self.state, radio], None, api_visibility="private", queue=False)
         self.comment.input(self._edit("comment"), [self.state, self.comment], None,
-                           trigger_mode="always_last", api_visibility="private")
+                           trigger_mode="always_last", api_visibility="private", queue=False)
 
         def save(session: ScoreSession, factuality: str | None, logic: str | None, depth: str | None,
                  clarity: str | None, comment: str, request: gr.Request) -> list[Any]:
@@ -531,7 +533,7 @@ class ScoreTab:
             return self.render(view, user)
 
         self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private",
-                          show_progress=QUIET)
+                          **fast(self.status))
 
     def _edit(self, axis: str) -> Callable[..., None]:
         def handler(session: ScoreSession, value: Any, request: gr.Request) -> None:
@@ -612,9 +614,9 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             ctx.user(request)
             return stats_html(ctx)
 
-        refresh.click(refresh_stats, None, stats_view, api_visibility="private")
+        refresh.click(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
         # counted when the tab is opened, not at login: on 50,000 items they cost a second
-        stats_tab.select(refresh_stats, None, stats_view, api_visibility="private")
+        stats_tab.select(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
 
         def on_load(request: gr.Request) -> list[Any]:
             user = ctx.user(request)
@@ -633,7 +635,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         load_outputs += [c for tab in item_tabs for c in tab.outputs] + score_tab.outputs + [stats_view]
         load_outputs += [c for tab in guided for c in tab.guidelines.outputs]
         load_outputs += [tabs["admin"], *admin_tab.outputs, *(tab.bulk.box for tab in item_tabs)]
-        blocks.load(on_load, None, load_outputs, api_visibility="private")
+        blocks.load(on_load, None, load_outputs, api_visibility="private", **fast(who))
         _register_api(ctx)
     return blocks
 
