@@ -34,6 +34,7 @@ from curation.workspace import Workspace
 MAX_OPTIONS = 6
 PROGRESS_TTL_S = 3.0
 LOCAL_USER = "local"
+API_CONCURRENCY = 8  # script calls (gradio_client) running at once; the page's own events skip the queue
 MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
 
 
@@ -98,8 +99,20 @@ def item_markdown(record: dict[str, Any] | None, *, with_answer: bool = False) -
     return "\n\n".join(lines)
 
 
-def _choices(counts: dict[str, int]) -> list[str]:
-    return [key for key in counts if key != "(none)"]
+def filter_choices(engine: Any) -> dict[str, list[str]]:
+    """The exams and subjects in the store, for the filter menus (two index scans, not the
+    store's full statistics: this runs at every server start)."""
+    from sqlalchemy import select
+
+    from curation.store import items_table
+
+    choices: dict[str, list[str]] = {}
+    with engine.connect() as conn:
+        for name in ("exam", "subject"):
+            column = items_table.c[name]
+            rows = conn.execute(select(column).where(column.is_not(None)).distinct().order_by(column)).scalars()
+            choices[name] = [str(value) for value in rows]
+    return choices
 
 
 class ItemQueueTab:
@@ -113,15 +126,15 @@ class ItemQueueTab:
         self.decisions: list[tuple[Any, str | None, Any | None]] = []  # wired once every output exists
 
     # -- layout -------------------------------------------------------------------------
-    def build_navigation(self, users: list[str], item_stats: dict[str, Any]) -> None:
+    def build_navigation(self, users: list[str], choices: dict[str, list[str]]) -> None:
         q = self.queue
         self.state = gr.State(Session(q))
         with gr.Row(equal_height=True):
             self.f_status = gr.Dropdown(list(STATUSES), multiselect=True, label="상태 · Status", scale=2,
                                         elem_id=f"{q}-status-filter")
-            self.f_exam = gr.Dropdown(["", *_choices(item_stats["by_exam"])], value="", label="시험 · Exam", scale=1,
+            self.f_exam = gr.Dropdown(["", *choices["exam"]], value="", label="시험 · Exam", scale=1,
                                       elem_id=f"{q}-exam")
-            self.f_subject = gr.Dropdown(["", *_choices(item_stats["by_subject"])], value="", label="과목 · Subject",
+            self.f_subject = gr.Dropdown(["", *choices["subject"]], value="", label="과목 · Subject",
                                          scale=1, elem_id=f"{q}-subject")
             self.f_flag = gr.Dropdown([("", ""), *[(v, k) for k, v in FLAG_FILTERS.items()]], value="",
                                       label="표시 · Flag", scale=2, elem_id=f"{q}-flag")
@@ -278,6 +291,18 @@ class ItemQueueTab:
             return self.render(View(Session(self.queue)), None)
         return self.render(self.ctx.reviewer.resume(user.name, self.queue), user.name)
 
+    @property
+    def open_outputs(self) -> list[Any]:
+        """What opening the tab fills: the item, the guidelines, the bulk panel (admins only)."""
+        return [*self.outputs, *self.guidelines.outputs, self.bulk.box]
+
+    def open(self, user: auth.User) -> list[Any]:
+        return [*self.load(user), *self.guidelines.load(user), gr.Accordion(visible=user.role == "admin")]
+
+    def open_on_select(self, tab: Any) -> None:
+        _open_on_select(self.ctx, tab, self.state, lambda session: session.item_id is not None, self.open,
+                        self.open_outputs, self.status)
+
 
 def _slot_exists(record: dict[str, Any], path: str) -> bool:
     parts = path.split(".")
@@ -304,9 +329,9 @@ def decision_buttons(tab: ItemQueueTab, buttons: list[tuple[str, str | None, str
             tab.decisions.append((button, decision, reason))
 
 
-def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]) -> ItemQueueTab:
+def build_item_tab(ctx: AppContext, users: list[str], choices: dict[str, list[str]]) -> ItemQueueTab:
     tab = ItemQueueTab(ctx, "item")
-    tab.build_navigation(users, item_stats)
+    tab.build_navigation(users, choices)
     with gr.Row():
         with gr.Column(scale=5):
             page = gr.HTML(elem_id="item-page")
@@ -389,9 +414,9 @@ def _box_numbers(bbox: list[float] | None) -> list[Any]:
     return [gr.Number(value=v) for v in values]
 
 
-def build_korea_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]) -> ItemQueueTab:
+def build_korea_tab(ctx: AppContext, users: list[str], choices: dict[str, list[str]]) -> ItemQueueTab:
     tab = ItemQueueTab(ctx, "korea")
-    tab.build_navigation(users, item_stats)
+    tab.build_navigation(users, choices)
     with gr.Row():
         with gr.Column(scale=5):
             question = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="korea-question")
@@ -424,9 +449,9 @@ def build_korea_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any
     return tab
 
 
-def build_rationale_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]) -> ItemQueueTab:
+def build_rationale_tab(ctx: AppContext, users: list[str], choices: dict[str, list[str]]) -> ItemQueueTab:
     tab = ItemQueueTab(ctx, "rationale")
-    tab.build_navigation(users, item_stats)
+    tab.build_navigation(users, choices)
     with gr.Row():
         with gr.Column(scale=5):
             question = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="rationale-question")
@@ -546,6 +571,22 @@ class ScoreTab:
             return self.render(ScoreView(ScoreSession()), None)
         return self.render(self.ctx.desk.resume(user.name), user.name)
 
+    def open_on_select(self, tab: Any) -> None:
+        _open_on_select(self.ctx, tab, self.state, lambda session: session.task_id is not None,
+                        lambda user: [*self.load(user), *self.guidelines.load(user)],
+                        [*self.outputs, *self.guidelines.outputs], self.status)
+
+
+def _open_on_select(ctx: AppContext, tab: Any, state: Any, is_open: Callable[[Any], bool],
+                    open_tab: Callable[[auth.User], list[Any]], outputs: list[Any], progress_on: Any) -> None:
+    """A tab other than the first fills when first selected, not at login (less work for the
+    server and the page then). Selected again, it keeps what is on screen, edits included."""
+    def handler(session: Any, request: gr.Request) -> list[Any]:
+        user = ctx.user(request)
+        return [gr.skip()] * len(outputs) if is_open(session) else open_tab(user)
+
+    tab.select(handler, [state], outputs, api_visibility="private", **fast(progress_on))
+
 
 def _radio(value: Any) -> str | None:
     return None if value in (None, "") else str(value)
@@ -588,17 +629,17 @@ def _judge_html(engine: Any) -> str:
 def build_app(ctx: AppContext) -> gr.Blocks:
     engine = ctx.workspace.store.engine
     users = [user.name for user in auth.list_users(engine)]
-    item_stats = ctx.workspace.store.stats()
+    choices = filter_choices(engine)
     with gr.Blocks(title="benchsmith 검토 · annotator") as blocks:
         who = gr.Markdown(elem_id="whoami")
         tabs: dict[str, Any] = {}
         with gr.Tabs():
             with gr.Tab(QUEUES["item"].title, id="item", elem_id="tab-item") as tabs["item"]:
-                item_tab = build_item_tab(ctx, users, item_stats)
+                item_tab = build_item_tab(ctx, users, choices)
             with gr.Tab(QUEUES["korea"].title, id="korea", elem_id="tab-korea") as tabs["korea"]:
-                korea_tab = build_korea_tab(ctx, users, item_stats)
+                korea_tab = build_korea_tab(ctx, users, choices)
             with gr.Tab(QUEUES["rationale"].title, id="rationale", elem_id="tab-rationale") as tabs["rationale"]:
-                rationale_tab = build_rationale_tab(ctx, users, item_stats)
+                rationale_tab = build_rationale_tab(ctx, users, choices)
             with gr.Tab(QUEUES["score"].title, id="score", elem_id="tab-score") as tabs["score"]:
                 score_tab = ScoreTab(ctx)
                 score_tab.wire()
@@ -607,9 +648,6 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats") as stats_tab:
                 refresh = gr.Button("새로 고침 · Refresh", size="sm", elem_id="stats-refresh")
                 stats_view = gr.HTML(elem_id="stats")
-        item_tabs = [item_tab, korea_tab, rationale_tab]
-        guided: list[ItemQueueTab | ScoreTab] = [*item_tabs, score_tab]
-
         def refresh_stats(request: gr.Request) -> str:
             ctx.user(request)
             return stats_html(ctx)
@@ -618,24 +656,26 @@ def build_app(ctx: AppContext) -> gr.Blocks:
         # counted when the tab is opened, not at login: on 50,000 items they cost a second
         stats_tab.select(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
 
+        for queue, tab in (("korea", korea_tab), ("rationale", rationale_tab), ("score", score_tab)):
+            tab.open_on_select(tabs[queue])
+
+        def open_admin(request: gr.Request) -> list[Any]:
+            return admin_tab.load() if ctx.user(request).role == "admin" else ["", ""]
+
+        tabs["admin"].select(open_admin, None, admin_tab.outputs, api_visibility="private", **fast(admin_tab.note))
+
         def on_load(request: gr.Request) -> list[Any]:
+            """At login: who, which tabs this role sees, and the first tab (every role has it)."""
             user = ctx.user(request)
             header = f"**{user.name}** · {user.role}" + (" · 로컬 모드 · local mode (no users configured)" if ctx.local_mode else "")
-            # visible=False does not hide a tab button in this Gradio; "hidden" does
-            visible = [gr.Tab(visible=True if user.role in QUEUES[q].roles else "hidden")
-                       for q in ("item", "korea", "rationale", "score")]
-            rendered = [part for tab in item_tabs for part in tab.load(user)]
-            guides = [part for tab in guided for part in tab.guidelines.load(user)]
-            admin = user.role == "admin"
-            admin_parts = [gr.Tab(visible=True if admin else "hidden"), *(admin_tab.load() if admin else ["", ""]),
-                           *(gr.Accordion(visible=admin) for _ in item_tabs)]
-            return [header, *visible, *rendered, *score_tab.load(user), "", *guides, *admin_parts]
+            # visible=False does not hide a tab button in this Gradio; "hidden" does. Tabs shown
+            # anyway get no update: a visibility update makes the page walk the whole tab.
+            allowed = [user.role in QUEUES[q].roles for q in ("korea", "rationale", "score")] + [user.role == "admin"]
+            visible = [gr.skip() if ok else gr.Tab(visible="hidden") for ok in allowed]
+            return [header, *visible, *item_tab.open(user)]
 
-        load_outputs = [who, *(tabs[q] for q in ("item", "korea", "rationale", "score"))]
-        load_outputs += [c for tab in item_tabs for c in tab.outputs] + score_tab.outputs + [stats_view]
-        load_outputs += [c for tab in guided for c in tab.guidelines.outputs]
-        load_outputs += [tabs["admin"], *admin_tab.outputs, *(tab.bulk.box for tab in item_tabs)]
-        blocks.load(on_load, None, load_outputs, api_visibility="private", **fast(who))
+        hideable = [tabs[q] for q in ("korea", "rationale", "score", "admin")]
+        blocks.load(on_load, None, [who, *hideable, *item_tab.open_outputs], api_visibility="private", **fast(who))
         _register_api(ctx)
     return blocks
 
@@ -681,6 +721,5 @@ def _register_api(ctx: AppContext) -> None:
         status = "conflict" if view.conflict else ("invalid" if view.error else "saved")
         return {"status": status, "rev": view.session.rev, "message": view.error or view.message}
 
-    gr.api(get_item, api_name="get_item")
-    gr.api(save_item, api_name="save_item")
-    gr.api(save_score, api_name="save_score")
+    for endpoint in (get_item, save_item, save_score):
+        gr.api(endpoint, api_name=endpoint.__name__, concurrency_limit=API_CONCURRENCY)
