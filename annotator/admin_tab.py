@@ -76,7 +76,7 @@ class AdminTab:
             report = queues.assign(self.ctx.workspace.store.engine, queue, assignees or [], int(overlap or 1))
         except BenchsmithError as error:
             return self._done(f'<span class="bs-error">{views.esc(str(error))}</span>')
-        self.ctx.forget_progress(queue)
+        self.ctx.progress.changed(queue)
         per_user = ", ".join(f"{u} +{n}" for u, n in sorted(report.per_user.items())) or "nothing new"
         return self._done(f'<span class="bs-message">{views.esc(queue)}: {report.added} new assignments over '
                           f"{report.items} items ({views.esc(per_user)})</span>")

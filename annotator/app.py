@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -23,6 +22,7 @@ from annotator.bulk_panel import BulkPanel
 from annotator.events import fast
 from annotator.guidelines_panel import GuidelinesPanel
 from annotator.preview import LATEX_DELIMITERS, to_markdown
+from annotator.progress import ProgressBars
 from annotator.queues import FLAG_FILTERS, QUEUES, Filters
 from annotator.render import PdfRenderer, RenderError
 from annotator.score_desk import ScoreDesk, ScoreMove, ScoreSession, ScoreView
@@ -32,7 +32,6 @@ from curation.store import get_path
 from curation.workspace import Workspace
 
 MAX_OPTIONS = 6
-PROGRESS_TTL_S = 3.0
 LOCAL_USER = "local"
 API_CONCURRENCY = 8  # script calls (gradio_client) running at once; the page's own events skip the queue
 MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
@@ -47,23 +46,10 @@ class AppContext:
     local_mode: bool  # no users configured, loopback only: everyone is the local admin
     field_ids: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # textbox id → (queue, path)
 
-    progress_cache: dict[tuple[str, str], tuple[float, str]] = dataclasses.field(default_factory=dict)
+    progress: ProgressBars = dataclasses.field(init=False)
 
-    def progress_html(self, queue: str, user: str | None) -> str:
-        """Progress bars, recomputed at most every PROGRESS_TTL_S per user and queue (they count
-        the whole queue; a decision forgets the cached figure at once)."""
-        if user is None:
-            return ""
-        now = time.monotonic()
-        cached = self.progress_cache.get((queue, user))
-        if cached is None or now - cached[0] > PROGRESS_TTL_S:
-            cached = (now, views.progress_html(queues.queue_progress(self.workspace.store.engine, queue, user)))
-            self.progress_cache[(queue, user)] = cached
-        return cached[1]
-
-    def forget_progress(self, queue: str) -> None:
-        for key in [key for key in self.progress_cache if key[0] == queue]:
-            self.progress_cache.pop(key, None)
+    def __post_init__(self) -> None:
+        self.progress = ProgressBars(self.workspace.store.engine)
 
     def user(self, request: gr.Request | None) -> auth.User:
         name = getattr(request, "username", None) if request is not None else None
@@ -196,9 +182,10 @@ class ItemQueueTab:
             value = get_path(shown, path)
             present = _slot_exists(shown, path) if view.stored else not path.startswith("options.")
             text = "" if value is None else (value if isinstance(value, str) else _answer_text(value))
-            values += [text, to_markdown(text), gr.Row(visible=present)]
-        return [view.session, views.status_html(view), self.ctx.progress_html(self.queue, user), views.draft_html(view.session),
-                views.conflict_html(view.conflict), gr.Row(visible=view.conflict is not None), history, *values,
+            # update dicts, not gr.Row(...): a component made in a handler costs ~1 ms, a dict nothing
+            values += [text, to_markdown(text), gr.update(visible=present)]
+        return [view.session, views.status_html(view), self.ctx.progress.html(self.queue, user), views.draft_html(view.session),
+                views.conflict_html(view.conflict), gr.update(visible=view.conflict is not None), history, *values,
                 *self.extra_render(view)]
 
     # -- wiring -------------------------------------------------------------------------
@@ -280,7 +267,7 @@ class ItemQueueTab:
                 values = {path: data[box] for path, box, _, _ in self.fields}
                 session = ctx.reviewer.sync(user, session, values)
             view = ctx.reviewer.save(user, session, decision, data[reason] or "")
-            ctx.forget_progress(q)
+            ctx.progress.decided(q)
             return self.render(view, user)
 
         inputs = {self.state, reason, *(box for _, box, _, _ in self.fields)}  # a set: one dict argument
@@ -360,7 +347,7 @@ def build_item_tab(ctx: AppContext, users: list[str], choices: dict[str, list[st
         source = shown.get("source") or {}
         info = _page_info(ctx, source)
         return [views.page_html(shown, info) if view.stored else "", views.crops_html(shown) if view.stored else "",
-                gr.Dropdown(choices=[(label, path) for path, label in slots], value="source.bbox" if view.stored else None),
+                gr.update(choices=[(label, path) for path, label in slots], value="source.bbox" if view.stored else None),
                 *_box_numbers(source.get("bbox"))]
 
     tab.extra_outputs = [page, crops, target, *box]
@@ -384,7 +371,7 @@ def build_item_tab(ctx: AppContext, users: list[str], choices: dict[str, list[st
         rendered = tab.render(view, user)
         at = tab.outputs.index(target)
         # keep the chosen target and show its box, not the item's: a second re-crop starts from these numbers
-        rendered[at : at + 5] = [gr.Dropdown(value=path), *_box_numbers(_target_box(view.shown or {}, path))]
+        rendered[at : at + 5] = [gr.update(value=path), *_box_numbers(_target_box(view.shown or {}, path))]
         return rendered
 
     recrop.click(do_recrop, [tab.state, target, *box], tab.outputs, api_visibility="private", **fast(tab.status))
@@ -411,7 +398,7 @@ def _target_box(shown: dict[str, Any], path: str | None) -> list[float] | None:
 
 def _box_numbers(bbox: list[float] | None) -> list[Any]:
     values = bbox if bbox and len(bbox) == 4 else [None] * 4
-    return [gr.Number(value=v) for v in values]
+    return list(values)
 
 
 def build_korea_tab(ctx: AppContext, users: list[str], choices: dict[str, list[str]]) -> ItemQueueTab:
@@ -524,8 +511,8 @@ class ScoreTab:
                           f'<div class="bs-message">{views.esc(view.message)}</div>' if view.message else "",
                           f'<div class="bs-error" role="alert">{views.esc(view.error)}</div>' if view.error else ""])
         label = f"<h3 class='bs-blind-label'>{views.esc(view.label)}</h3>" if view.task else ""
-        values = [gr.Radio(value=_radio(view.session.values.get(axis))) for axis in scoring.AXES]
-        return [view.session, status, self.ctx.progress_html("score", user), item_markdown(record, with_answer=True),
+        values = [_radio(view.session.values.get(axis)) for axis in scoring.AXES]
+        return [view.session, status, self.ctx.progress.html("score", user), item_markdown(record, with_answer=True),
                 to_markdown(reference), label,
                 to_markdown(view.task.rationale) if view.task else "", *values, view.session.comment]
 
@@ -554,7 +541,7 @@ class ScoreTab:
             session.values.update({axis: value for axis, value in values.items() if value is not None})
             session.comment = comment or ""
             view = ctx.desk.save(user, session)
-            ctx.forget_progress("score")
+            ctx.progress.decided("score")
             return self.render(view, user)
 
         self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private",

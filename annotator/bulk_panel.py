@@ -78,5 +78,5 @@ class BulkPanel:
                 line = bulk.apply(self.ctx.workspace.store, action, revs, user).line()
         except BenchsmithError as error:
             return None, f'<span class="bs-error">{esc(str(error))}</span>', hidden
-        self.ctx.forget_progress(self.queue)
+        self.ctx.progress.changed(self.queue)
         return None, f'<span class="bs-message bs-bulk-done">{esc(action)}: {esc(line)}</span>', hidden
