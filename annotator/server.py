@@ -149,8 +149,11 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
 
     login = None if local_mode else partial(auth.verify_login, store.engine)
     head = head_script() + edit_relay_script(ctx.field_ids)
+    # run_history=False: Gradio would keep every event's inputs and outputs in the browser's
+    # localStorage (item text on a shared machine) and re-serialise that list at every click,
+    # which made each click slower the longer a reviewer worked
     app = gr.mount_gradio_app(api, blocks, path="/", auth=login, auth_message=AUTH_MESSAGE,
-                              head=head, css=CSS, footer_links=[], ssr_mode=False)
+                              head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False)
     return SessionGate(app, signed_in=lambda cookies: session_user(cookies) is not None,
                        locked_for=partial(auth.locked_for, store.engine),
                        token=(token or secrets.token_urlsafe(24)) if local_mode else None)

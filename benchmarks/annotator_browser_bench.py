@@ -263,8 +263,9 @@ def main() -> None:
                 baseline = baseline_figures(workspace, args.repeat, args.items)
                 runs.append({"start_s": start_s, "browser": browser, "baseline": baseline,
                              "load": (load_before, load_average())})
-                print(f"run {n + 1}: start {start_s:.2f} s, next p95 {percentiles(browser['next'])[1] * 1000:.0f} ms, "
-                      f"save p95 {percentiles(browser['save'])[1] * 1000:.0f} ms, load {load_before:.1f}", flush=True)
+                figures = ", ".join(f"{action} {percentiles(samples)[0] * 1000:.0f}/{percentiles(samples)[1] * 1000:.0f}"
+                                    for action, samples in browser.items())
+                print(f"run {n + 1} (load {load_before:.1f}): start {start_s:.2f} s; p50/p95 ms: {figures}", flush=True)
         finally:
             workspace.store.close()
             cleanup()
