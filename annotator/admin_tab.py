@@ -7,6 +7,7 @@ from typing import Any
 import gradio as gr
 
 from annotator import auth, queues, stats, views
+from annotator.events import fast
 from curation.errors import BenchsmithError
 
 USER_COLUMNS = [("name", "사용자 · User"), ("role", "역할 · Role")]
@@ -37,8 +38,9 @@ class AdminTab:
         self.progress = gr.HTML(elem_id="admin-progress")
         outputs = [self.note, self.users_table, self.progress, self.assignees]
         self.b_add.click(self._add_user, [self.name, self.role, self.password, self.replace], outputs,
-                         api_visibility="private")
-        self.b_assign.click(self._assign, [self.queue, self.assignees, self.overlap], outputs, api_visibility="private")
+                         api_visibility="private", **fast(self.note))
+        self.b_assign.click(self._assign, [self.queue, self.assignees, self.overlap], outputs, api_visibility="private",
+                            **fast(self.note))
 
     @property
     def outputs(self) -> list[Any]:
@@ -74,7 +76,7 @@ class AdminTab:
             report = queues.assign(self.ctx.workspace.store.engine, queue, assignees or [], int(overlap or 1))
         except BenchsmithError as error:
             return self._done(f'<span class="bs-error">{views.esc(str(error))}</span>')
-        self.ctx.forget_progress(queue)
+        self.ctx.progress.changed(queue)
         per_user = ", ".join(f"{u} +{n}" for u, n in sorted(report.per_user.items())) or "nothing new"
         return self._done(f'<span class="bs-message">{views.esc(queue)}: {report.added} new assignments over '
                           f"{report.items} items ({views.esc(per_user)})</span>")

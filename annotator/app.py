@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -20,9 +19,11 @@ from annotator import auth, queues, scoring, stats, views
 from annotator.actions import EditError, Move, Reviewer, Session, View
 from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
 from annotator.bulk_panel import BulkPanel
+from annotator.events import fast
 from annotator.guidelines_panel import GuidelinesPanel
 from annotator.order_control import order_control
 from annotator.preview import LATEX_DELIMITERS, to_markdown
+from annotator.progress import ProgressBars
 from annotator.queues import FLAG_FILTERS, QUEUES, Filters
 from annotator.render import PdfRenderer, RenderError
 from annotator.score_desk import ScoreDesk, ScoreMove, ScoreSession, ScoreView
@@ -32,9 +33,8 @@ from curation.store import get_path
 from curation.workspace import Workspace
 
 MAX_OPTIONS = 6
-PROGRESS_TTL_S = 3.0
-QUIET = "hidden"  # no spinner overlay on the ~40 outputs of a navigation or save: less work in the page
 LOCAL_USER = "local"
+API_CONCURRENCY = 8  # script calls (gradio_client) running at once; the page's own events skip the queue
 MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
 
 
@@ -48,23 +48,10 @@ class AppContext:
     field_ids: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # textbox id → (queue, path)
     order: str = "id"  # the item queues' order when a page opens (queues.ORDERS; annotate --order)
 
-    progress_cache: dict[tuple[str, str], tuple[float, str]] = dataclasses.field(default_factory=dict)
+    progress: ProgressBars = dataclasses.field(init=False)
 
-    def progress_html(self, queue: str, user: str | None) -> str:
-        """Progress bars, recomputed at most every PROGRESS_TTL_S per user and queue (they count
-        the whole queue; a decision forgets the cached figure at once)."""
-        if user is None:
-            return ""
-        now = time.monotonic()
-        cached = self.progress_cache.get((queue, user))
-        if cached is None or now - cached[0] > PROGRESS_TTL_S:
-            cached = (now, views.progress_html(queues.queue_progress(self.workspace.store.engine, queue, user)))
-            self.progress_cache[(queue, user)] = cached
-        return cached[1]
-
-    def forget_progress(self, queue: str) -> None:
-        for key in [key for key in self.progress_cache if key[0] == queue]:
-            self.progress_cache.pop(key, None)
+    def __post_init__(self) -> None:
+        self.progress = ProgressBars(self.workspace.store.engine)
 
     def user(self, request: gr.Request | None) -> auth.User:
         name = getattr(request, "username", None) if request is not None else None
@@ -100,8 +87,20 @@ def item_markdown(record: dict[str, Any] | None, *, with_answer: bool = False) -
     return "\n\n".join(lines)
 
 
-def _choices(counts: dict[str, int]) -> list[str]:
-    return [key for key in counts if key != "(none)"]
+def filter_choices(engine: Any) -> dict[str, list[str]]:
+    """The exams and subjects in the store, for the filter menus (two index scans, not the
+    store's full statistics: this runs at every server start)."""
+    from sqlalchemy import select
+
+    from curation.store import items_table
+
+    choices: dict[str, list[str]] = {}
+    with engine.connect() as conn:
+        for name in ("exam", "subject"):
+            column = items_table.c[name]
+            rows = conn.execute(select(column).where(column.is_not(None)).distinct().order_by(column)).scalars()
+            choices[name] = [str(value) for value in rows]
+    return choices
 
 
 class ItemQueueTab:
@@ -115,15 +114,15 @@ class ItemQueueTab:
         self.decisions: list[tuple[Any, str | None, Any | None]] = []  # wired once every output exists
 
     # -- layout -------------------------------------------------------------------------
-    def build_navigation(self, users: list[str], item_stats: dict[str, Any]) -> None:
+    def build_navigation(self, users: list[str], choices: dict[str, list[str]]) -> None:
         q = self.queue
         self.state = gr.State(Session(q))
         with gr.Row(equal_height=True):
             self.f_status = gr.Dropdown(list(STATUSES), multiselect=True, label="상태 · Status", scale=2,
                                         elem_id=f"{q}-status-filter")
-            self.f_exam = gr.Dropdown(["", *_choices(item_stats["by_exam"])], value="", label="시험 · Exam", scale=1,
+            self.f_exam = gr.Dropdown(["", *choices["exam"]], value="", label="시험 · Exam", scale=1,
                                       elem_id=f"{q}-exam")
-            self.f_subject = gr.Dropdown(["", *_choices(item_stats["by_subject"])], value="", label="과목 · Subject",
+            self.f_subject = gr.Dropdown(["", *choices["subject"]], value="", label="과목 · Subject",
                                          scale=1, elem_id=f"{q}-subject")
             self.f_flag = gr.Dropdown([("", ""), *[(v, k) for k, v in FLAG_FILTERS.items()]], value="",
                                       label="표시 · Flag", scale=2, elem_id=f"{q}-flag")
@@ -186,9 +185,10 @@ class ItemQueueTab:
             value = get_path(shown, path)
             present = _slot_exists(shown, path) if view.stored else not path.startswith("options.")
             text = "" if value is None else (value if isinstance(value, str) else _answer_text(value))
-            values += [text, to_markdown(text), gr.Row(visible=present)]
-        return [view.session, views.status_html(view), self.ctx.progress_html(self.queue, user), views.draft_html(view.session),
-                views.conflict_html(view.conflict), gr.Row(visible=view.conflict is not None), history, *values,
+            # update dicts, not gr.Row(...): a component made in a handler costs ~1 ms, a dict nothing
+            values += [text, to_markdown(text), gr.update(visible=present)]
+        return [view.session, views.status_html(view), self.ctx.progress.html(self.queue, user), views.draft_html(view.session),
+                views.conflict_html(view.conflict), gr.update(visible=view.conflict is not None), history, *values,
                 *self.extra_render(view)]
 
     # -- wiring -------------------------------------------------------------------------
@@ -214,9 +214,9 @@ class ItemQueueTab:
                                                (self.b_mine, "unreviewed")]
         for button, how in moves:
             button.click(navigate(how), [self.state, *filter_inputs], self.outputs, api_name=f"{q}_{how}",
-                         show_progress=QUIET)
+                         **fast(self.status))
         self.f_search.submit(navigate("first"), [self.state, *filter_inputs], self.outputs, api_visibility="private",
-                             show_progress=QUIET)
+                             **fast(self.status))
 
         def session_action(name: str) -> Callable[..., list[Any]]:
             def handler(session: Session, request: gr.Request) -> list[Any]:
@@ -224,8 +224,10 @@ class ItemQueueTab:
                 return self.render(getattr(ctx.reviewer, name)(user, session), user)
             return handler
 
-        self.b_reload.click(session_action("reload"), [self.state], self.outputs, api_visibility="private")
-        self.b_reapply.click(session_action("reapply"), [self.state], self.outputs, api_visibility="private")
+        self.b_reload.click(session_action("reload"), [self.state], self.outputs, api_visibility="private",
+                            **fast(self.status))
+        self.b_reapply.click(session_action("reapply"), [self.state], self.outputs, api_visibility="private",
+                             **fast(self.status))
         for button, decision, reason in self.decisions:
             self.wire_decision(button, decision, reason)
 
@@ -236,12 +238,12 @@ class ItemQueueTab:
             return self.render(view, user)
 
         self.b_revert.click(revert, [self.state, self.revert_rev, self.revert_reason], self.outputs,
-                            api_visibility="private")
+                            api_visibility="private", **fast(self.status))
         for path, box, shown, _ in self.fields:
             # input fires while typing (edit_relay.py makes it fire without key presses too); blur as a backstop
             for event in (box.input, box.blur):
                 event(self._edit_handler(path), [self.state, box], [shown, self.draft_note],
-                      trigger_mode="always_last", api_visibility="private", show_progress=QUIET)
+                      trigger_mode="always_last", api_visibility="private", **fast(self.draft_note))
 
     def _edit_handler(self, path: str) -> Callable[..., tuple[Any, ...]]:
         ctx, q = self.ctx, self.queue
@@ -271,16 +273,28 @@ class ItemQueueTab:
                 values = {path: data[box] for path, box, _, _ in self.fields}
                 session = ctx.reviewer.sync(user, session, values)
             view = ctx.reviewer.save(user, session, decision, data[reason] or "")
-            ctx.forget_progress(q)
+            ctx.progress.decided(q)
             return self.render(view, user)
 
         inputs = {self.state, reason, *(box for _, box, _, _ in self.fields)}  # a set: one dict argument
-        button.click(handler, inputs, self.outputs, api_visibility="private", show_progress=QUIET)
+        button.click(handler, inputs, self.outputs, api_visibility="private", **fast(self.status))
 
     def load(self, user: auth.User) -> list[Any]:
         if user.role not in QUEUES[self.queue].roles:
             return self.render(View(Session(self.queue)), None)
         return self.render(self.ctx.reviewer.resume(user.name, self.queue, self.ctx.order), user.name)
+
+    @property
+    def open_outputs(self) -> list[Any]:
+        """What opening the tab fills: the item, the guidelines, the bulk panel (admins only)."""
+        return [*self.outputs, *self.guidelines.outputs, self.bulk.box]
+
+    def open(self, user: auth.User) -> list[Any]:
+        return [*self.load(user), *self.guidelines.load(user), gr.Accordion(visible=user.role == "admin")]
+
+    def open_on_select(self, tab: Any) -> None:
+        _open_on_select(self.ctx, tab, self.state, lambda session: session.item_id is not None, self.open,
+                        self.open_outputs, self.status)
 
 
 def _slot_exists(record: dict[str, Any], path: str) -> bool:
@@ -308,9 +322,9 @@ def decision_buttons(tab: ItemQueueTab, buttons: list[tuple[str, str | None, str
             tab.decisions.append((button, decision, reason))
 
 
-def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]) -> ItemQueueTab:
+def build_item_tab(ctx: AppContext, users: list[str], choices: dict[str, list[str]]) -> ItemQueueTab:
     tab = ItemQueueTab(ctx, "item")
-    tab.build_navigation(users, item_stats)
+    tab.build_navigation(users, choices)
     with gr.Row():
         with gr.Column(scale=5):
             page = gr.HTML(elem_id="item-page")
@@ -339,7 +353,7 @@ def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]
         source = shown.get("source") or {}
         info = _page_info(ctx, source)
         return [views.page_html(shown, info) if view.stored else "", views.crops_html(shown) if view.stored else "",
-                gr.Dropdown(choices=[(label, path) for path, label in slots], value="source.bbox" if view.stored else None),
+                gr.update(choices=[(label, path) for path, label in slots], value="source.bbox" if view.stored else None),
                 *_box_numbers(source.get("bbox"))]
 
     tab.extra_outputs = [page, crops, target, *box]
@@ -351,7 +365,7 @@ def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]
         return _box_numbers(_target_box(ctx.reviewer.view(session).shown or {}, path))
 
     # input, not change: a render that sets the target must not cost a second round trip
-    target.input(choose_target, [tab.state, target], box, api_visibility="private", show_progress="hidden")
+    target.input(choose_target, [tab.state, target], box, api_visibility="private", **fast(box[0]))
 
     def do_recrop(session: Session, path: str | None, x0: float, y0: float, x1: float, y1: float,
                   request: gr.Request) -> list[Any]:
@@ -363,10 +377,10 @@ def build_item_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]
         rendered = tab.render(view, user)
         at = tab.outputs.index(target)
         # keep the chosen target and show its box, not the item's: a second re-crop starts from these numbers
-        rendered[at : at + 5] = [gr.Dropdown(value=path), *_box_numbers(_target_box(view.shown or {}, path))]
+        rendered[at : at + 5] = [gr.update(value=path), *_box_numbers(_target_box(view.shown or {}, path))]
         return rendered
 
-    recrop.click(do_recrop, [tab.state, target, *box], tab.outputs, api_visibility="private")
+    recrop.click(do_recrop, [tab.state, target, *box], tab.outputs, api_visibility="private", **fast(tab.status))
     return tab
 
 
@@ -390,12 +404,12 @@ def _target_box(shown: dict[str, Any], path: str | None) -> list[float] | None:
 
 def _box_numbers(bbox: list[float] | None) -> list[Any]:
     values = bbox if bbox and len(bbox) == 4 else [None] * 4
-    return [gr.Number(value=v) for v in values]
+    return list(values)
 
 
-def build_korea_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]) -> ItemQueueTab:
+def build_korea_tab(ctx: AppContext, users: list[str], choices: dict[str, list[str]]) -> ItemQueueTab:
     tab = ItemQueueTab(ctx, "korea")
-    tab.build_navigation(users, item_stats)
+    tab.build_navigation(users, choices)
     with gr.Row():
         with gr.Column(scale=5):
             question = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="korea-question")
@@ -428,9 +442,9 @@ def build_korea_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any
     return tab
 
 
-def build_rationale_tab(ctx: AppContext, users: list[str], item_stats: dict[str, Any]) -> ItemQueueTab:
+def build_rationale_tab(ctx: AppContext, users: list[str], choices: dict[str, list[str]]) -> ItemQueueTab:
     tab = ItemQueueTab(ctx, "rationale")
-    tab.build_navigation(users, item_stats)
+    tab.build_navigation(users, choices)
     with gr.Row():
         with gr.Column(scale=5):
             question = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="rationale-question")
@@ -503,8 +517,8 @@ class ScoreTab:
                           f'<div class="bs-message">{views.esc(view.message)}</div>' if view.message else "",
                           f'<div class="bs-error" role="alert">{views.esc(view.error)}</div>' if view.error else ""])
         label = f"<h3 class='bs-blind-label'>{views.esc(view.label)}</h3>" if view.task else ""
-        values = [gr.Radio(value=_radio(view.session.values.get(axis))) for axis in scoring.AXES]
-        return [view.session, status, self.ctx.progress_html("score", user), item_markdown(record, with_answer=True),
+        values = [_radio(view.session.values.get(axis)) for axis in scoring.AXES]
+        return [view.session, status, self.ctx.progress.html("score", user), item_markdown(record, with_answer=True),
                 to_markdown(reference), label,
                 to_markdown(view.task.rationale) if view.task else "", *values, view.session.comment]
 
@@ -520,11 +534,11 @@ class ScoreTab:
         score_moves: list[tuple[gr.Button, ScoreMove]] = [(self.b_prev, "prev"), (self.b_next, "next"),
                                                           (self.b_mine, "unscored")]
         for button, how in score_moves:
-            button.click(navigate(how), [self.state], self.outputs, api_visibility="private", show_progress=QUIET)
+            button.click(navigate(how), [self.state], self.outputs, api_visibility="private", **fast(self.status))
         for axis, radio in zip(scoring.AXES, self.axes, strict=True):
-            radio.input(self._edit(axis), [self.state, radio], None, api_visibility="private")
+            radio.input(self._edit(axis), [self.state, radio], None, api_visibility="private", queue=False)
         self.comment.input(self._edit("comment"), [self.state, self.comment], None,
-                           trigger_mode="always_last", api_visibility="private")
+                           trigger_mode="always_last", api_visibility="private", queue=False)
 
         def save(session: ScoreSession, factuality: str | None, logic: str | None, depth: str | None,
                  clarity: str | None, comment: str, request: gr.Request) -> list[Any]:
@@ -533,11 +547,11 @@ class ScoreTab:
             session.values.update({axis: value for axis, value in values.items() if value is not None})
             session.comment = comment or ""
             view = ctx.desk.save(user, session)
-            ctx.forget_progress("score")
+            ctx.progress.decided("score")
             return self.render(view, user)
 
         self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private",
-                          show_progress=QUIET)
+                          **fast(self.status))
 
     def _edit(self, axis: str) -> Callable[..., None]:
         def handler(session: ScoreSession, value: Any, request: gr.Request) -> None:
@@ -549,6 +563,22 @@ class ScoreTab:
         if user.role not in QUEUES["score"].roles:
             return self.render(ScoreView(ScoreSession()), None)
         return self.render(self.ctx.desk.resume(user.name), user.name)
+
+    def open_on_select(self, tab: Any) -> None:
+        _open_on_select(self.ctx, tab, self.state, lambda session: session.task_id is not None,
+                        lambda user: [*self.load(user), *self.guidelines.load(user)],
+                        [*self.outputs, *self.guidelines.outputs], self.status)
+
+
+def _open_on_select(ctx: AppContext, tab: Any, state: Any, is_open: Callable[[Any], bool],
+                    open_tab: Callable[[auth.User], list[Any]], outputs: list[Any], progress_on: Any) -> None:
+    """A tab other than the first fills when first selected, not at login (less work for the
+    server and the page then). Selected again, it keeps what is on screen, edits included."""
+    def handler(session: Any, request: gr.Request) -> list[Any]:
+        user = ctx.user(request)
+        return [gr.skip()] * len(outputs) if is_open(session) else open_tab(user)
+
+    tab.select(handler, [state], outputs, api_visibility="private", **fast(progress_on))
 
 
 def _radio(value: Any) -> str | None:
@@ -592,17 +622,17 @@ def _judge_html(engine: Any) -> str:
 def build_app(ctx: AppContext) -> gr.Blocks:
     engine = ctx.workspace.store.engine
     users = [user.name for user in auth.list_users(engine)]
-    item_stats = ctx.workspace.store.stats()
+    choices = filter_choices(engine)
     with gr.Blocks(title="benchsmith 검토 · annotator") as blocks:
         who = gr.Markdown(elem_id="whoami")
         tabs: dict[str, Any] = {}
         with gr.Tabs():
             with gr.Tab(QUEUES["item"].title, id="item", elem_id="tab-item") as tabs["item"]:
-                item_tab = build_item_tab(ctx, users, item_stats)
+                item_tab = build_item_tab(ctx, users, choices)
             with gr.Tab(QUEUES["korea"].title, id="korea", elem_id="tab-korea") as tabs["korea"]:
-                korea_tab = build_korea_tab(ctx, users, item_stats)
+                korea_tab = build_korea_tab(ctx, users, choices)
             with gr.Tab(QUEUES["rationale"].title, id="rationale", elem_id="tab-rationale") as tabs["rationale"]:
-                rationale_tab = build_rationale_tab(ctx, users, item_stats)
+                rationale_tab = build_rationale_tab(ctx, users, choices)
             with gr.Tab(QUEUES["score"].title, id="score", elem_id="tab-score") as tabs["score"]:
                 score_tab = ScoreTab(ctx)
                 score_tab.wire()
@@ -611,35 +641,34 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats") as stats_tab:
                 refresh = gr.Button("새로 고침 · Refresh", size="sm", elem_id="stats-refresh")
                 stats_view = gr.HTML(elem_id="stats")
-        item_tabs = [item_tab, korea_tab, rationale_tab]
-        guided: list[ItemQueueTab | ScoreTab] = [*item_tabs, score_tab]
-
         def refresh_stats(request: gr.Request) -> str:
             ctx.user(request)
             return stats_html(ctx)
 
-        refresh.click(refresh_stats, None, stats_view, api_visibility="private")
+        refresh.click(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
         # counted when the tab is opened, not at login: on 50,000 items they cost a second
-        stats_tab.select(refresh_stats, None, stats_view, api_visibility="private")
+        stats_tab.select(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
+
+        for queue, tab in (("korea", korea_tab), ("rationale", rationale_tab), ("score", score_tab)):
+            tab.open_on_select(tabs[queue])
+
+        def open_admin(request: gr.Request) -> list[Any]:
+            return admin_tab.load() if ctx.user(request).role == "admin" else ["", ""]
+
+        tabs["admin"].select(open_admin, None, admin_tab.outputs, api_visibility="private", **fast(admin_tab.note))
 
         def on_load(request: gr.Request) -> list[Any]:
+            """At login: who, which tabs this role sees, and the first tab (every role has it)."""
             user = ctx.user(request)
             header = f"**{user.name}** · {user.role}" + (" · 로컬 모드 · local mode (no users configured)" if ctx.local_mode else "")
-            # visible=False does not hide a tab button in this Gradio; "hidden" does
-            visible = [gr.Tab(visible=True if user.role in QUEUES[q].roles else "hidden")
-                       for q in ("item", "korea", "rationale", "score")]
-            rendered = [part for tab in item_tabs for part in tab.load(user)]
-            guides = [part for tab in guided for part in tab.guidelines.load(user)]
-            admin = user.role == "admin"
-            admin_parts = [gr.Tab(visible=True if admin else "hidden"), *(admin_tab.load() if admin else ["", ""]),
-                           *(gr.Accordion(visible=admin) for _ in item_tabs)]
-            return [header, *visible, *rendered, *score_tab.load(user), "", *guides, *admin_parts]
+            # visible=False does not hide a tab button in this Gradio; "hidden" does. Tabs shown
+            # anyway get no update: a visibility update makes the page walk the whole tab.
+            allowed = [user.role in QUEUES[q].roles for q in ("korea", "rationale", "score")] + [user.role == "admin"]
+            visible = [gr.skip() if ok else gr.Tab(visible="hidden") for ok in allowed]
+            return [header, *visible, *item_tab.open(user)]
 
-        load_outputs = [who, *(tabs[q] for q in ("item", "korea", "rationale", "score"))]
-        load_outputs += [c for tab in item_tabs for c in tab.outputs] + score_tab.outputs + [stats_view]
-        load_outputs += [c for tab in guided for c in tab.guidelines.outputs]
-        load_outputs += [tabs["admin"], *admin_tab.outputs, *(tab.bulk.box for tab in item_tabs)]
-        blocks.load(on_load, None, load_outputs, api_visibility="private")
+        hideable = [tabs[q] for q in ("korea", "rationale", "score", "admin")]
+        blocks.load(on_load, None, [who, *hideable, *item_tab.open_outputs], api_visibility="private", **fast(who))
         _register_api(ctx)
     return blocks
 
@@ -685,6 +714,5 @@ def _register_api(ctx: AppContext) -> None:
         status = "conflict" if view.conflict else ("invalid" if view.error else "saved")
         return {"status": status, "rev": view.session.rev, "message": view.error or view.message}
 
-    gr.api(get_item, api_name="get_item")
-    gr.api(save_item, api_name="save_item")
-    gr.api(save_score, api_name="save_score")
+    for endpoint in (get_item, save_item, save_score):
+        gr.api(endpoint, api_name=endpoint.__name__, concurrency_limit=API_CONCURRENCY)

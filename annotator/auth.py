@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import hmac
 import re
@@ -127,7 +128,7 @@ def verify_login(engine: Engine, name: str, password: str) -> bool:
         with engine.connect() as conn:
             stored = conn.execute(select(users.c.password_hash).where(users.c.name == name)).scalar_one_or_none()
         # hash even for unknown users so timing does not tell which names exist
-        ok = check_password(password, stored or _DUMMY_HASH) and stored is not None
+        ok = check_password(password, stored or _dummy_hash()) and stored is not None
     with write_connection(engine) as conn, conn.begin():
         conn.execute(insert(login_attempts).values(name=name, at=at, ok=int(ok)))
         if ok:  # a success clears the failures that came before it
@@ -135,4 +136,7 @@ def verify_login(engine: Engine, name: str, password: str) -> bool:
     return ok
 
 
-_DUMMY_HASH = hash_password(secrets.token_hex(8))
+@functools.cache
+def _dummy_hash() -> str:
+    """Made at the first login, not at import: a scrypt hash costs ~50 ms of the server's start."""
+    return hash_password(secrets.token_hex(8))

@@ -9,6 +9,7 @@ from typing import Any
 import gradio as gr
 
 from annotator import bulk, queues
+from annotator.events import fast
 from annotator.views import esc
 from curation.errors import BenchsmithError
 
@@ -34,9 +35,10 @@ class BulkPanel:
             self.note = gr.HTML(elem_id=f"{queue}-bulk-note")
         self.counted = gr.State(None)
         inputs = [self.action, *filter_inputs]
-        self.b_count.click(self._count, inputs, [self.counted, self.note, self.b_confirm], api_visibility="private")
+        self.b_count.click(self._count, inputs, [self.counted, self.note, self.b_confirm], api_visibility="private",
+                           **fast(self.note))
         self.b_confirm.click(self._confirm, [self.counted, self.users, self.overlap, *filter_inputs],
-                             [self.counted, self.note, self.b_confirm], api_visibility="private")
+                             [self.counted, self.note, self.b_confirm], api_visibility="private", **fast(self.note))
 
     def _admin(self, request: gr.Request) -> str:
         user = self.ctx.user(request)
@@ -76,5 +78,5 @@ class BulkPanel:
                 line = bulk.apply(self.ctx.workspace.store, action, revs, user).line()
         except BenchsmithError as error:
             return None, f'<span class="bs-error">{esc(str(error))}</span>', hidden
-        self.ctx.forget_progress(self.queue)
+        self.ctx.progress.changed(self.queue)
         return None, f'<span class="bs-message bs-bulk-done">{esc(action)}: {esc(line)}</span>', hidden

@@ -6,6 +6,7 @@ from typing import Any
 
 import gradio as gr
 
+from annotator.events import fast
 from annotator.guidelines import read_guidelines, write_guidelines
 from annotator.views import esc
 from curation.errors import BenchsmithError
@@ -21,7 +22,7 @@ class GuidelinesPanel:
             self.save = gr.Button("지침 저장 · Save guidelines", size="sm", visible=False,
                                   elem_id=f"{queue}-guidelines-save")
             self.note = gr.HTML(elem_id=f"{queue}-guidelines-note")
-        self.save.click(self._save, [self.editor], [self.text, self.note], api_visibility="private")
+        self.save.click(self._save, [self.editor], [self.text, self.note], api_visibility="private", **fast(self.note))
 
     @property
     def outputs(self) -> list[Any]:

@@ -322,8 +322,9 @@ class QueueProgress:
     assigned_done: int  # of those, decided by this user
 
 
-def queue_progress(engine: Engine, queue: str, user: str) -> QueueProgress:
-    """Done / total for the queue and for one user (for the score queue: tasks scored)."""
+def queue_progress(engine: Engine, queue: str, user: str, total: int | None = None) -> QueueProgress:
+    """Done / total for the queue and for one user (for the score queue: tasks scored).
+    `total`: the item queue's size when the caller knows it (counting it scans the store)."""
     from annotator.tables import expert_scores, scoring_tasks
 
     with engine.connect() as conn:
@@ -332,7 +333,8 @@ def queue_progress(engine: Engine, queue: str, user: str) -> QueueProgress:
             done = conn.execute(select(func.count(func.distinct(expert_scores.c.task_id)))).scalar_one()
             mine = conn.execute(select(func.count()).where(expert_scores.c.expert == user)).scalar_one()
             return QueueProgress(total, done, mine, 0, 0)
-        total = conn.execute(select(func.count()).select_from(items_table).where(where(queue, Filters()))).scalar_one()
+        if total is None:
+            total = conn.execute(select(func.count()).select_from(items_table).where(where(queue, Filters()))).scalar_one()
         decided = select(func.count(func.distinct(reviews.c.item_id))).where(reviews.c.queue == queue)
         done = conn.execute(decided).scalar_one()
         mine = conn.execute(decided.where(reviews.c.user == user)).scalar_one()

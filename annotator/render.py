@@ -8,12 +8,12 @@ as PyMuPDF reports them). Crops are PNG blobs with the same provenance.
 
 from __future__ import annotations
 
+import importlib
 import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-
-import pymupdf as fitz
+from typing import TYPE_CHECKING, Any
 
 from curation.blobs import BlobStore
 from curation.errors import BenchsmithError, NotFoundError
@@ -22,6 +22,19 @@ from curation.item import ImageKind, ImageRef, PdfLocation
 PAGE_ZOOM = 1.5
 CROP_ZOOM = 3.0
 _SHA = re.compile(r"^[0-9a-f]{64}$")
+
+if TYPE_CHECKING:
+    import pymupdf as fitz
+
+
+def pymupdf() -> Any:
+    """PyMuPDF, imported when first needed: it costs 1-1.5 s of the server's start."""
+    return importlib.import_module("pymupdf")
+
+
+def warm_up() -> None:
+    """Import PyMuPDF in the background, so the first page rendered does not wait for it."""
+    threading.Thread(target=pymupdf, name="pymupdf-import", daemon=True).start()
 
 
 class RenderError(BenchsmithError):
@@ -49,7 +62,7 @@ class PdfRenderer:
     def _open(self, pdf_sha256: str) -> fitz.Document:
         if not _SHA.match(pdf_sha256 or ""):
             raise NotFoundError(f"not a PDF hash: {pdf_sha256!r}")
-        return fitz.open(self.blobs.path(f"{pdf_sha256}.pdf"))
+        return pymupdf().open(self.blobs.path(f"{pdf_sha256}.pdf"))
 
     def _page(self, document: fitz.Document, page: int) -> fitz.Page:
         if not 1 <= page <= document.page_count:
@@ -74,7 +87,7 @@ class PdfRenderer:
                 self._cache.move_to_end(key)
                 return self._cache[key]
         with self._open(pdf_sha256) as document:
-            png = self._page(document, page).get_pixmap(matrix=fitz.Matrix(PAGE_ZOOM, PAGE_ZOOM)).tobytes("png")
+            png = self._page(document, page).get_pixmap(matrix=pymupdf().Matrix(PAGE_ZOOM, PAGE_ZOOM)).tobytes("png")
         with self._lock:
             self._cache[key] = png
             while len(self._cache) > self._cache_size:
@@ -87,6 +100,7 @@ class PdfRenderer:
             raise RenderError(f"box {bbox}: need x0 < x1 and y0 < y1 (PDF points)")
         with self._open(pdf_sha256) as document:
             pdf_page = self._page(document, page)
+            fitz = pymupdf()
             clip = fitz.Rect(bbox)
             if not pdf_page.rect.contains(clip):
                 r = pdf_page.rect

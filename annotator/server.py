@@ -7,15 +7,18 @@ images only from the workspace blob store, by hash, to logged-in users:
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import os
 import secrets
+from collections.abc import AsyncIterator
 from functools import partial
 from typing import Protocol, cast
 
-from curation.errors import BenchsmithError, NotFoundError, require_extra
+from annotator.gradio_import import import_gradio
+from curation.errors import BenchsmithError, NotFoundError
 
-require_extra("gradio", "annotator")
+import_gradio()
 
 import gradio as gr  # noqa: E402
 from fastapi import FastAPI, HTTPException, Request  # noqa: E402
@@ -28,7 +31,7 @@ from annotator.app import LOCAL_USER, AppContext, build_app  # noqa: E402
 from annotator.edit_relay import DRAFT_URL, edit_relay_script  # noqa: E402
 from annotator.gate import ASGIApp, SessionGate  # noqa: E402
 from annotator.queues import ITEM_QUEUES, QUEUES  # noqa: E402
-from annotator.render import PdfRenderer, RenderError  # noqa: E402
+from annotator.render import PdfRenderer, RenderError, warm_up  # noqa: E402
 from annotator.score_desk import ScoreDesk  # noqa: E402
 from annotator.shortcuts import head_script  # noqa: E402
 from annotator.tables import ensure_tables  # noqa: E402
@@ -78,8 +81,14 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     ensure_tables(store.engine)
     renderer = PdfRenderer(workspace.blobs)
     ctx = AppContext(workspace, Reviewer(store, renderer), ScoreDesk(store), renderer, local_mode, order=order)
-    blocks = build_app(ctx).queue(default_concurrency_limit=8)
-    api = FastAPI(docs_url=None, redoc_url=None, openapi_url=None)
+    blocks = build_app(ctx)  # no .queue(): it would build Gradio's routes once more (~0.25 s)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        warm_up()  # PyMuPDF, for the first page shown, imported once the server listens
+        yield
+
+    api = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
 
     def session_user(cookies: dict[str, str]) -> str | None:
         gradio_app = cast(GradioLogins, next(route.app for route in api.routes if isinstance(route, Mount)))
@@ -140,8 +149,11 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
 
     login = None if local_mode else partial(auth.verify_login, store.engine)
     head = head_script() + edit_relay_script(ctx.field_ids)
+    # run_history=False: Gradio would keep every event's inputs and outputs in the browser's
+    # localStorage (item text on a shared machine) and re-serialise that list at every click,
+    # which made each click slower the longer a reviewer worked
     app = gr.mount_gradio_app(api, blocks, path="/", auth=login, auth_message=AUTH_MESSAGE,
-                              head=head, css=CSS, footer_links=[], ssr_mode=False)
+                              head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False)
     return SessionGate(app, signed_in=lambda cookies: session_user(cookies) is not None,
                        locked_for=partial(auth.locked_for, store.engine),
                        token=(token or secrets.token_urlsafe(24)) if local_mode else None)

@@ -64,15 +64,15 @@ def time_next(workspace: Workspace, user: str, n: int) -> dict[str, tuple[float,
     import gradio as gr
 
     from annotator.actions import Reviewer
-    from annotator.app import AppContext, build_item_tab, build_korea_tab
+    from annotator.app import AppContext, build_item_tab, build_korea_tab, filter_choices
     from annotator.render import PdfRenderer
     from annotator.score_desk import ScoreDesk
 
     renderer = PdfRenderer(workspace.blobs)
     ctx = AppContext(workspace, Reviewer(workspace.store, renderer), ScoreDesk(workspace.store), renderer, False)
     with gr.Blocks():
-        stats = workspace.store.stats()
-        tabs = {"item": build_item_tab(ctx, [user], stats), "korea": build_korea_tab(ctx, [user], stats)}
+        choices = filter_choices(workspace.store.engine)
+        tabs = {"item": build_item_tab(ctx, [user], choices), "korea": build_korea_tab(ctx, [user], choices)}
     results = {}
     for label, queue, how in (("next (item)", "item", "next"), ("next unreviewed for me", "item", "unreviewed"),
                               ("next (korea-specific)", "korea", "next")):
@@ -80,7 +80,7 @@ def time_next(workspace: Workspace, user: str, n: int) -> dict[str, tuple[float,
         for _ in range(n):
             started = time.perf_counter()
             view = ctx.reviewer.navigate(user, queue, Filters(), current, how)  # type: ignore[arg-type]
-            tab.render(view)
+            tab.render(view, user)
             samples.append((time.perf_counter() - started) * 1000)
             current = view.session.item_id
             if how == "unreviewed" and current:

@@ -8,7 +8,13 @@ ratio says what the browser round trip costs on top of the work itself.
 
 Targets (issue 15): Next p95 <= 300 ms, Save/Accept p95 <= 500 ms, start <= 5 s.
 
-    python benchmarks/annotator_browser_bench.py [--items 50000] [--repeat 30] [--db postgresql+psycopg://…/postgres]
+    python benchmarks/annotator_browser_bench.py [--items 50000] [--repeat 30] [--runs 3]
+        [--db postgresql+psycopg://…/postgres] [--save after.json] [--before before.json]
+
+Each run starts the server anew and drives a fresh browser session on the same store; the
+figures printed are the median over runs of each run's p50 and p95, with the 1-minute load
+average at the start and end of each run (the machine is shared: read figures with it).
+`--before` prints a summary saved by `--save` on an earlier commit beside the new one.
 
 With --db (an admin URL such as the one .ci/postgres.sh prints) the store is a fresh
 PostgreSQL database, dropped at the end. Needs the annotator and test extras and
@@ -18,6 +24,7 @@ Debian's chromium.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
@@ -28,6 +35,7 @@ import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -102,7 +110,8 @@ def timed(samples: list[float], action: Callable[[], None], done: Callable[[], N
     samples.append(time.perf_counter() - started)
 
 
-def browser_figures(url: str, repeat: int, items: int) -> dict[str, list[float]]:
+def browser_figures(url: str, repeat: int, items: int, offset: int = 0) -> dict[str, list[float]]:
+    """`offset`: how far into the store a run starts, so that runs do not redo one another's items."""
     from playwright.sync_api import expect, sync_playwright
 
     figures: dict[str, list[float]] = {"login": [], "next": [], "save": [], "accept": [], "search": []}
@@ -150,7 +159,7 @@ def browser_figures(url: str, repeat: int, items: int) -> dict[str, list[float]]
             expect(stamp).not_to_have_attribute("data-item", current, timeout=60_000)
         search = page.locator("#item-search textarea, #item-search input").first
         for n in range(repeat):
-            wanted = f"gen-{(n * 7919 + 123) % items:06d}"
+            wanted = f"gen-{(n * 7919 + 123 + offset) % items:06d}"
             search.fill(wanted)
             timed(figures["search"], lambda: page.locator("#item-find").click(), shows(wanted))
         browser.close()
@@ -189,12 +198,53 @@ def baseline_figures(workspace: Workspace, repeat: int, items: int) -> dict[str,
     return figures
 
 
+def load_average() -> float:
+    return float(Path("/proc/loadavg").read_text().split()[0]) if Path("/proc/loadavg").exists() else float("nan")
+
+
+def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Per action the median over runs of each run's p50 and p95 (seconds)."""
+    actions = list(runs[0]["browser"])
+    return {"start_s": statistics.median(run["start_s"] for run in runs),
+            "browser": {a: [statistics.median(percentiles(run["browser"][a])[i] for run in runs) for i in (0, 1)]
+                        for a in actions},
+            "baseline_p50": {a: statistics.median(percentiles(run["baseline"][a])[0] for run in runs)
+                             for a in runs[0]["baseline"]},
+            "load": [run["load"] for run in runs]}
+
+
+def report(summary: dict[str, Any], backend: str, items: int, before: dict[str, Any] | None) -> None:
+    targets = {"next": 0.300, "save": 0.500, "accept": 0.500}
+    runs = len(summary["load"])
+    loads = ", ".join(f"{a:.1f}→{b:.1f}" for a, b in summary["load"])
+    print(f"\n{backend}, {items} items: median of {runs} run(s); load average (1 min) at start→end of each: {loads}")
+    was = f"   (before: {before['start_s']:.2f} s)" if before else ""
+    print(f"server start (process → login page): {summary['start_s']:.2f} s   (target <= 5 s)"
+          f" {'met' if summary['start_s'] <= 5 else 'MISSED'}{was}")
+    print(f"{'action':<8} {'browser p50':>12} {'p95':>8} {'baseline p50':>13} {'ratio p50':>10}  {'target p95':<20}"
+          + ("  before p50 / p95" if before else ""))
+    for action, (p50, p95) in summary["browser"].items():
+        base = summary["baseline_p50"].get(action)
+        ratio = f"{p50 / base:9.1f}x" if base else f"{'—':>10}"
+        target = (f"<= {targets[action] * 1000:.0f} ms {'met' if p95 <= targets[action] else 'MISSED'}"
+                  if action in targets else "")
+        old = before["browser"].get(action) if before else None
+        print(f"{action:<8} {p50 * 1000:10.0f}ms {p95 * 1000:6.0f}ms {(base or 0) * 1000:11.1f}ms {ratio}  {target:<20}"
+              + (f"  {old[0] * 1000:6.0f} / {old[1] * 1000:.0f} ms" if old else ""))
+    print("baseline: the same action on the in-process Reviewer (no browser, Gradio or HTTP)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--items", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=30)
+    parser.add_argument("--runs", type=int, default=3, help="server start + browser session, repeated on one store")
     parser.add_argument("--db", help="PostgreSQL admin URL (a fresh database is made and dropped)")
+    parser.add_argument("--save", type=Path, help="write the summary as JSON")
+    parser.add_argument("--before", type=Path, help="a summary saved by --save (an earlier commit) to show beside")
     args = parser.parse_args()
+    before = json.loads(args.before.read_text()) if args.before else None
+    runs: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
         t0 = time.perf_counter()
@@ -202,27 +252,27 @@ def main() -> None:
         backend = "postgresql" if args.db else "sqlite"
         print(f"{backend}: {args.items} items written in {time.perf_counter() - t0:.1f} s", flush=True)
         try:
-            process, url, start_s = start_server(root)
-            try:
-                browser = browser_figures(url, args.repeat, args.items)
-            finally:
-                process.terminate()
-                process.wait(timeout=30)
-            baseline = baseline_figures(workspace, args.repeat, args.items)
+            for n in range(args.runs):
+                load_before = load_average()
+                process, url, start_s = start_server(root)
+                try:
+                    browser = browser_figures(url, args.repeat, args.items, offset=n * args.repeat * 2)
+                finally:
+                    process.terminate()
+                    process.wait(timeout=30)
+                baseline = baseline_figures(workspace, args.repeat, args.items)
+                runs.append({"start_s": start_s, "browser": browser, "baseline": baseline,
+                             "load": (load_before, load_average())})
+                figures = ", ".join(f"{action} {percentiles(samples)[0] * 1000:.0f}/{percentiles(samples)[1] * 1000:.0f}"
+                                    for action, samples in browser.items())
+                print(f"run {n + 1} (load {load_before:.1f}): start {start_s:.2f} s; p50/p95 ms: {figures}", flush=True)
         finally:
             workspace.store.close()
             cleanup()
-    print(f"\nserver start (process → login page): {start_s:.2f} s   (target <= 5 s)")
-    targets = {"next": 0.300, "save": 0.500, "accept": 0.500}
-    print(f"{'action':<8} {'browser p50':>12} {'p95':>8} {'baseline p50':>13} {'ratio p50':>10}  target p95")
-    for action, samples in browser.items():
-        p50, p95 = percentiles(samples)
-        base = percentiles(baseline[action])[0] if action in baseline else None
-        ratio = f"{p50 / base:9.1f}x" if base else f"{'—':>10}"
-        target = f"<= {targets[action] * 1000:.0f} ms {'met' if p95 <= targets[action] else 'MISSED'}" if action in targets else ""
-        print(f"{action:<8} {p50 * 1000:10.0f}ms {p95 * 1000:6.0f}ms "
-              f"{(base or 0) * 1000:11.1f}ms {ratio}  {target}")
-    print("baseline: the same action on the in-process Reviewer (no browser, Gradio or HTTP)")
+    summary = summarise(runs) | {"backend": backend, "items": args.items, "repeat": args.repeat}
+    report(summary, backend, args.items, before)
+    if args.save:
+        args.save.write_text(json.dumps(summary, indent=1))
 
 
 if __name__ == "__main__":

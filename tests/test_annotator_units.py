@@ -163,3 +163,33 @@ def test_lockout_lasts_until_the_fifth_latest_failure_leaves_the_window(workspac
     assert auth.locked_for(engine, "kim", at=now + auth.WINDOW_S) is None
     assert auth.locked_for(engine, "lee", at=now) is None
     assert "5 minutes" in lockout_message(300) and "1 minute" in lockout_message(20)
+
+
+def test_progress_keeps_the_queue_size_between_recounts_and_counts_decisions_at_once(workspace, engine, monkeypatch):
+    import threading
+
+    from annotator import progress, queues
+    from curation.item import parse_item
+
+    load_sample(workspace)
+    bars = progress.ProgressBars(engine)
+    size = queues.count(engine, "korea", queues.Filters())
+    assert f'data-total="{size}"' in bars.html("korea", "kim")
+    extra = {"id": "korea-extra", "source": {"exam": "시험"}, "stem": "우리나라의 수도는?",
+             "options": [{"text": "서울"}, {"text": "부산"}], "answer": 1, "flags": {"korea_reasons": ["우리나라"]}}
+    workspace.store.save_items([parse_item(extra)], author="test", stage="import")
+    queues.record_review(engine, "korea", "korea-extra", "kim", "confirm", 1)
+    bars.decided("korea")  # a decision: counted at once, the size is not recounted
+    shown = bars.html("korea", "kim")
+    assert f'data-total="{size}"' in shown and 'data-done="1"' in shown
+    monkeypatch.setattr(progress, "TOTAL_TTL_S", 0.0)
+    bars.decided("korea")
+    assert f'data-total="{size}"' in bars.html("korea", "kim")  # the old size while it is recounted
+    for thread in threading.enumerate():
+        if thread.name == "count-korea":
+            thread.join()
+    bars.decided("korea")
+    monkeypatch.setattr(progress, "TOTAL_TTL_S", 1e9)
+    assert f'data-total="{size + 1}"' in bars.html("korea", "kim")
+    bars.changed("korea")  # bulk actions and assignment recount everything
+    assert f'data-total="{size + 1}"' in bars.html("korea", "kim")
