@@ -60,7 +60,10 @@ def llama_server():
     port = _free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "llama_cpp.server", "--model", str(packaged_model_path()), "--chat_format", "gemma",
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048"],
+         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+         # by default the server cuts a stream short when the next request arrives (the client
+         # then sees a stream with no finish reason and retries); these tests send two at a time
+         "--interrupt_requests", "False"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 180
