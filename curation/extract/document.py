@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import pymupdf
 
-from curation.extract.figures import figure_labels, page_figures, region_of
-from curation.extract.furniture import drop_furniture
+from curation.extract.figures import figure_labels, page_figures, region_of, render_crop
+from curation.extract.furniture import drop_furniture, drop_furniture_figures
 from curation.extract.glyph_pictures import find_glyph_pictures
 from curation.extract.layout import page_glyphs, page_lines
 from curation.extract.lines import Figure, Line
@@ -29,6 +29,7 @@ class ReadDocument:
     ocr_pages: list[int] = field(default_factory=list)
     page_problems: dict[int, str] = field(default_factory=dict)
     furniture_dropped: int = 0
+    furniture_figures_dropped: int = 0
     watermark_glyphs: int = 0
     figure_label_lines: int = 0
     warnings: list[str] = field(default_factory=list)
@@ -51,9 +52,22 @@ def read_document(opened: OpenedPdf, engine: str = "auto") -> ReadDocument:
         except Exception as error:  # MuPDF failing inside a damaged page's content
             raise page_error(opened, index, error) from None
     kept, result.furniture_dropped = drop_furniture(pages_lines, heights)
-    for lines, figures in zip(kept, pages_figures, strict=True):
+    kept_figures, result.furniture_figures_dropped = drop_furniture_figures(pages_figures, heights)
+    _render_vector_figures(opened, kept_figures)
+    for lines, figures in zip(kept, kept_figures, strict=True):
         result.entries += merge_in_reading_order(lines, figures)
     return result
+
+
+def _render_vector_figures(opened: OpenedPdf, pages_figures: list[list[Figure]]) -> None:
+    """Crops of the drawn figures, rendered only now that furniture is gone (`vector_figures`
+    leaves them empty: a page-number frame on every page would cost a page render each)."""
+    for figures in pages_figures:
+        pending = [figure for figure in figures if not figure.png]
+        if pending:
+            page = load_page(opened, pending[0].page - 1)
+            for figure in pending:
+                figure.png = render_crop(page, pymupdf.Rect(figure.bbox))
 
 
 def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocument, pages_lines: list[list[Line]],

@@ -104,6 +104,7 @@ def render_crop(page: pymupdf.Page, rect: pymupdf.Rect) -> bytes:
 
 
 def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs, lines: list[Line]) -> list[Figure]:
+    """Drawn figures, their crops left empty: the caller renders those it keeps."""
     figures = []
     for cluster, members in page_drawing_clusters(page):
         box = _extent(members) if members else rect_box(cluster)
@@ -114,7 +115,7 @@ def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs, lin
             continue  # a frame, a shaded header band or a table: its text is read as text
         if gutter_x is not None and rect.height > 0.3 * page.rect.height and rect.width < 4:
             continue
-        figures.append(Figure(page_number, region_of(box, gutter_x), box, render_crop(page, rect), "vector"))
+        figures.append(Figure(page_number, region_of(box, gutter_x), box, b"", "vector"))
     return figures
 
 

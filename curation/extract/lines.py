@@ -55,7 +55,7 @@ class Figure:
     page: int
     region: int
     bbox: Box
-    png: bytes
+    png: bytes  # a drawn figure's crop stays empty until read_document renders the figures it keeps
     kind: str  # raster | vector | formula | other
     glyph: bool = False  # a character drawn as a picture that could not be read
 
