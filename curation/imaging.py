@@ -17,11 +17,16 @@ def png_bytes(image: Image.Image) -> bytes:
     fewer bytes on exam figures; crops are written once per extraction and there are many."""
     if image.mode not in ("L", "RGB"):
         image = image.convert("RGB")
-    pixels = np.asarray(image)
+    return png_from_pixels(np.asarray(image))
+
+
+def png_from_pixels(pixels: np.ndarray) -> bytes:
+    """`png_bytes` of 8-bit pixels shaped (height, width) for gray or (height, width, 3) for RGB."""
     height, width = pixels.shape[:2]
-    rows = np.zeros((height, width * (1 if image.mode == "L" else 3) + 1), dtype=np.uint8)  # filter byte 0: none
+    gray = pixels.ndim == 2
+    rows = np.zeros((height, width * (1 if gray else 3) + 1), dtype=np.uint8)  # filter byte 0: none
     rows[:, 1:] = pixels.reshape(height, -1)
-    header = struct.pack(">IIBBBBB", width, height, 8, 0 if image.mode == "L" else 2, 0, 0, 0)
+    header = struct.pack(">IIBBBBB", width, height, 8, 0 if gray else 2, 0, 0, 0)
     return b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)) + _chunk(b"IEND", b"")
 
 

@@ -25,15 +25,53 @@ def page_drawing_clusters(page: pymupdf.Page) -> list[tuple[pymupdf.Rect, list[d
     cached = getattr(page, "_benchsmith_clusters", None)
     if cached is None:
         drawings = page_drawings(page)
-        clusters = page.cluster_drawings(drawings=drawings) if drawings else []
         boxes = [tuple(d["rect"]) for d in drawings]
         cached = []
-        for cluster in clusters:
-            x0, y0, x1, y1 = cluster
-            cached.append((cluster, [d for d, (a, b, c, e) in zip(drawings, boxes, strict=True)
-                                     if x0 <= a <= c <= x1 and y0 <= b <= e <= y1]))  # as Rect.contains
+        for x0, y0, x1, y1 in cluster_boxes(tuple(page.rect), boxes):
+            cached.append((pymupdf.Rect(x0, y0, x1, y1), [d for d, (a, b, c, e) in zip(drawings, boxes, strict=True)
+                                                          if x0 <= a <= c <= x1 and y0 <= b <= e <= y1]))  # as Rect.contains
         page._benchsmith_clusters = cached  # type: ignore[attr-defined]
     return cached
+
+
+Box = tuple[float, float, float, float]
+
+
+def cluster_boxes(area: Box, boxes: list[Box], tolerance: float = 3.0) -> list[Box]:
+    """What `Page.cluster_drawings` returns, on plain tuples (its Rect arithmetic cost ~4 ms a page
+    on a page of 175 drawings): each box grows by every box within `tolerance` of it, repeated until
+    none is left; boxes no wider or taller than `tolerance` are dropped."""
+    def by_bottom_then_left(box: Box) -> tuple[float, float]:
+        return box[3], box[0]
+
+    def neighbours(a: Box, b: list[float]) -> bool:
+        ax0, ax1 = (a[0], a[2]) if a[2] > a[0] else (a[2], a[0])
+        ay0, ay1 = (a[1], a[3]) if a[3] > a[1] else (a[3], a[1])
+        bx0, bx1 = (b[0], b[2]) if b[2] > b[0] else (b[2], b[0])
+        by0, by1 = (b[1], b[3]) if b[3] > b[1] else (b[3], b[1])
+        return not (ax1 < bx0 - tolerance or ax0 > bx1 + tolerance or ay1 < by0 - tolerance or ay0 > by1 + tolerance)
+
+    left, top, right, bottom = area
+    pending = sorted([box for box in boxes if box[0] >= left and box[2] <= right and box[1] >= top and box[3] <= bottom],
+                     key=by_bottom_then_left)
+    joined: list[Box] = []
+    while pending:
+        grown = list(pending[0])
+        repeat = True
+        while repeat:
+            repeat = False
+            for index in range(len(pending) - 1, 0, -1):  # back to front, as PyMuPDF does
+                box = pending[index]
+                if neighbours(box, grown):
+                    for x, y in ((box[0], box[1]), (box[2], box[3])):  # its corners, as Rect |= Point
+                        grown = [min(grown[0], x), min(grown[1], y), max(grown[2], x), max(grown[3], y)]
+                    del pending[index]
+                    repeat = True
+        joined.append((grown[0], grown[1], grown[2], grown[3]))
+        del pending[0]
+        pending = sorted(set(pending), key=by_bottom_then_left)
+    return [box for box in sorted(set(joined), key=by_bottom_then_left)
+            if box[2] - box[0] > tolerance and box[3] - box[1] > tolerance]
 
 
 def page_image_info(page: pymupdf.Page) -> list[dict[str, Any]]:
