@@ -38,7 +38,7 @@ def find_glyph_pictures(page: pymupdf.Page, page_number: int, glyphs: list[Glyph
                         available: bool) -> GlyphPictures:
     """Glyph pictures of a page, read (`cache` maps an image digest to its reading across pages)."""
     found = GlyphPictures()
-    text = [g for g in glyphs if not g.c.isspace()]
+    text = [g for g in glyphs if not g.space]
     if not text:
         return found
     heights = sorted(g.y1 - g.y0 for g in text)
@@ -85,7 +85,7 @@ def _as_glyphs(reading: str, rect: pymupdf.Rect, neighbour: Glyph, line_id: int)
     step = rect.width / len(reading)
     return [Glyph(char, rect.x0 + index * step, neighbour.y0, rect.x0 + (index + 1) * step, neighbour.y1,
                   neighbour.size, neighbour.baseline, line_id, core_top_of(neighbour.baseline, neighbour.size),
-                  picture=True)
+                  char.isspace(), picture=True)
             for index, char in enumerate(reading)]
 
 

@@ -13,6 +13,7 @@ import statistics
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from itertools import groupby
 from operator import attrgetter
 
 import pymupdf
@@ -25,7 +26,8 @@ TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES 
 WATERMARK_LUMINANCE = 0.8
 _SPACES = {"\u00a0": " ", "\u3000": " ", "\t": " "}
 _X_THEN_BASELINE = attrgetter("x0", "baseline")
-_X0, _Y0, _X1, _Y1 = attrgetter("x0"), attrgetter("y0"), attrgetter("x1"), attrgetter("y1")
+_X0, _Y0, _X1, _Y1, _SIZE = attrgetter("x0"), attrgetter("y0"), attrgetter("x1"), attrgetter("y1"), attrgetter("size")
+_LINE_ID = attrgetter("line_id")
 
 
 @dataclass(slots=True)
@@ -39,6 +41,7 @@ class Glyph:
     baseline: float
     line_id: int  # the PDF engine's own line (used only to decide what crosses the gutter)
     core_top: float  # top of the x-height band (`core_top_of`), stable across fonts whose ascender boxes differ
+    space: bool  # c.isspace(), asked of every glyph many times over
     picture: bool = False  # read from a small picture of the character (glyph_pictures.py)
 
 
@@ -76,7 +79,7 @@ def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
                     c = char["c"]
                     x0, y0, x1, y1 = char["bbox"]
                     baseline = char["origin"][1]
-                    append(Glyph(_SPACES.get(c, c), x0, y0, x1, y1, size, baseline, line_id, baseline - x_height))
+                    append(Glyph(_SPACES.get(c, c), x0, y0, x1, y1, size, baseline, line_id, baseline - x_height, c.isspace()))
     return PageGlyphs(glyphs, dropped)
 
 
@@ -103,7 +106,7 @@ def find_gutter(page: pymupdf.Page, glyphs: list[Glyph]) -> Gutter | None:
     rule = _vertical_rule(page, width, height)
     if rule is not None:
         return rule
-    return _histogram_gutter([g for g in glyphs if not g.c.isspace()], width)
+    return _histogram_gutter([g for g in glyphs if not g.space], width)
 
 
 def _vertical_rule(page: pymupdf.Page, width: float, height: float) -> Gutter | None:
@@ -205,7 +208,7 @@ def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
     """Glyphs grouped into lines by overlapping x-height bands; small glyphs (scripts) then join
     the line on whose baseline they sit, even when tight leading puts them nearer the line above."""
     body = _body_size(glyphs)
-    small = [g for g in glyphs if not g.c.isspace() and g.size < 0.85 * body]
+    small = [g for g in glyphs if not g.space and g.size < 0.85 * body]
     if not small:
         return _band_lines(glyphs)
     small_ids = {id(g) for g in small}
@@ -229,71 +232,69 @@ def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
 
 
 def _body_size(glyphs: list[Glyph]) -> float:
-    sizes = Counter(g.size for g in glyphs if not g.c.isspace())
+    sizes = Counter(g.size for g in glyphs if not g.space)
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
 def _script_zone(line: list[Glyph]) -> tuple[float, float, float, float, float]:
     """(top, bottom, middle of the x-height, left, right): where a script of this line can sit."""
-    visible = [g for g in line if not g.c.isspace()]
-    size = max(g.size for g in visible)
-    baseline = statistics.median(g.baseline for g in visible if g.size >= 0.85 * size)
+    visible = [g for g in line if not g.space]
+    size = max(map(_SIZE, visible))
+    baseline = statistics.median([g.baseline for g in visible if g.size >= 0.85 * size])
     return (baseline - 0.9 * size, baseline + 0.35 * size, baseline - 0.36 * size,
             min(g.x0 for g in visible) - size, max(g.x1 for g in visible) + size)
 
 
 def _band_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
-    ordered = sorted(glyphs, key=_band_key)
     lines: list[list[Glyph]] = []
-    band_top = band_bottom = 0.0
-    banded = False
-    largest = 0.0
-    for glyph in ordered:
+    line: list[Glyph] | None = None
+    band_top = band_bottom = largest = 0.0
+    for glyph in sorted(glyphs, key=_band_key):  # (written out with plain comparisons: it runs for every glyph)
         top, bottom = glyph.core_top, glyph.baseline
-        if banded:
+        if line is not None:
             overlap = (band_bottom if band_bottom < bottom else bottom) - (band_top if band_top > top else top)
-            if overlap >= 0.5 * min(bottom - top, band_bottom - band_top):
-                lines[-1].append(glyph)
-                if glyph.size >= 0.85 * largest and not glyph.c.isspace():
-                    band_top, band_bottom = min(band_top, top), max(band_bottom, bottom)
-                    largest = max(largest, glyph.size)
+            height, band_height = bottom - top, band_bottom - band_top
+            if overlap >= 0.5 * (height if height < band_height else band_height):
+                line.append(glyph)
+                if not glyph.space and glyph.size >= 0.85 * largest:
+                    band_top = top if top < band_top else band_top
+                    band_bottom = bottom if bottom > band_bottom else band_bottom
+                    largest = glyph.size if glyph.size > largest else largest
                 continue
-        elif glyph.c.isspace():
+        elif glyph.space:
             continue
-        lines.append([glyph])
-        band_top, band_bottom, banded = top, bottom, True
-        largest = glyph.size
-    return [line for line in lines if any(not g.c.isspace() for g in line)]
+        line = [glyph]
+        lines.append(line)
+        band_top, band_bottom, largest = top, bottom, glyph.size
+    return [line for line in lines if not all(g.space for g in line)]
 
 
 def _band_key(glyph: Glyph) -> float:
     return glyph.core_top + glyph.baseline
 
 
+
 def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
     glyphs = _dedupe(sorted(glyphs, key=_X_THEN_BASELINE))
-    visible = [g for g in glyphs if not g.c.isspace()]
-    size = Counter(round(g.size, 1) for g in visible).most_common(1)[0][0]
-    baseline = statistics.median(g.baseline for g in visible if abs(g.size - size) < 0.15)
-    small = 0.85 * size
-    kinds = ["" if g.size > small else _script_kind(g, size, baseline) for g in glyphs]
+    visible = [g for g in glyphs if not g.space]
+    size = _common_size(visible)
+    baseline = statistics.median([g.baseline for g in visible if abs(g.size - size) < 0.15])
+    small, cell_gap, space_gap, maybe_space_gap = 0.85 * size, 1.5 * size, 0.11 * size, 0.06 * size
     cells: list[Cell] = []
     current: list[tuple[str, str]] = []
     cell_x0 = cell_x1 = 0.0
     previous: Glyph | None = None
-    for glyph, kind in zip(glyphs, kinds, strict=True):
-        if glyph.c.isspace():
-            continue
+    for glyph in visible:
         if previous is not None:
             gap = glyph.x0 - previous.x1
-            if gap > 1.5 * size:
+            if gap > cell_gap:
                 cells.append(Cell(cell_x0, cell_x1, _text(current)))
                 current = []
-            elif gap > 0.11 * size or (gap > 0.06 * size and _spaced(glyphs, previous, glyph)):
+            elif gap > space_gap or (gap > maybe_space_gap and _spaced(glyphs, previous, glyph)):
                 current.append((" ", ""))
         if not current:  # a new cell starts here
             cell_x0 = glyph.x0
-        current.append((glyph.c, kind))
+        current.append((glyph.c, "" if glyph.size > small else _script_kind(glyph, size, baseline)))
         cell_x1 = glyph.x1
         previous = glyph
     cells.append(Cell(cell_x0, cell_x1, _text(current)))
@@ -303,24 +304,37 @@ def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
     return Line(page, region, bbox, text, size, cells, markers, pictures=any(g.picture for g in visible))
 
 
+def _common_size(visible: list[Glyph]) -> float:
+    """The most common glyph size to 0.1 pt (the first seen among equals)."""
+    sizes = Counter(map(_SIZE, visible))
+    if len(sizes) == 1:
+        return round(next(iter(sizes)), 1)
+    rounded: Counter[float] = Counter()
+    for value, count in sizes.items():  # in order of first appearance, as Counter.most_common breaks ties
+        rounded[round(value, 1)] += count
+    return rounded.most_common(1)[0][0]
+
+
 def _text(glyphs: list[tuple[str, str]]) -> str:
     return unicodedata.normalize("NFC", render_line(glyphs)).strip()
 
 
 def _spaced(glyphs: list[Glyph], previous: Glyph, glyph: Glyph) -> bool:
     """A space glyph sits between the two (the PDF wrote one)."""
-    return any(g.c.isspace() and previous.x1 - 0.5 <= g.x0 <= glyph.x0 + 0.5 for g in glyphs)
+    return any(g.space and previous.x1 - 0.5 <= g.x0 <= glyph.x0 + 0.5 for g in glyphs)
 
 
 def _dedupe(glyphs: list[Glyph]) -> list[Glyph]:
     """Drop glyphs printed twice at (almost) the same place: fake bold by overprinting."""
     kept: list[Glyph] = []
+    last = second = None  # the last two kept
     for glyph in glyphs:
         # the character test first: it is cheap and almost always settles it
-        if kept and (kept[-1].c == glyph.c and _same_place(kept[-1], glyph)
-                     or len(kept) > 1 and kept[-2].c == glyph.c and _same_place(kept[-2], glyph)):
+        if (last is not None and last.c == glyph.c and _same_place(last, glyph)
+                or second is not None and second.c == glyph.c and _same_place(second, glyph)):
             continue
         kept.append(glyph)
+        second, last = last, glyph
     return kept
 
 
@@ -329,7 +343,7 @@ def _same_place(a: Glyph, b: Glyph) -> bool:
 
 
 def _script_kind(glyph: Glyph, size: float, baseline: float) -> str:
-    if glyph.c.isspace() or glyph.size > 0.85 * size:
+    if glyph.space or glyph.size > 0.85 * size:
         return ""
     if glyph.baseline < baseline - 0.15 * size:
         return "sup"
@@ -350,32 +364,29 @@ def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[
     if gutter.more:
         regions[LEFT + len(xs)] = []
     engine_lines: dict[int, list[Glyph]] = {}
-    for glyph in glyphs:
-        engine_lines.setdefault(glyph.line_id, []).append(glyph)
+    for line_id, run in groupby(glyphs, _LINE_ID):
+        if line_id in engine_lines:
+            engine_lines[line_id] += run
+        else:
+            engine_lines[line_id] = list(run)
+    columns = [regions[region] for region in range(LEFT, LEFT + len(xs) + 1)]
+    twice_xs = [2 * x for x in xs]  # a glyph's x0 + x1 against these: twice its centre, no division
     ruled = gutter.top is not None and gutter.bottom is not None
-    top, bottom = (gutter.top or 0) - 2, (gutter.bottom or 0) + 2
+    twice_top, twice_bottom = 2 * ((gutter.top or 0) - 2), 2 * ((gutter.bottom or 0) + 2)
+    full = regions[FULL]
     for line in engine_lines.values():
-        visible = [g for g in line if not g.c.isspace()]
+        visible = [g for g in line if not g.space]
         if not visible:
             continue
         if _crosses(visible, gutter):
-            regions[FULL] += line
+            full += line
             continue
         for glyph in line:
-            if ruled and not top <= (glyph.y0 + glyph.y1) / 2 <= bottom:
-                regions[FULL].append(glyph)
+            if ruled and not twice_top <= glyph.y0 + glyph.y1 <= twice_bottom:
+                full.append(glyph)
             else:
-                regions[column_region((glyph.x0 + glyph.x1) / 2, xs)].append(glyph)
+                columns[bisect.bisect_right(twice_xs, glyph.x0 + glyph.x1)].append(glyph)
     return regions
-
-
-def column_region(x: float, gutter_xs: tuple[float, ...]) -> int:
-    """LEFT, RIGHT, then 3 for a third column: 1 + the number of gutters left of `x`."""
-    region = LEFT
-    for gutter_x in gutter_xs:
-        if x >= gutter_x:
-            region += 1
-    return region
 
 
 def _crosses(visible: list[Glyph], gutter: Gutter) -> bool:
@@ -383,14 +394,20 @@ def _crosses(visible: list[Glyph], gutter: Gutter) -> bool:
 
 
 def _crosses_at(visible: list[Glyph], x: float) -> bool:
-    if any(g.x0 < x - 0.5 and g.x1 > x + 0.5 for g in visible):
-        return True
-    left = [g.x1 for g in visible if (g.x0 + g.x1) / 2 < x]
-    right = [g.x0 for g in visible if (g.x0 + g.x1) / 2 >= x]
-    if not left or not right:
+    """A glyph straddles `x`, or the glyphs either side of it are closer than a wide gap."""
+    lowest, highest, twice = x - 0.5, x + 0.5, 2 * x
+    left_end = right_start = None
+    for g in visible:
+        if g.x0 < lowest and g.x1 > highest:
+            return True
+        if g.x0 + g.x1 < twice:  # its centre is left of x
+            if left_end is None or g.x1 > left_end:
+                left_end = g.x1
+        elif right_start is None or g.x0 < right_start:
+            right_start = g.x0
+    if left_end is None or right_start is None:
         return False
-    size = max(g.size for g in visible)
-    return min(right) - max(left) < 1.2 * size
+    return right_start - left_end < 1.2 * max(g.size for g in visible)
 
 
 def page_lines(page: pymupdf.Page, page_number: int, glyphs: list[Glyph]) -> tuple[list[Line], Gutter | None]:

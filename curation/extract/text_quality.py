@@ -6,7 +6,7 @@ from curation.extract.layout import Glyph
 
 
 def text_layer_problem(glyphs: list[Glyph]) -> str | None:
-    visible = [g.c for g in glyphs if not g.c.isspace()]
+    visible = [g.c for g in glyphs if not g.space]
     if len(visible) < 5:
         return "no text layer"
     private = sum(1 for c in visible if 0xE000 <= ord(c) <= 0xF8FF or c == "\ufffd" or ord(c) < 32)
