@@ -8,20 +8,17 @@ taken for a formula picture (kind "formula", LaTeX left to a person).
 
 from __future__ import annotations
 
-import numpy as np
 import pymupdf
-from PIL import Image
 
 from curation.extract.lines import FULL, LEFT, Box, Figure, Line, rect_box
 from curation.extract.page_cache import page_drawing_clusters, page_image_info
-from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes, png_from_pixels
+from curation.extract.pdf_images import embedded_image
+from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 
 GutterXs = float | tuple[float, ...] | None  # the gutter(s) between columns (a tuple for three columns)
 MIN_FIGURE = 12.0  # points
 MAX_PIXELS_PER_POINT = 4.0  # 288 dpi: larger embedded images are halved until below it
 DECORATION_TOP, DECORATION_BOTTOM = 0.17, 0.93  # share of the page height
-_WHOLE_IMAGE = pymupdf.mupdf.FzIrect(pymupdf.FZ_MIN_INF_RECT, pymupdf.FZ_MIN_INF_RECT, pymupdf.FZ_MAX_INF_RECT,
-                                     pymupdf.FZ_MAX_INF_RECT)  # as pymupdf.Pixmap(doc, xref) asks for it
 
 
 def page_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs, lines: list[Line],
@@ -89,45 +86,14 @@ def _raster_png(page: pymupdf.Page, info: dict, rect: pymupdf.Rect) -> bytes:
     xref = info.get("xref", 0)
     if xref > 0:
         try:
-            pixels = _decoded_pixels(page.parent, xref, rect.width)
-            return png_from_pixels(pixels) if pixels is not None else _converted_png(page.parent, xref, rect.width)
-        except Exception:  # unusual colour spaces, JBIG2, inline images: fall back to a render
+            image = embedded_image(page.parent, xref)
+            factor = 1
+            while image.width / (2 * factor) >= MAX_PIXELS_PER_POINT * rect.width:
+                factor *= 2
+            return png_bytes(image.reduce(factor) if factor > 1 else image)
+        except Exception:  # JBIG2 and other pictures MuPDF cannot decode, inline images: fall back to a render
             pass
     return render_crop(page, rect)
-
-
-def _halving(width: int, printed_width: float) -> int:
-    factor = 1
-    while width / (2 * factor) >= MAX_PIXELS_PER_POINT * printed_width:
-        factor *= 2
-    return factor
-
-
-def _decoded_pixels(doc: pymupdf.Document, xref: int, printed_width: float) -> np.ndarray | None:
-    """Gray or RGB pixels of the image at `xref`, halved; None for other colour spaces and alpha.
-    Pillow reads MuPDF's decoded samples in place: copying a large picture's samples out first
-    cost as much as halving it (MuPDF's own subsampling while decoding is slower still)."""
-    mupdf = pymupdf.mupdf
-    pdf = mupdf.pdf_specifics(doc.this)
-    image = mupdf.pdf_load_image(pdf, mupdf.pdf_new_indirect(pdf, xref, 0))
-    pixmap, _, _ = mupdf.fz_get_pixmap_from_image(image, _WHOLE_IMAGE, mupdf.FzMatrix(image.w(), 0, 0, image.h(), 0, 0))
-    if pixmap.alpha() or pixmap.n() not in (1, 3):
-        return None
-    mode = "L" if pixmap.n() == 1 else "RGB"
-    decoded = Image.frombuffer(mode, (pixmap.w(), pixmap.h()), pixmap.fz_pixmap_samples_memoryview(), "raw", mode,
-                               pixmap.stride(), 1)
-    factor = _halving(pixmap.w(), printed_width)
-    return np.asarray(decoded.reduce(factor) if factor > 1 else decoded)
-
-
-def _converted_png(doc: pymupdf.Document, xref: int, printed_width: float) -> bytes:
-    """An image in another colour space (CMYK, indexed with alpha): converted to RGB, then halved."""
-    pixmap = pymupdf.Pixmap(doc, xref)
-    if pixmap.colorspace is not None and pixmap.colorspace.n not in (1, 3):
-        pixmap = pymupdf.Pixmap(pymupdf.csRGB, pixmap)
-    factor = _halving(pixmap.width, printed_width)
-    image = pixmap_image(pixmap)  # a copy: MuPDF keeps the decoded image cached, never shrink it in place
-    return png_bytes(image.reduce(factor) if factor > 1 else image)
 
 
 def render_crop(page: pymupdf.Page, rect: pymupdf.Rect) -> bytes:
