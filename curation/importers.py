@@ -431,7 +431,8 @@ def import_file(
     report.created, report.updated = len(written.created), len(written.updated)
     same = len(differs_only_by_tagging(store, unique, written.skipped)) if written.skipped else 0
     report.unchanged, report.skipped = len(written.unchanged) + same, len(written.skipped) - same
-    report.korea_tagged = len(tag_new_items(store, unique, written.created + written.updated, author).changed)
+    report.korea_tagged = len(tag_new_items(store, unique, written.created + written.updated, author,
+                                             created=written.created).changed)
     return report
 
 

@@ -118,10 +118,12 @@ def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs, lin
 
 
 def _extent(members: list[dict]) -> Box:
-    rect = pymupdf.Rect()
-    for drawing in members:
-        rect |= drawing["rect"]
-    return rect_box(rect)
+    """The union of the members' boxes as PyMuPDF's `Rect |=` makes it: a box with no area (a
+    lone straight rule) adds nothing; with nothing left, (0, 0, 0, 0)."""
+    boxes = [box for box in (rect_box(drawing["rect"]) for drawing in members) if box[0] < box[2] and box[1] < box[3]]
+    if not boxes:
+        return (0.0, 0.0, 0.0, 0.0)
+    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
 
 
 def _rectilinear(members: list[dict]) -> bool:

@@ -253,7 +253,8 @@ def write_extraction(extraction: Extraction, workspace: Workspace, options: Extr
     report.created, report.updated, report.unchanged = len(written.created), len(written.updated), len(written.unchanged)
     report.unchanged += len(extraction.items) - len(items)
     entered = written.created + written.updated
-    report.korea_tagged = len(tag_new_items(workspace.store, items, entered, options.author).changed)
+    report.korea_tagged = len(tag_new_items(workspace.store, items, entered, options.author,
+                                             created=written.created).changed)
     return report
 
 

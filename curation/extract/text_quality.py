@@ -2,20 +2,25 @@
 
 from __future__ import annotations
 
+import re
+
 from curation.extract.layout import Glyph
+
+_PRIVATE = re.compile("[\ue000-\uf8ff\ufffd\x00-\x1f]")
+_HANGUL = re.compile("[\uac00-\ud7a3\u3131-\u318e]")
+# Latin letters with accents (not × or ÷): what a Korean font read through the wrong map looks like
+_LATIN_ACCENTED = re.compile("[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")
 
 
 def text_layer_problem(glyphs: list[Glyph]) -> str | None:
-    visible = [g.c for g in glyphs if not g.space]
-    if len(visible) < 5:
+    text = "".join([g.c for g in glyphs if not g.space])  # counted with regular expressions: pages hold thousands
+    if len(text) < 5:
         return "no text layer"
-    private = sum(1 for c in visible if 0xE000 <= ord(c) <= 0xF8FF or c == "\ufffd" or ord(c) < 32)
-    if private > 0.3 * len(visible):
+    if len(_PRIVATE.findall(text)) > 0.3 * len(text):
         return "private-use glyphs (broken font map)"
-    letters = [c for c in visible if c.isalpha()]
-    if len(letters) >= 20:
-        hangul = sum(1 for c in letters if "\uac00" <= c <= "\ud7a3" or "\u3131" <= c <= "\u318e")
-        garbled = sum(1 for c in letters if "\u00c0" <= c <= "\u024f")
-        if hangul < 0.05 * len(letters) and garbled > 0.2 * len(letters):
+    letters = sum(1 for c in text if c.isalpha()) if len(text) >= 20 else 0
+    if letters >= 20:
+        hangul, garbled = len(_HANGUL.findall(text)), len(_LATIN_ACCENTED.findall(text))
+        if hangul < 0.05 * letters and garbled > 0.2 * letters:
             return "garbled text (low Hangul ratio)"
     return None

@@ -4,24 +4,27 @@ its own revision (stage `tag-korea`, author `<writer>/tag-korea`); untagged item
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from curation.item import Item
 from curation.revise import StageReport, revise
 from curation.steps.korea import KoreaLexicon, tag_korea
-from curation.store import Store
+from curation.store import Store, StoredItem
 
 STAGE = "tag-korea"
 
 
 def tag_new_items(store: Store, written: Sequence[Item], item_ids: Sequence[str], author: str,
-                  lexicon: KoreaLexicon | None = None) -> StageReport:
-    """Tag the items of `written` whose ids are in `item_ids` (just stored as they are in memory):
-    only those the lexicon changes are read back, for their revision numbers."""
+                  lexicon: KoreaLexicon | None = None, *, created: Collection[str] = ()) -> StageReport:
+    """Tag the items of `written` whose ids are in `item_ids` (just stored as they are in memory).
+    Those in `created` are at revision 1; the other ones the lexicon changes are read back for
+    their revision numbers. Either way the write is a compare-and-swap on that revision."""
     lexicon = lexicon or KoreaLexicon()
-    entered = set(item_ids)
-    changing = [item.id for item in written if item.id in entered and tag_korea(item, lexicon) != item]
-    stored = list(store.get_many(changing).values()) if changing else []
+    entered, new = set(item_ids), set(created)
+    changing = [item for item in written if item.id in entered and tag_korea(item, lexicon) != item]
+    stored = [StoredItem(item, 1, "", "") for item in changing if item.id in new]
+    read_back = [item.id for item in changing if item.id not in new]
+    stored += list(store.get_many(read_back).values()) if read_back else []
     return revise(store, stored, lambda item: (tag_korea(item, lexicon), "korea lexicon (on entry)"),
                   stage=STAGE, author=f"{author}/{STAGE}")
 
