@@ -11,7 +11,7 @@ from __future__ import annotations
 import pymupdf
 
 from curation.extract.lines import FULL, LEFT, Box, Figure, Line, rect_box
-from curation.extract.page_cache import page_drawing_clusters, page_image_info
+from curation.extract.page_cache import images_in_drawing_order, page_drawing_clusters, page_image_info, page_images
 from curation.extract.pdf_images import embedded_image
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 
@@ -72,13 +72,20 @@ def raster_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs) -> 
 
 def _with_xrefs(page: pymupdf.Page, infos: list[dict]) -> list[dict]:
     """Image placements with their xref, matched by pixel size; when two different images share a
-    size, PyMuPDF's hash-based matching (slower: it decodes and hashes every image) decides."""
+    size, by the order the page draws them; failing that, PyMuPDF's hash-based matching (slower:
+    it decodes and hashes every image) decides."""
+    images = page_images(page)
     by_size: dict[tuple[int, int], set[int]] = {}
-    for entry in page.get_images(full=True):
+    for entry in images:
         by_size.setdefault((entry[2], entry[3]), set()).add(entry[0])
-    if any(len(by_size.get((info["width"], info["height"]), ())) != 1 for info in infos):
-        return page.get_image_info(xrefs=True)
-    return [info | {"xref": next(iter(by_size[(info["width"], info["height"])]))} for info in infos]
+    if all(len(by_size.get((info["width"], info["height"]), ())) == 1 for info in infos):
+        return [info | {"xref": next(iter(by_size[(info["width"], info["height"])]))} for info in infos]
+    drawn = images_in_drawing_order(page)
+    sizes = {entry[0]: (entry[2], entry[3]) for entry in images}
+    if drawn is not None and len(drawn) == len(infos) and all(
+            sizes[xref] == (info["width"], info["height"]) for xref, info in zip(drawn, infos, strict=True)):
+        return [info | {"xref": xref} for xref, info in zip(drawn, infos, strict=True)]
+    return page.get_image_info(xrefs=True)
 
 
 def _raster_png(page: pymupdf.Page, info: dict, rect: pymupdf.Rect) -> bytes:
