@@ -38,13 +38,14 @@ def find_glyph_pictures(page: pymupdf.Page, page_number: int, glyphs: list[Glyph
                         available: bool) -> GlyphPictures:
     """Glyph pictures of a page, read (`cache` maps an image digest to its reading across pages)."""
     found = GlyphPictures()
-    text = [g for g in glyphs if not g.space]
+    infos = page_image_info(page)
+    text = [g for g in glyphs if not g.space] if infos else []
     if not text:
         return found
     heights = sorted(g.y1 - g.y0 for g in text)
     typical = heights[len(heights) // 2]
-    placed = [(index, pymupdf.Rect(info["bbox"]) & page.rect) for index, info in enumerate(page_image_info(page))
-              if pymupdf.Rect(info["bbox"]).height <= 2 * typical]  # figures are never glyph pictures
+    placed = [(index, pymupdf.Rect(info["bbox"]) & page.rect) for index, info in enumerate(infos)
+              if info["bbox"][3] - info["bbox"][1] <= 2 * typical]  # figures are never glyph pictures
     candidates: list[tuple[int, pymupdf.Rect, Glyph]] = []
     for index, rect in placed:
         neighbour = None if rect.is_empty else _line_neighbour(rect, text)
