@@ -84,9 +84,10 @@ def _line_neighbour(rect: pymupdf.Rect, text: list[Glyph]) -> Glyph | None:
 
 def _as_glyphs(reading: str, rect: pymupdf.Rect, neighbour: Glyph, line_id: int) -> list[Glyph]:
     step = rect.width / len(reading)
+    core_top = core_top_of(neighbour.baseline, neighbour.size)
     return [Glyph(char, rect.x0 + index * step, neighbour.y0, rect.x0 + (index + 1) * step, neighbour.y1,
-                  neighbour.size, neighbour.baseline, line_id, core_top_of(neighbour.baseline, neighbour.size),
-                  char.isspace(), picture=True)
+                  neighbour.size, neighbour.baseline, line_id, core_top, char.isspace(), core_top + neighbour.baseline,
+                  picture=True)
             for index, char in enumerate(reading)]
 
 

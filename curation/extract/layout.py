@@ -27,7 +27,7 @@ WATERMARK_LUMINANCE = 0.8
 _SPACES = {"\u00a0": " ", "\u3000": " ", "\t": " "}
 _X_THEN_BASELINE = attrgetter("x0", "baseline")
 _X0, _Y0, _X1, _Y1, _SIZE = attrgetter("x0"), attrgetter("y0"), attrgetter("x1"), attrgetter("y1"), attrgetter("size")
-_LINE_ID = attrgetter("line_id")
+_LINE_ID, _BAND = attrgetter("line_id"), attrgetter("band")
 
 
 @dataclass(slots=True)
@@ -42,6 +42,7 @@ class Glyph:
     line_id: int  # the PDF engine's own line (used only to decide what crosses the gutter)
     core_top: float  # top of the x-height band (`core_top_of`), stable across fonts whose ascender boxes differ
     space: bool  # c.isspace(), asked of every glyph many times over
+    band: float  # core_top + baseline: the key lines are banded by (`_band_lines`)
     picture: bool = False  # read from a small picture of the character (glyph_pictures.py)
 
 
@@ -79,7 +80,9 @@ def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
                     c = char["c"]
                     x0, y0, x1, y1 = char["bbox"]
                     baseline = char["origin"][1]
-                    append(Glyph(_SPACES.get(c, c), x0, y0, x1, y1, size, baseline, line_id, baseline - x_height, c.isspace()))
+                    core_top = baseline - x_height
+                    append(Glyph(_SPACES.get(c, c), x0, y0, x1, y1, size, baseline, line_id, core_top, c.isspace(),
+                                 core_top + baseline))
     return PageGlyphs(glyphs, dropped)
 
 
@@ -228,7 +231,7 @@ def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
         else:
             leftover.append(glyph)
     lines += _band_lines(leftover)
-    return sorted(lines, key=lambda line: min(map(_band_key, line)))
+    return sorted(lines, key=lambda line: min(map(_BAND, line)))
 
 
 def _body_size(glyphs: list[Glyph]) -> float:
@@ -249,7 +252,7 @@ def _band_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
     lines: list[list[Glyph]] = []
     line: list[Glyph] | None = None
     band_top = band_bottom = largest = 0.0
-    for glyph in sorted(glyphs, key=_band_key):  # (written out with plain comparisons: it runs for every glyph)
+    for glyph in sorted(glyphs, key=_BAND):  # (written out with plain comparisons: it runs for every glyph)
         top, bottom = glyph.core_top, glyph.baseline
         if line is not None:
             overlap = (band_bottom if band_bottom < bottom else bottom) - (band_top if band_top > top else top)
@@ -267,11 +270,6 @@ def _band_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
         lines.append(line)
         band_top, band_bottom, largest = top, bottom, glyph.size
     return [line for line in lines if not all(g.space for g in line)]
-
-
-def _band_key(glyph: Glyph) -> float:
-    return glyph.core_top + glyph.baseline
-
 
 
 def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
