@@ -39,7 +39,7 @@ def find_glyph_pictures(page: pymupdf.Page, page_number: int, glyphs: list[Glyph
     """Glyph pictures of a page, read (`cache` maps an image digest to its reading across pages)."""
     found = GlyphPictures()
     infos = page_image_info(page)
-    text = [g for g in glyphs if not g.space] if infos else []
+    text = glyphs if infos else []
     if not text:
         return found
     heights = sorted(g.y1 - g.y0 for g in text)
@@ -86,7 +86,7 @@ def _as_glyphs(reading: str, rect: pymupdf.Rect, neighbour: Glyph, line_id: int)
     step = rect.width / len(reading)
     core_top = core_top_of(neighbour.baseline, neighbour.size)
     return [Glyph(char, rect.x0 + index * step, neighbour.y0, rect.x0 + (index + 1) * step, neighbour.y1,
-                  neighbour.size, neighbour.baseline, line_id, core_top, char.isspace(), core_top + neighbour.baseline,
+                  neighbour.size, neighbour.baseline, line_id, core_top, core_top + neighbour.baseline,
                   picture=True)
             for index, char in enumerate(reading)]
 

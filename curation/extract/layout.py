@@ -24,7 +24,6 @@ from curation.extract.page_cache import page_drawings
 
 TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP
 WATERMARK_LUMINANCE = 0.8
-_SPACES = {"\u00a0": " ", "\u3000": " ", "\t": " "}
 _X_THEN_BASELINE = attrgetter("x0", "baseline")
 _X0, _Y0, _X1, _Y1, _SIZE = attrgetter("x0"), attrgetter("y0"), attrgetter("x1"), attrgetter("y1"), attrgetter("size")
 _LINE_ID, _BAND = attrgetter("line_id"), attrgetter("band")
@@ -41,9 +40,9 @@ class Glyph:
     baseline: float
     line_id: int  # the PDF engine's own line (used only to decide what crosses the gutter)
     core_top: float  # top of the x-height band (`core_top_of`), stable across fonts whose ascender boxes differ
-    space: bool  # c.isspace(), asked of every glyph many times over
     band: float  # core_top + baseline: the key lines are banded by (`_band_lines`)
     picture: bool = False  # read from a small picture of the character (glyph_pictures.py)
+    space_at: float | None = None  # x0 of a space the PDF wrote right after this glyph (spaces are not glyphs)
 
 
 def core_top_of(baseline: float, size: float) -> float:
@@ -57,7 +56,9 @@ class PageGlyphs:
 
 
 def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
-    """Horizontal, visible glyphs; rotated or very light text (watermarks) is counted and dropped."""
+    """Horizontal, visible glyphs; rotated or very light text (watermarks) is counted and dropped.
+    A space is not a glyph: where the PDF wrote one, the glyph before it records it (`space_at`),
+    so the line builder can tell a narrow written space from kerning."""
     raw = page.get_text("rawdict", flags=TEXT_FLAGS)
     glyphs: list[Glyph] = []
     dropped = 0
@@ -78,11 +79,14 @@ def page_glyphs(page: pymupdf.Page) -> PageGlyphs:
                 x_height = 0.72 * size
                 for char in span["chars"]:
                     c = char["c"]
+                    if c.isspace():
+                        if glyphs and glyphs[-1].line_id == line_id and glyphs[-1].space_at is None:
+                            glyphs[-1].space_at = char["bbox"][0]
+                        continue
                     x0, y0, x1, y1 = char["bbox"]
                     baseline = char["origin"][1]
                     core_top = baseline - x_height
-                    append(Glyph(_SPACES.get(c, c), x0, y0, x1, y1, size, baseline, line_id, core_top, c.isspace(),
-                                 core_top + baseline))
+                    append(Glyph(c, x0, y0, x1, y1, size, baseline, line_id, core_top, core_top + baseline))
     return PageGlyphs(glyphs, dropped)
 
 
@@ -109,7 +113,7 @@ def find_gutter(page: pymupdf.Page, glyphs: list[Glyph]) -> Gutter | None:
     rule = _vertical_rule(page, width, height)
     if rule is not None:
         return rule
-    return _histogram_gutter([g for g in glyphs if not g.space], width)
+    return _histogram_gutter(glyphs, width)
 
 
 def _vertical_rule(page: pymupdf.Page, width: float, height: float) -> Gutter | None:
@@ -211,7 +215,7 @@ def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
     """Glyphs grouped into lines by overlapping x-height bands; small glyphs (scripts) then join
     the line on whose baseline they sit, even when tight leading puts them nearer the line above."""
     body = _body_size(glyphs)
-    small = [g for g in glyphs if not g.space and g.size < 0.85 * body]
+    small = [g for g in glyphs if g.size < 0.85 * body]
     if not small:
         return _band_lines(glyphs)
     small_ids = {id(g) for g in small}
@@ -235,17 +239,16 @@ def cluster_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
 
 
 def _body_size(glyphs: list[Glyph]) -> float:
-    sizes = Counter(g.size for g in glyphs if not g.space)
+    sizes = Counter(map(_SIZE, glyphs))
     return sizes.most_common(1)[0][0] if sizes else 0.0
 
 
 def _script_zone(line: list[Glyph]) -> tuple[float, float, float, float, float]:
     """(top, bottom, middle of the x-height, left, right): where a script of this line can sit."""
-    visible = [g for g in line if not g.space]
-    size = max(map(_SIZE, visible))
-    baseline = statistics.median([g.baseline for g in visible if g.size >= 0.85 * size])
+    size = max(map(_SIZE, line))
+    baseline = statistics.median([g.baseline for g in line if g.size >= 0.85 * size])
     return (baseline - 0.9 * size, baseline + 0.35 * size, baseline - 0.36 * size,
-            min(g.x0 for g in visible) - size, max(g.x1 for g in visible) + size)
+            min(map(_X0, line)) - size, max(map(_X1, line)) + size)
 
 
 def _band_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
@@ -259,36 +262,33 @@ def _band_lines(glyphs: list[Glyph]) -> list[list[Glyph]]:
             height, band_height = bottom - top, band_bottom - band_top
             if overlap >= 0.5 * (height if height < band_height else band_height):
                 line.append(glyph)
-                if not glyph.space and glyph.size >= 0.85 * largest:
+                if glyph.size >= 0.85 * largest:
                     band_top = top if top < band_top else band_top
                     band_bottom = bottom if bottom > band_bottom else band_bottom
                     largest = glyph.size if glyph.size > largest else largest
                 continue
-        elif glyph.space:
-            continue
         line = [glyph]
         lines.append(line)
         band_top, band_bottom, largest = top, bottom, glyph.size
-    return [line for line in lines if not all(g.space for g in line)]
+    return lines
 
 
 def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
     glyphs = _dedupe(sorted(glyphs, key=_X_THEN_BASELINE))
-    visible = [g for g in glyphs if not g.space]
-    size = _common_size(visible)
-    baseline = statistics.median([g.baseline for g in visible if abs(g.size - size) < 0.15])
+    size = _common_size(glyphs)
+    baseline = statistics.median([g.baseline for g in glyphs if abs(g.size - size) < 0.15])
     small, cell_gap, space_gap, maybe_space_gap = 0.85 * size, 1.5 * size, 0.11 * size, 0.06 * size
     cells: list[Cell] = []
     current: list[tuple[str, str]] = []
     cell_x0 = cell_x1 = 0.0
     previous: Glyph | None = None
-    for glyph in visible:
+    for glyph in glyphs:
         if previous is not None:
             gap = glyph.x0 - previous.x1
             if gap > cell_gap:
                 cells.append(Cell(cell_x0, cell_x1, _text(current)))
                 current = []
-            elif gap > space_gap or (gap > maybe_space_gap and _spaced(glyphs, previous, glyph)):
+            elif gap > space_gap or (gap > maybe_space_gap and _spaced(previous, glyph)):
                 current.append((" ", ""))
         if not current:  # a new cell starts here
             cell_x0 = glyph.x0
@@ -296,15 +296,15 @@ def build_line(glyphs: list[Glyph], page: int, region: int) -> Line:
         cell_x1 = glyph.x1
         previous = glyph
     cells.append(Cell(cell_x0, cell_x1, _text(current)))
-    markers = [(g.c, g.x0, g.x1) for g in visible if g.c in CIRCLED_MARKERS]
-    bbox = (min(map(_X0, visible)), min(map(_Y0, visible)), max(map(_X1, visible)), max(map(_Y1, visible)))
+    markers = [(g.c, g.x0, g.x1) for g in glyphs if g.c in CIRCLED_MARKERS]
+    bbox = (min(map(_X0, glyphs)), min(map(_Y0, glyphs)), max(map(_X1, glyphs)), max(map(_Y1, glyphs)))
     text = " ".join(cell.text for cell in cells)
-    return Line(page, region, bbox, text, size, cells, markers, pictures=any(g.picture for g in visible))
+    return Line(page, region, bbox, text, size, cells, markers, pictures=any(g.picture for g in glyphs))
 
 
-def _common_size(visible: list[Glyph]) -> float:
+def _common_size(glyphs: list[Glyph]) -> float:
     """The most common glyph size to 0.1 pt (the first seen among equals)."""
-    sizes = Counter(map(_SIZE, visible))
+    sizes = Counter(map(_SIZE, glyphs))
     if len(sizes) == 1:
         return round(next(iter(sizes)), 1)
     rounded: Counter[float] = Counter()
@@ -317,9 +317,9 @@ def _text(glyphs: list[tuple[str, str]]) -> str:
     return unicodedata.normalize("NFC", render_line(glyphs)).strip()
 
 
-def _spaced(glyphs: list[Glyph], previous: Glyph, glyph: Glyph) -> bool:
-    """A space glyph sits between the two (the PDF wrote one)."""
-    return any(g.space and previous.x1 - 0.5 <= g.x0 <= glyph.x0 + 0.5 for g in glyphs)
+def _spaced(previous: Glyph, glyph: Glyph) -> bool:
+    """The PDF wrote a space between the two."""
+    return previous.space_at is not None and previous.x1 - 0.5 <= previous.space_at <= glyph.x0 + 0.5
 
 
 def _dedupe(glyphs: list[Glyph]) -> list[Glyph]:
@@ -341,7 +341,7 @@ def _same_place(a: Glyph, b: Glyph) -> bool:
 
 
 def _script_kind(glyph: Glyph, size: float, baseline: float) -> str:
-    if glyph.space or glyph.size > 0.85 * size:
+    if glyph.size > 0.85 * size:
         return ""
     if glyph.baseline < baseline - 0.15 * size:
         return "sup"
@@ -373,10 +373,7 @@ def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[
     twice_top, twice_bottom = 2 * ((gutter.top or 0) - 2), 2 * ((gutter.bottom or 0) + 2)
     full = regions[FULL]
     for line in engine_lines.values():
-        visible = [g for g in line if not g.space]
-        if not visible:
-            continue
-        if _crosses(visible, gutter):
+        if _crosses(line, gutter):
             full += line
             continue
         for glyph in line:
@@ -387,15 +384,15 @@ def split_regions(glyphs: list[Glyph], gutter: Gutter | None) -> dict[int, list[
     return regions
 
 
-def _crosses(visible: list[Glyph], gutter: Gutter) -> bool:
-    return any(_crosses_at(visible, x) for x in gutter.xs)
+def _crosses(line: list[Glyph], gutter: Gutter) -> bool:
+    return any(_crosses_at(line, x) for x in gutter.xs)
 
 
-def _crosses_at(visible: list[Glyph], x: float) -> bool:
+def _crosses_at(line: list[Glyph], x: float) -> bool:
     """A glyph straddles `x`, or the glyphs either side of it are closer than a wide gap."""
     lowest, highest, twice = x - 0.5, x + 0.5, 2 * x
     left_end = right_start = None
-    for g in visible:
+    for g in line:
         if g.x0 < lowest and g.x1 > highest:
             return True
         if g.x0 + g.x1 < twice:  # its centre is left of x
@@ -405,7 +402,7 @@ def _crosses_at(visible: list[Glyph], x: float) -> bool:
             right_start = g.x0
     if left_end is None or right_start is None:
         return False
-    return right_start - left_end < 1.2 * max(g.size for g in visible)
+    return right_start - left_end < 1.2 * max(map(_SIZE, line))
 
 
 def page_lines(page: pymupdf.Page, page_number: int, glyphs: list[Glyph]) -> tuple[list[Line], Gutter | None]:

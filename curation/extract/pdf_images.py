@@ -42,7 +42,7 @@ def _inflated(doc: pymupdf.Document, xref: int) -> Image.Image | None:
     size = (int(width), int(height))
     try:
         samples = zlib_ng.decompress(doc.xref_stream_raw(xref))
-    except zlib_ng.error:
+    except zlib_ng.error:  # type: ignore[misc]  # (its stub does not declare it a class)
         return None  # damaged: MuPDF keeps what it can read
     if len(samples) < size[0] * size[1] * channels:
         return None

@@ -41,7 +41,7 @@ def find_tables(page: pymupdf.Page, glyphs: list[Glyph]) -> list[Table]:
         if len(rows) < 3 or len(columns) < 3:
             continue
         inside = [g for g in glyphs if columns[0] <= (g.x0 + g.x1) / 2 <= columns[-1] and rows[0] <= (g.y0 + g.y1) / 2 <= rows[-1]]
-        if all(g.space for g in inside) or any(g.c in CIRCLED_MARKERS for g in inside):
+        if not inside or any(g.c in CIRCLED_MARKERS for g in inside):
             continue  # an empty grid (a drawing), or options laid out in a table
         tables.append(Table((columns[0], rows[0], columns[-1], rows[-1]), markdown_table(_cells(inside, rows, columns))))
     return tables

@@ -13,7 +13,7 @@ _LATIN_ACCENTED = re.compile("[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")
 
 
 def text_layer_problem(glyphs: list[Glyph]) -> str | None:
-    text = "".join([g.c for g in glyphs if not g.space])  # counted with regular expressions: pages hold thousands
+    text = "".join([g.c for g in glyphs])  # counted with regular expressions: pages hold thousands
     if len(text) < 5:
         return "no text layer"
     if len(_PRIVATE.findall(text)) > 0.3 * len(text):
