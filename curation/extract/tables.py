@@ -32,15 +32,17 @@ def find_tables(page: pymupdf.Page, glyphs: list[Glyph]) -> list[Table]:
     drawings = page_drawings(page)
     if len(drawings) < 4:
         return []
+    grids = [rules for rules in map(_rules, (members for _, members in page_drawing_clusters(page)))
+             if rules is not None and len(rules[0]) >= 3 and len(rules[1]) >= 3]
+    if not grids:
+        return []
+    # a grid's glyphs are found by bisection on their height (twice their middle), not by a scan of the page
+    order = sorted(range(len(glyphs)), key=lambda index: glyphs[index].y0 + glyphs[index].y1)
+    middles = [glyphs[index].y0 + glyphs[index].y1 for index in order]
     tables = []
-    for _, members in page_drawing_clusters(page):
-        rules = _rules(members)
-        if rules is None:
-            continue
-        rows, columns = rules
-        if len(rows) < 3 or len(columns) < 3:
-            continue
-        inside = [g for g in glyphs if columns[0] <= (g.x0 + g.x1) / 2 <= columns[-1] and rows[0] <= (g.y0 + g.y1) / 2 <= rows[-1]]
+    for rows, columns in grids:
+        band = sorted(order[bisect.bisect_left(middles, 2 * rows[0]):bisect.bisect_right(middles, 2 * rows[-1])])  # page order
+        inside = [g for g in map(glyphs.__getitem__, band) if columns[0] <= (g.x0 + g.x1) / 2 <= columns[-1]]
         if not inside or any(g.c in CIRCLED_MARKERS for g in inside):
             continue  # an empty grid (a drawing), or options laid out in a table
         tables.append(Table((columns[0], rows[0], columns[-1], rows[-1]), markdown_table(_cells(inside, rows, columns))))

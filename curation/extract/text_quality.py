@@ -18,7 +18,7 @@ def text_layer_problem(glyphs: list[Glyph]) -> str | None:
         return "no text layer"
     if len(_PRIVATE.findall(text)) > 0.3 * len(text):
         return "private-use glyphs (broken font map)"
-    letters = sum(1 for c in text if c.isalpha()) if len(text) >= 20 else 0
+    letters = sum(map(str.isalpha, text)) if len(text) >= 20 else 0
     if letters >= 20:
         hangul, garbled = len(_HANGUL.findall(text)), len(_LATIN_ACCENTED.findall(text))
         if hangul < 0.05 * letters and garbled > 0.2 * letters:
