@@ -127,7 +127,7 @@ def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs, lin
 def _extent(members: list[dict]) -> Box:
     """The union of the members' boxes as PyMuPDF's `Rect |=` makes it: a box with no area (a
     lone straight rule) adds nothing; with nothing left, (0, 0, 0, 0)."""
-    boxes = [box for box in (rect_box(drawing["rect"]) for drawing in members) if box[0] < box[2] and box[1] < box[3]]
+    boxes = [box for box in (drawing["rect"] for drawing in members) if box[0] < box[2] and box[1] < box[3]]
     if not boxes:
         return (0.0, 0.0, 0.0, 0.0)
     return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
@@ -137,19 +137,12 @@ def _rectilinear(members: list[dict]) -> bool:
     for drawing in members:
         for item in drawing["items"]:
             if item[0] == "l":
-                start, end = item[1], item[2]
-                if abs(start.x - end.x) > 0.5 and abs(start.y - end.y) > 0.5:
+                (start_x, start_y), (end_x, end_y) = item[1], item[2]
+                if abs(start_x - end_x) > 0.5 and abs(start_y - end_y) > 0.5:
                     return False
-            elif item[0] in ("c", "qu"):
-                if item[0] == "qu" and not _axis_quad(item[1]):
-                    return False
-                if item[0] == "c":
-                    return False
+            elif item[0] == "c" or item[0] == "qu" and not pymupdf.Quad(item[1]).is_rectangular:
+                return False
     return True
-
-
-def _axis_quad(quad: pymupdf.Quad) -> bool:
-    return quad.is_rectangular
 
 
 def _holds_text(rect: pymupdf.Rect, lines: list[Line]) -> bool:

@@ -120,15 +120,16 @@ def _vertical_rule(page: pymupdf.Page, width: float, height: float) -> Gutter | 
     best: Gutter | None = None
     thirds: dict[int, Gutter] = {}  # rules near a third and two thirds of the width: three columns
     for path in page_drawings(page):
-        rect = path["rect"]
-        if rect.width >= 2.5 or rect.height <= 0.3 * height:
+        x0, y0, x1, y1 = path["rect"]
+        rule_height = max(0.0, y1 - y0)
+        if x1 - x0 >= 2.5 or rule_height <= 0.3 * height:
             continue
-        rule = Gutter((rect.x0 + rect.x1) / 2, rect.y0, rect.y1)
+        rule = Gutter((x0 + x1) / 2, y0, y1)
         third = 1 if 0.25 * width < rule.x < 0.42 * width else 2 if 0.58 * width < rule.x < 0.75 * width else 0
-        if third and (third not in thirds or rect.height > (thirds[third].bottom or 0) - (thirds[third].top or 0)):
+        if third and (third not in thirds or rule_height > (thirds[third].bottom or 0) - (thirds[third].top or 0)):
             thirds[third] = rule
-        if 0.35 * width < rect.x0 < 0.65 * width:
-            if best is None or rect.height > (best.bottom or 0) - (best.top or 0):
+        if 0.35 * width < x0 < 0.65 * width:
+            if best is None or rule_height > (best.bottom or 0) - (best.top or 0):
                 best = rule
     if len(thirds) == 2:
         first, second = thirds[1], thirds[2]

@@ -14,9 +14,11 @@ import pymupdf
 
 
 def page_drawings(page: pymupdf.Page) -> list[dict[str, Any]]:
+    """`page.get_cdrawings()`: the paths with plain tuples for points and boxes ("rect" is
+    (x0, y0, x1, y1)); `get_drawings` would wrap each in a Point, Rect or Quad object."""
     cached = getattr(page, "_benchsmith_drawings", None)
     if cached is None:
-        cached = page.get_drawings()
+        cached = page.get_cdrawings()
         page._benchsmith_drawings = cached  # type: ignore[attr-defined]  # lives as long as the page object
     return cached
 
@@ -26,7 +28,7 @@ def page_drawing_clusters(page: pymupdf.Page) -> list[tuple[pymupdf.Rect, list[d
     cached = getattr(page, "_benchsmith_clusters", None)
     if cached is None:
         drawings = page_drawings(page)
-        boxes = [tuple(d["rect"]) for d in drawings]
+        boxes = [d["rect"] for d in drawings]
         cached = []
         for x0, y0, x1, y1 in cluster_boxes(tuple(page.rect), boxes):
             cached.append((pymupdf.Rect(x0, y0, x1, y1), [d for d, (a, b, c, e) in zip(drawings, boxes, strict=True)

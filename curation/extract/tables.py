@@ -73,17 +73,17 @@ def _rules(members: list[dict]) -> tuple[list[float], list[float]] | None:
     for drawing in members:
         for item in drawing["items"]:
             if item[0] == "l":
-                start, end = item[1], item[2]
-                if abs(start.y - end.y) < 0.5 and abs(start.x - end.x) >= RULE_MIN:
-                    horizontal.append((start.y + end.y) / 2)
-                elif abs(start.x - end.x) < 0.5 and abs(start.y - end.y) >= RULE_MIN:
-                    vertical.append((start.x + end.x) / 2)
+                (start_x, start_y), (end_x, end_y) = item[1], item[2]
+                if abs(start_y - end_y) < 0.5 and abs(start_x - end_x) >= RULE_MIN:
+                    horizontal.append((start_y + end_y) / 2)
+                elif abs(start_x - end_x) < 0.5 and abs(start_y - end_y) >= RULE_MIN:
+                    vertical.append((start_x + end_x) / 2)
                 else:
                     return None
             elif item[0] == "re":
-                rect = item[1]
-                horizontal += [rect.y0, rect.y1]
-                vertical += [rect.x0, rect.x1]
+                x0, y0, x1, y1 = item[1]
+                horizontal += [y0, y1]
+                vertical += [x0, x1]
             else:
                 return None
     return _merged(horizontal), _merged(vertical)

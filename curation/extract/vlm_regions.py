@@ -76,7 +76,7 @@ def column_regions(page: pymupdf.Page, number: int, sha: str) -> list[Region]:
 def _column_boxes(page: pymupdf.Page) -> list[tuple[str, Box]]:
     glyphs = page_glyphs(page).glyphs
     marks = [(g.x0, g.y0, g.x1, g.y1) for g in glyphs] + [tuple(info["bbox"]) for info in page_image_info(page)]
-    marks += [rect_box(drawing["rect"]) for drawing in page_drawings(page)]
+    marks += [drawing["rect"] for drawing in page_drawings(page)]
     if not marks:
         return []
     left, top, right, bottom = rect_box(pymupdf.Rect(union(marks)) & page.rect)  # type: ignore[arg-type]
