@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pymupdf
 
-from curation.extract.lines import FULL, LEFT, Box, Figure, Line, rect_box
+from curation.extract.lines import FULL, LEFT, Box, Figure, Line, rect_box, union
 from curation.extract.page_cache import images_in_drawing_order, page_drawing_clusters, page_image_info, page_images
 from curation.extract.pdf_images import embedded_image
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
@@ -125,12 +125,9 @@ def vector_figures(page: pymupdf.Page, page_number: int, gutter_x: GutterXs, lin
 
 
 def _extent(members: list[dict]) -> Box:
-    """The union of the members' boxes as PyMuPDF's `Rect |=` makes it: a box with no area (a
-    lone straight rule) adds nothing; with nothing left, (0, 0, 0, 0)."""
-    boxes = [box for box in (drawing["rect"] for drawing in members) if box[0] < box[2] and box[1] < box[3]]
-    if not boxes:
-        return (0.0, 0.0, 0.0, 0.0)
-    return (min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes))
+    """Everything the members draw, a lone straight line (a ground line, an axis) included:
+    PyMuPDF's `Rect |=` would skip such a line, for its box has no area."""
+    return union([drawing["rect"] for drawing in members])
 
 
 def _rectilinear(members: list[dict]) -> bool:

@@ -72,12 +72,10 @@ def _without_unicode_maps(doc: pymupdf.Document) -> pymupdf.Document:
 
 
 def _vector_bbox(page: pymupdf.Page, rect: pymupdf.Rect) -> pymupdf.Rect:
-    """The drawn extent of the figure inside `rect` (from the page's own path list)."""
-    box = pymupdf.Rect()
-    for path in page.get_drawings():
-        if rect.contains(path["rect"]):
-            box |= path["rect"]
-    return box
+    """The drawn extent of the figure inside `rect` (from the page's own path list), straight
+    lines included (`Rect |=` would skip a line: its box has no area)."""
+    inside = [path["rect"] for path in page.get_drawings() if rect.contains(path["rect"])]
+    return pymupdf.Rect(min(r.x0 for r in inside), min(r.y0 for r in inside), max(r.x1 for r in inside), max(r.y1 for r in inside))
 
 
 def _image_ref(blob: str, kind: str, sha: str, page: int, rect: pymupdf.Rect, latex: str | None = None) -> dict[str, Any]:
