@@ -283,3 +283,30 @@ def test_a_question_running_on_into_the_next_column_is_joined(broken_exam, tmp_p
     item = workspace.store.get(_item_id(pdf, last_left["source"]["number"])).item
     assert [o.text for o in item.options] == [o["text"] for o in last_left["options"]]
     assert any(reason.startswith("continued on page 2") for reason in item.flags.review_reasons)
+
+
+@pytest.mark.parametrize("model_reads", ["own box", "with the passage"])
+def test_passage_questions_keep_the_shared_passage(tmp_path, model_reads):
+    """A question's region is its own box, so a model reads the question without the passage printed
+    above it: the layout's passage text still begins the stem, once (also when a model does read it)."""
+    pdf, truth_path = write_sample_exam(tmp_path / "passage.pdf", variant="passage")
+    truth = read_truth(truth_path)
+    shared = {r["source"]["number"]: r["stem"].rsplit("\n", 1) for r in truth if r.get("extra", {}).get("passage_group")}
+    assert sorted(shared) == [27, 28]
+
+    def own_box(record):
+        number = record["source"]["number"]
+        return shared[number][1] if number in shared else record["stem"]
+
+    scripted = TruthTranscriber(truth, stem_of=own_box if model_reads == "own box" else None)
+    workspace = init_workspace(tmp_path / "ws")
+    with ServerThread(ServerConfig(responder=scripted)) as server:
+        spec = _openai(server)
+        report = extract_pdf(pdf, workspace, ExtractOptions(engine="vlm", vlm_model=spec), model=client_factory(spec, workspace))
+    assert report.errors == []
+    stored = {s.item.source.number: s.item for s in workspace.store.iter_items()}
+    for record in truth:
+        assert stored[record["source"]["number"]].stem == record["stem"]
+    for number, (passage, own) in shared.items():
+        assert stored[number].stem.count(passage) == 1 and stored[number].stem.endswith(own)
+        assert stored[number].extra["passage_group"] == truth[number - 1]["extra"]["passage_group"]

@@ -69,6 +69,7 @@ class ExtractedQuestion:
     option_style: str = "circled"
     signals: set[str] = field(default_factory=set)  # confidence signals (curation/extract/confidence.py)
     passage: tuple[int, int] | None = None  # (first, last) question of the passage it shares
+    passage_text: str = ""  # that passage's text, which the stem begins with
 
 
 @dataclass
@@ -278,6 +279,7 @@ def _parse(chunk: Chunk, stats: SegmentStats) -> ExtractedQuestion:
                for index, fragments in enumerate(builder.options)]
     question_figures = _attach_option_figures(figures, options, builder.option_lines)
     stem = join_fragments(builder.stem)
+    passage_text = ""
     if chunk.passage is not None:
         passage_lines = [entry for entry in chunk.passage.entries if isinstance(entry, Line)]
         passage_text = join_fragments([(line.text, True) for line in passage_lines])
@@ -299,7 +301,7 @@ def _parse(chunk: Chunk, stats: SegmentStats) -> ExtractedQuestion:
     boxes += [line.table.bbox for line in kept_lines if line.page == page and line.table is not None]
     passage = (chunk.passage.first, chunk.passage.last) if chunk.passage is not None else None
     return ExtractedQuestion(chunk.number, chunk.run, chunk.subject, chunk.part, page, union(boxes), stem,
-                             options, question_figures, review, style, signals, passage)
+                             options, question_figures, review, style, signals, passage, passage_text)
 
 
 def _after_options(line: Line, previous: Line, style: str, opened: int) -> bool:

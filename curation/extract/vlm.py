@@ -128,9 +128,12 @@ class VisionTranscriber:
             for option, laid in zip(options, layout.options, strict=True):
                 option.figure = option.figure or laid.figure
         figures = layout.figures or [self._crop(region, box) for box in read.figures]
+        stem = house_delimiters(read.stem).strip()
+        if layout.passage_text and not stem.startswith(layout.passage_text):
+            stem = f"{layout.passage_text}\n{stem}"  # the region is the question's own box: the shared passage is outside it
         return ExtractedQuestion(layout.number, layout.run, layout.subject, layout.part, layout.page, layout.bbox,
-                                 house_delimiters(read.stem).strip(), options, figures, review,
-                                 layout.option_style, {"vlm"}, layout.passage)
+                                 stem, options, figures, review, layout.option_style, {"vlm"}, layout.passage,
+                                 layout.passage_text)
 
     def _add_unlaid(self, merged: list[ExtractedQuestion], regions: list[Region], answers: dict[str, Answer],
                     report: PdfReport) -> None:
