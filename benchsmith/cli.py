@@ -61,10 +61,10 @@ def _wire_model_client() -> None:
     when a step asks for a model, not when the curation commands load)."""
     from curation.llm import set_client_factory
 
-    def client_factory(spec: str, workspace: Any) -> Any:
+    def client_factory(spec: str, workspace: Any, fresh: bool) -> Any:
         from evaluation.generation import client_factory as runners_client
 
-        return runners_client(spec, workspace)
+        return runners_client(spec, workspace, fresh)
 
     set_client_factory(client_factory)
 

@@ -49,7 +49,7 @@ class TextModel(Protocol):
     def solve_with_rationale(self, items: list[Item], attempt: int) -> dict[str, SolvedItem]: ...
 
 
-ClientFactory = Callable[[str, Any], TextModel]  # (model spec, workspace) -> client
+ClientFactory = Callable[[str, Any, bool], TextModel]  # (model spec, workspace, fresh: ignore earlier answers) -> client
 _factory: ClientFactory | None = None
 
 
@@ -58,7 +58,7 @@ def set_client_factory(factory: ClientFactory) -> None:
     _factory = factory
 
 
-def model_client(spec: str, workspace: Any) -> TextModel:
+def model_client(spec: str, workspace: Any, fresh: bool = False) -> TextModel:
     if _factory is None:
         raise BenchsmithError("model-using curation steps need the evaluation runners (benchsmith's evaluation package)")
-    return _factory(spec, workspace)
+    return _factory(spec, workspace, fresh)

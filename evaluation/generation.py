@@ -33,10 +33,14 @@ from evaluation.runner import RunRequest, run_model, store_dataset
 
 
 class RunnerTextModel:
-    def __init__(self, ws: Workspace, spec: ModelSpec, concurrency: int = 8):
+    """`fresh`: ask the model again, reusing neither cached responses nor the run log's earlier
+    answers (after a refusal or answers that were no use, which are otherwise kept like any answer)."""
+
+    def __init__(self, ws: Workspace, spec: ModelSpec, concurrency: int = 8, fresh: bool = False):
         self.ws = ws
         self.spec = spec
         self.name = spec.name
+        self.fresh = fresh
         self.settings = ExecutorSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
 
     def _run_dir(self, purpose: str) -> Path:
@@ -68,11 +72,12 @@ class RunnerTextModel:
             chat = self.chat_request(request, run_dir)
             key = cache_key(self._seeded(request.attempt), chat, purpose)
             previous = done.get(log_key(request))
-            if previous is not None and previous.get("text") is not None and previous.get("key") == key:
+            if not self.fresh and previous is not None and previous.get("text") is not None and previous.get("key") == key:
                 continue  # the same request (same item text) was answered: an edited item is asked again
             jobs_by_attempt.setdefault(request.attempt, []).append(Job(log_key(request), chat, key, _finish))
         for attempt, jobs in sorted(jobs_by_attempt.items()):
-            asyncio.run(run_jobs(self._seeded(attempt), self.settings, run_dir / RESPONSES, jobs, self.ws.cache_path))
+            asyncio.run(run_jobs(self._seeded(attempt), self.settings, run_dir / RESPONSES, jobs,
+                                 None if self.fresh else self.ws.cache_path))
         if jobs_by_attempt:
             done = read_records(run_dir / RESPONSES, key="job")
         results = {}
@@ -132,5 +137,5 @@ def _unusable(completion: Completion) -> str | None:
     return None
 
 
-def client_factory(spec_text: str, ws: Workspace) -> RunnerTextModel:
-    return RunnerTextModel(ws, resolve_model(spec_text, ws.root / "models.yaml"))
+def client_factory(spec_text: str, ws: Workspace, fresh: bool = False) -> RunnerTextModel:
+    return RunnerTextModel(ws, resolve_model(spec_text, ws.root / "models.yaml"), fresh=fresh)

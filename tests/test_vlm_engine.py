@@ -310,3 +310,29 @@ def test_passage_questions_keep_the_shared_passage(tmp_path, model_reads):
     for number, (passage, own) in shared.items():
         assert stored[number].stem.count(passage) == 1 and stored[number].stem.endswith(own)
         assert stored[number].extra["passage_group"] == truth[number - 1]["extra"]["passage_group"]
+
+
+def test_ask_again_after_a_refusal_and_answers_that_were_no_use(canonical_exam, tmp_path):
+    """A refusal and three schema-breaking answers are kept like any answer, so a plain rerun repeats
+    them without asking; `extract --ask-again` asks the model afresh and the two questions land."""
+    pdf, truth = canonical_exam
+    ws = tmp_path / "ws"
+    assert run_cli("init", str(ws)).returncode == 0
+    scripted = TruthTranscriber(truth, {5: ["schema"] * 3, 7: [Scripted(refusal="I can't help with that.")]})
+    with ServerThread(ServerConfig(responder=scripted)) as server:
+        command = ["extract", str(pdf), "--engine", "vlm", "-m", _openai(server), "-w", str(ws), "--json"]
+        first = run_cli(*command)
+        asked = server.stats.requests
+        again = run_cli(*command)
+        assert server.stats.requests == asked  # nothing was sent: the same answers again
+        fresh = run_cli(*command, "--ask-again")
+    for failed in (first, again):
+        (report,) = json.loads(failed.stdout)
+        assert failed.returncode == 1 and sorted(int(line.split()[1]) for line in report["errors"]) == [5, 7]
+    (report,) = json.loads(fresh.stdout)
+    assert fresh.returncode == 0, fresh.stderr
+    assert report["errors"] == [] and report["created"] == 2
+    stats = json.loads(run_cli("items", "stats", "--json", "-w", str(ws)).stdout)
+    assert stats["items"] == len(truth)
+    shown = run_cli("items", "show", _item_id(pdf, 7), "-w", str(ws))
+    assert truth[6]["stem"][:10] in shown.stdout

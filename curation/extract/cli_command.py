@@ -32,6 +32,9 @@ def extract_command(
         "a vision model (spec, models.yaml name): the vlm engine's, or with --engine auto the fallback for pages "
         "with broken fonts or many formulas (default: [extract] vlm_model in benchsmith.toml)"))] = None,
     force: Annotated[bool, typer.Option("--force", help="extract a PDF again and write new revisions")] = False,
+    ask_again: Annotated[bool, typer.Option("--ask-again", help=(
+        "ask the vision model again instead of reusing its cached answers: a rerun after a refusal or "
+        "answers that were no use (a rerun by itself asks again only what failed at the backend)"))] = False,
     workspace: Annotated[Path | None, typer.Option("--workspace", "-w", envvar="BENCHSMITH_WORKSPACE",
                                                    help="workspace folder", show_default=False)] = None,
     author: Annotated[str | None, typer.Option("--author", envvar="BENCHSMITH_USER", help="who runs it")] = None,
@@ -49,7 +52,8 @@ def extract_command(
         raise BenchsmithError(f"--engine {engine!r}: choose one of {', '.join(ENGINES)}")
     ws = workspace_from(workspace)
     key = load_answer_key(answer_key)
-    options = ExtractOptions(exam, session, engine, answer_key, force, current_author(author), vlm_model or ws.vlm_model)
+    options = ExtractOptions(exam, session, engine, answer_key, force, current_author(author), vlm_model or ws.vlm_model,
+                             ask_again)
     model = vision_model(options, ws) if options.reads_with_vlm() else None  # a bad spec fails before any PDF
     if (engine == "mineru" or model is not None) and executor != "local":
         used = "--engine mineru" if engine == "mineru" else "the vision model"

@@ -51,6 +51,7 @@ class ExtractOptions:
     force: bool = False
     author: str = "extract"
     vlm_model: str | None = None  # a vision model: the vlm engine's, or the auto engine's fallback
+    ask_again: bool = False  # the vision model answers afresh: no cached or logged answer is reused
 
     def reads_with_vlm(self) -> bool:
         return self.engine == "vlm" or (self.engine == "auto" and self.vlm_model is not None)
@@ -269,7 +270,7 @@ def extract_pdf(path: Path, workspace: Workspace, options: ExtractOptions, key: 
 def vision_model(options: ExtractOptions, workspace: Workspace) -> TextModel:
     if options.vlm_model is None:
         raise BenchsmithError(NO_VISION_MODEL)
-    return model_client(options.vlm_model, workspace)
+    return model_client(options.vlm_model, workspace, options.ask_again)
 
 
 def load_answer_key(path: Path | None) -> AnswerKey | None:
