@@ -14,7 +14,6 @@ from PIL import Image
 from curation.extract.figures import _with_xrefs
 from curation.extract.page_cache import images_in_drawing_order, page_image_info
 from curation.sample_exam import write_sample_exam
-from curation.sample_exam.variants import VARIANTS
 
 
 def png(shade: int, size: tuple[int, int] = (40, 30)) -> bytes:
