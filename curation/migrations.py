@@ -7,17 +7,37 @@ older schema are upgraded on read (the stored snapshot stays as written, history
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
+from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from curation.item import SCHEMA_VERSION
+from curation.identity import content_hash
+from curation.item import SCHEMA_VERSION, parse_item
 
-STORE_VERSION = 1
+STORE_VERSION = 2
+
+
+def _add_identity_columns(conn: Connection) -> None:
+    """1 → 2: the content hash and the taxonomy's part/subject become columns, filled from each snapshot."""
+    for column in ("content_hash VARCHAR(32)", "taxonomy_part VARCHAR(200)", "taxonomy_subject VARCHAR(200)"):
+        conn.execute(text(f"ALTER TABLE items ADD COLUMN {column}"))
+    conn.execute(text("CREATE INDEX ix_items_content_hash ON items (content_hash)"))
+    rows = conn.execute(text("SELECT id, data FROM items")).all()
+    values = []
+    for item_id, data in rows:
+        item = parse_item(migrate_record(json.loads(data)))
+        values.append({"id": item_id, "hash": content_hash(item), "part": item.taxonomy.part,
+                       "subject": item.taxonomy.subject})
+    if values:
+        conn.execute(text("UPDATE items SET content_hash = :hash, taxonomy_part = :part, taxonomy_subject = :subject "
+                          "WHERE id = :id"), values)
+
 
 # STORE_MIGRATIONS[n] upgrades a store from version n to n + 1.
-STORE_MIGRATIONS: dict[int, Callable[[Connection], None]] = {}
+STORE_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_identity_columns}
 
 # RECORD_MIGRATIONS[n] upgrades an item record from schema_version n to n + 1.
 RECORD_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}

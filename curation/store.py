@@ -11,10 +11,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from pydantic import ValidationError
 from sqlalchemy import (
     Boolean,
     Column,
@@ -37,7 +38,8 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from curation.credentials import mask_url
 from curation.diff import changed_paths
 from curation.errors import ConflictError, NotFoundError, WorkspaceError
-from curation.item import Item, parse_item
+from curation.identity import content_hash
+from curation.item import SCHEMA_VERSION, Item, parse_item
 from curation.migrations import STORE_VERSION, migrate_record, migrate_store
 
 metadata = MetaData()
@@ -62,6 +64,11 @@ items_table = Table(
     Column("number", Integer),
     Column("korea_specific", Boolean),
     Column("multimodal", Boolean, nullable=False),
+    # content identity (implicit variant) and the taxonomy's own part/subject, so readers that
+    # need only these (solve matrix, filters, reports, release `hard`) never parse the item
+    Column("content_hash", String(32), index=True),
+    Column("taxonomy_part", String(200)),
+    Column("taxonomy_subject", String(200)),
     Column("data", Text, nullable=False),
     Column("updated_at", String(32), nullable=False),
     Column("updated_by", String(200), nullable=False),
@@ -97,6 +104,7 @@ class StoredItem:
     rev: int
     updated_at: str
     updated_by: str
+    content_hash: str | None = None  # the column, written with the same row as the item
 
 
 @dataclass(frozen=True)
@@ -202,6 +210,9 @@ class Store:
             "number": item.source.number,
             "korea_specific": item.flags.korea_specific,
             "multimodal": item.multimodal,
+            "content_hash": content_hash(item),
+            "taxonomy_part": item.taxonomy.part,
+            "taxonomy_subject": item.taxonomy.subject,
             "data": data,
             "updated_at": when,
             "updated_by": author,
@@ -414,8 +425,7 @@ class Store:
 
     # -- reading ------------------------------------------------------------------------
     def _stored(self, row: Any) -> StoredItem:
-        record = migrate_record(json.loads(row.data))
-        return StoredItem(parse_item(record), row.rev, row.updated_at, row.updated_by)
+        return StoredItem(item_from_data(row.data), row.rev, row.updated_at, row.updated_by, row.content_hash)
 
     def get(self, item_id: str) -> StoredItem:
         with self.engine.connect() as conn:
@@ -463,6 +473,27 @@ class Store:
             for row in rows:
                 yield self._stored(row)
             last_id = rows[-1].id
+
+    def columns(self, names: Sequence[str], query: ItemQuery | None = None) -> dict[str, list[Any]]:
+        """Item columns (`id` first, then `names`, e.g. content_hash, status, multimodal) ordered by id:
+        what a pool-scale reader needs without parsing a single item."""
+        wanted = [items_table.c.id, *(items_table.c[name] for name in names)]
+        ids = None if query is None or query.ids is None else set(query.ids)
+        if ids is not None:  # a long id list is filtered here: SQL caps the parameters of one statement
+            query = replace(query, ids=None) if len(ids) > 500 else query
+        found: dict[str, list[Any]] = {"id": [], **{name: [] for name in names}}
+        with self.engine.connect() as conn:
+            for row in conn.execute(self._where(select(*wanted), query).order_by(items_table.c.id)):
+                if ids is not None and row[0] not in ids:
+                    continue
+                for key, value in zip(found, row, strict=True):
+                    found[key].append(value)
+        return found
+
+    def hashes(self, query: ItemQuery | None = None) -> dict[str, str]:
+        """Item id → its content hash (implicit variant), read from the column."""
+        columns = self.columns(["content_hash"], query)
+        return dict(zip(columns["id"], columns["content_hash"], strict=True))
 
     def ids(self, query: ItemQuery | None = None) -> list[str]:
         with self.engine.connect() as conn:
@@ -521,6 +552,20 @@ class Store:
                     "multimodal": grouped(conn, c.multimodal),
                 },
             }
+
+
+_CURRENT_SCHEMA = f'"schema_version":{SCHEMA_VERSION}'
+
+
+def item_from_data(data: str) -> Item:
+    """An item from its stored JSON: pydantic parses a current-schema record straight from the
+    text (no dict in between); an older one is migrated first."""
+    if _CURRENT_SCHEMA in data:
+        try:
+            return Item.model_validate_json(data)
+        except ValidationError:
+            pass  # parse_item says what is wrong, with the field path
+    return parse_item(migrate_record(json.loads(data)))
 
 
 def get_path(record: Any, path: str) -> Any:
