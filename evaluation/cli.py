@@ -222,12 +222,14 @@ def report_command(
                                                        "export-scores`) for the judge agreement table")] = None,
 ) -> None:
     """Accuracy per subset with bootstrap CIs, reasoning scores, error rates: Markdown, CSV, PNG."""
+    from evaluation.item_facets import FacetReader
     from evaluation.metrics import load_run
     from evaluation.report import write_report
     from evaluation.runlog import find_run
 
     ws = workspace_from(workspace)
-    data = [load_run(find_run(ws.runs_dir, name), ws) for name in runs]
+    reader = FacetReader()
+    data = [load_run(find_run(ws.runs_dir, name), ws, reader) for name in runs]
     result = write_report(data, out_dir, seed=seed, resamples=resamples, charts=charts)
     if paper or expert_scores is not None:
         from evaluation.paper import add_paper_to_report

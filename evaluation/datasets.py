@@ -47,6 +47,16 @@ def current_hashes(items: Iterable[Item], variant: str) -> dict[str, str]:
     return {item.id: content_hash(item, variant) for item in items}
 
 
+def item_hashes(dataset: Dataset, items: list[Item], variant: str) -> dict[str, str]:
+    """The content hash of each of `items` (just read from `dataset`): the store's column, read in
+    the same row as the item, under the implicit variant; computed otherwise."""
+    if isinstance(dataset, StoreDataset) and variant == "implicit":
+        stored = dataset.stored_hashes
+        if all(item.id in stored for item in items):
+            return stored
+    return current_hashes(items, variant)
+
+
 @dataclass
 class StoreDataset:
     store: Store
@@ -54,6 +64,7 @@ class StoreDataset:
     limit: int | None = None
     workspace_root: Path | None = None  # where filtering records live
     label: str = "store"
+    stored_hashes: dict[str, str] = field(default_factory=dict)  # implicit hashes of the items read last
 
     def identity(self) -> dict[str, Any]:
         return {"kind": "store", "query": {k: v for k, v in self.query.__dict__.items() if v is not None},
@@ -63,10 +74,10 @@ class StoreDataset:
         return self.identity()
 
     def items(self) -> list[Item]:
-        stream = (stored.item for stored in self.store.iter_items(self.query))
-        if self.limit:
-            return [item for _, item in zip(range(self.limit), stream, strict=False)]
-        return list(stream)
+        stream = self.store.iter_items(self.query)
+        stored = list(zip(range(self.limit), stream, strict=False)) if self.limit else list(enumerate(stream))
+        self.stored_hashes = {s.item.id: s.content_hash for _, s in stored if s.content_hash}
+        return [s.item for _, s in stored]
 
     def lookup(self, item_ids: Sequence[str]) -> dict[str, Item]:
         return {item_id: stored.item for item_id, stored in self.store.get_many(list(item_ids)).items()}
@@ -76,7 +87,8 @@ class StoreDataset:
         if found is None:
             return {}, []
         path, record = found
-        hashes = current_hashes(self.lookup(record.survivors).values(), variant)
+        hashes = (self.store.hashes(ItemQuery(ids=record.survivors)) if variant == "implicit"
+                  else current_hashes(self.lookup(record.survivors).values(), variant))
         survivors, stale = record.current_survivors(hashes)
         notes = [f"hard: {stale} item(s) of {path.name} changed since filtering and are left out"] if stale else []
         return {"hard": set(survivors)}, notes

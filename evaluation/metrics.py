@@ -11,32 +11,40 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from curation.identity import content_hash
 from curation.item import Item
 from curation.workspace import Workspace
-from evaluation.datasets import dataset_from_manifest
+from evaluation.cells import run_cells
+from evaluation.datasets import Dataset, StoreDataset, dataset_from_manifest
+from evaluation.item_facets import FacetReader, ItemFacets
 from evaluation.records import JUDGE_AXES, AnswerRecord, JudgeVerdict, is_current, read_jsonl_records
-from evaluation.resampling import mean_interval
+from evaluation.resampling import binary_mean_intervals, mean_interval
 from evaluation.runlog import RESPONSES, read_manifest
 
 
 @dataclass
 class RunData:
-    """A run as its readers see it: only records made from the items' current content count."""
+    """A run as its readers see it: only records made from the items' current content count.
+
+    `cells` (columns of the current records) and `facets` (hash and subsets per item, read as
+    store columns) serve the pool-scale readers; the whole records and items are read only
+    when a reader asks for them (`records`, `items`)."""
 
     run_id: str
     run_dir: Path
     manifest: dict[str, Any]
-    records: dict[str, AnswerRecord]  # item id → last record, current content only
-    items: dict[str, Item]  # the run's items as they are now
+    cells: pa.Table  # evaluation.cells.CELL_SCHEMA, current records only, one row per item
+    facets: ItemFacets
+    dataset: Dataset
     skipped: dict[str, str]
     stale: int = 0  # records left out because their item changed since (or predate content hashes)
-    hashes: dict[str, str] = field(default_factory=dict)  # item id → current content hash
     named_subsets: dict[str, set[str]] = field(default_factory=dict)  # e.g. hard, from the filtering record
     notes: list[str] = field(default_factory=list)
 
@@ -48,40 +56,69 @@ class RunData:
     def label(self) -> str:
         return f"{self.model_name} · {self.manifest['prompt']['name']}"
 
+    @property
+    def hashes(self) -> dict[str, str]:
+        """Item id → current content hash."""
+        return self.facets.hashes
+
+    @cached_property
+    def item_ids(self) -> list[str]:
+        """The items with a current record, in log order."""
+        return self.cells["item_id"].to_pylist()
+
+    @cached_property
+    def outcomes(self) -> np.ndarray:
+        return np.asarray(self.cells["outcome"].to_pylist(), dtype=object)
+
+    @cached_property
+    def records(self) -> dict[str, AnswerRecord]:
+        """Item id → its whole current record (text, rationale …), read from the log."""
+        logged = read_jsonl_records(self.run_dir / RESPONSES, AnswerRecord)
+        return {item_id: record for item_id, record in logged.items() if is_current(record, self.hashes)}
+
+    @cached_property
+    def items(self) -> dict[str, Item]:
+        """The run's items as they are now."""
+        return self.dataset.lookup([*self.manifest.get("item_ids", []), *self.skipped, *self.item_ids])
+
+    @cached_property
+    def answered(self) -> set[str]:
+        return set(self.item_ids)
+
     def pending(self) -> int:
-        return sum(1 for item_id in self.manifest.get("item_ids", []) if item_id not in self.records)
+        return sum(1 for item_id in self.manifest.get("item_ids", []) if item_id not in self.answered)
 
 
-def load_run(run_dir: Path, ws: Workspace) -> RunData:
+def run_facets(dataset: Dataset, variant: str, wanted: list[str], reader: FacetReader | None) -> ItemFacets:
+    """Hash and facets of the items a run refers to: store columns where they say it all."""
+    if isinstance(dataset, StoreDataset) and variant == "implicit":
+        return (reader or FacetReader()).for_store(dataset.store)
+    return ItemFacets.from_items(dataset.lookup(wanted).values(), variant)
+
+
+def load_run(run_dir: Path, ws: Workspace, reader: FacetReader | None = None) -> RunData:
+    """A run's current records as columns; `reader` shares the store's columns between runs."""
     manifest = read_manifest(run_dir)
     dataset = dataset_from_manifest(manifest, ws.store, ws.blobs, ws.root)
     variant = manifest.get("variant", "implicit")
     skipped = manifest.get("skipped", {})
-    logged = read_jsonl_records(run_dir / RESPONSES, AnswerRecord)
-    items = dataset.lookup([*manifest.get("item_ids", []), *skipped, *logged])
-    hashes = {item_id: content_hash(item, variant) for item_id, item in items.items()}
-    records = {item_id: record for item_id, record in logged.items() if is_current(record, hashes)}
+    logged = run_cells(run_dir)
+    logged_ids = logged["item_id"].to_pylist()
+    facets = run_facets(dataset, variant, [*manifest.get("item_ids", []), *skipped, *logged_ids], reader)
+    hashes = facets.hashes
+    current = pa.array([hashes.get(item_id) for item_id in logged_ids], type=pa.string())
+    cells = logged.filter(pc.fill_null(pc.equal(logged["content_hash"], current), False))
     subsets, notes = dataset.named_subsets(variant)
-    stale = len(logged) - len(records)
+    stale = logged.num_rows - cells.num_rows
     if stale:
         notes.insert(0, f"{manifest['run_id']}: {stale} stale record(s) skipped (their item changed since it was "
                         "answered; rerun the same command to ask them again)")
-    return RunData(manifest["run_id"], run_dir, manifest, records, items, skipped, stale, hashes, subsets, notes)
+    return RunData(manifest["run_id"], run_dir, manifest, cells, facets, dataset, skipped, stale, subsets, notes)
 
 
 def subsets_of(item: Item, named: dict[str, set[str]] | None = None) -> list[str]:
     """The subsets an item counts in: from its flags and taxonomy, and the named subsets (hard) it is in."""
-    names = ["overall", "multimodal" if item.multimodal else "text_only"]
-    if item.flags.korea_specific:
-        names.append("korea_specific")
-    names += [name for name, ids in (named or {}).items() if item.id in ids]
-    part = item.taxonomy.part or item.source.part
-    subject = item.taxonomy.subject or item.source.subject
-    if part:
-        names.append(f"part:{part}")
-    if subject:
-        names.append(f"subject:{subject}")
-    return names
+    return ItemFacets.from_items([item], "implicit").subsets(item.id, named)
 
 
 def bootstrap_ci(values: np.ndarray, seed: int, resamples: int = 2000, level: float = 0.95) -> tuple[float, float] | None:
@@ -119,31 +156,43 @@ def subset_order(names: Iterable[str]) -> list[str]:
     return [n for n in fixed if n in names] + sorted(n for n in names if n not in fixed)
 
 
+def _subset_samples(run: RunData, common: set[str] | None) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """Subset → the outcomes of its current records, and subset → items not sent."""
+    masks = run.facets.masks(run.item_ids, run.named_subsets)
+    if common is not None:
+        masks["common"] = np.fromiter((i in common for i in run.item_ids), dtype=bool, count=len(run.item_ids))
+    outcomes = {name: run.outcomes[mask] for name, mask in masks.items() if mask.any()}
+    not_sent = {name: int(mask.sum()) for name, mask in run.facets.masks(list(run.skipped), run.named_subsets).items()
+                if mask.any()}
+    for name in not_sent:
+        outcomes.setdefault(name, np.array([], dtype=object))
+    return outcomes, not_sent
+
+
+def accuracy_by_subsets(runs: list[RunData], *, seed: int = 0, resamples: int = 2000,
+                        common: set[str] | None = None) -> list[list[SubsetScore]]:
+    """`accuracy_by_subset` of several runs at once: the runs' resamples of a subset are drawn once."""
+    samples = [_subset_samples(run, common) for run in runs]
+    names = [subset_order(outcomes) for outcomes, _ in samples]
+    requests = [(_subset_seed(seed, name), outcomes[name] == "correct")
+                for (outcomes, _), ordered in zip(samples, names, strict=True) for name in ordered]
+    intervals = iter(binary_mean_intervals(requests, resamples=resamples))
+    scores = []
+    for (outcomes, not_sent), ordered in zip(samples, names, strict=True):
+        run_scores = []
+        for name in ordered:
+            values = outcomes[name]
+            n, correct = int(values.size), int(np.count_nonzero(values == "correct"))
+            run_scores.append(SubsetScore(name, n, correct, int(np.count_nonzero(values == "unparseable")),
+                                          int(np.count_nonzero(values == "error")), not_sent.get(name, 0),
+                                          correct / n if n else None, next(intervals)))
+        scores.append(run_scores)
+    return scores
+
+
 def accuracy_by_subset(run: RunData, *, seed: int = 0, resamples: int = 2000,
                        common: set[str] | None = None) -> list[SubsetScore]:
-    outcomes: dict[str, list[str]] = {}
-    not_sent: dict[str, int] = {}
-    for item_id, record in run.records.items():
-        item = run.items.get(item_id)
-        names = subsets_of(item, run.named_subsets) if item is not None else ["overall"]
-        if common is not None and item_id in common:
-            names.append("common")
-        for name in names:
-            outcomes.setdefault(name, []).append(record.outcome)
-    for item_id in run.skipped:
-        item = run.items.get(item_id)
-        for name in subsets_of(item, run.named_subsets) if item is not None else ["overall"]:
-            not_sent[name] = not_sent.get(name, 0) + 1
-            outcomes.setdefault(name, [])
-    scores = []
-    for name in subset_order(outcomes):
-        values = np.array([o == "correct" for o in outcomes[name]], dtype=float)
-        n = int(values.size)
-        scores.append(SubsetScore(
-            name, n, int(values.sum()), outcomes[name].count("unparseable"), outcomes[name].count("error"),
-            not_sent.get(name, 0), float(values.mean()) if n else None,
-            bootstrap_ci(values, _subset_seed(seed, name), resamples)))
-    return scores
+    return accuracy_by_subsets([run], seed=seed, resamples=resamples, common=common)[0]
 
 
 @dataclass
@@ -162,7 +211,7 @@ def reasoning_scores(run: RunData, *, seed: int = 0, resamples: int = 2000) -> l
     results = []
     for path in sorted(run.run_dir.glob("judge-*.jsonl")):
         verdicts = read_jsonl_records(path, JudgeVerdict)
-        current = [v for v in verdicts.values() if is_current(v, run.hashes) and v.item_id in run.records]
+        current = [v for v in verdicts.values() if is_current(v, run.hashes) and v.item_id in run.answered]
         valid = [v.scores for v in current if v.status == "ok" and v.scores is not None]
         totals = np.array([scores.total for scores in valid], dtype=float)
         axes = {axis: float(np.mean([getattr(scores, axis) for scores in valid])) for axis in JUDGE_AXES} if valid else {}

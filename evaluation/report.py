@@ -17,7 +17,7 @@ from evaluation.metrics import (
     ReasoningScore,
     RunData,
     SubsetScore,
-    accuracy_by_subset,
+    accuracy_by_subsets,
     reasoning_scores,
     subset_order,
 )
@@ -52,11 +52,10 @@ def _cell(score: SubsetScore | None) -> str:
 
 
 def build_reports(runs: list[RunData], *, seed: int = 0, resamples: int = 2000) -> list[RunReport]:
-    common = None
-    if len(runs) > 1:
-        common = set.intersection(*(set(run.records) for run in runs))
-    return [RunReport(run, accuracy_by_subset(run, seed=seed, resamples=resamples, common=common),
-                      reasoning_scores(run, seed=seed, resamples=resamples)) for run in runs]
+    common = set.intersection(*(run.answered for run in runs)) if len(runs) > 1 else None
+    subsets = accuracy_by_subsets(runs, seed=seed, resamples=resamples, common=common)
+    return [RunReport(run, scores, reasoning_scores(run, seed=seed, resamples=resamples))
+            for run, scores in zip(runs, subsets, strict=True)]
 
 
 def _write_csv(path: Path, header: list[str], rows: list[list[object]]) -> None:

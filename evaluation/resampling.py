@@ -7,6 +7,7 @@ resample must not turn the whole interval into NaN).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -43,3 +44,44 @@ def mean_interval(values: np.ndarray, *, seed: int, resamples: int = 2000,
         return np.mean(sample, axis=axis)
 
     return bootstrap_interval([values], mean, seed=seed, resamples=resamples, level=level, vectorized=True)[0]
+
+
+def binary_mean_intervals(samples: Sequence[tuple[int, np.ndarray]], *, resamples: int = 2000,
+                          level: float = 0.95, batch: int = 64) -> list[tuple[float, float] | None]:
+    """`mean_interval(values, seed=seed)` for many (seed, 0/1 values) at once, with the same result.
+
+    scipy draws each resample's indices with `rng.integers(0, n, (resamples, n))`; drawn in
+    batches the stream is the same, so memory stays at `batch` resamples. Samples that share a
+    seed and a length (one subset across several models) share the draws, and seeds are drawn
+    in parallel threads (numpy's generators release the GIL).
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    results: list[tuple[float, float] | None] = [None] * len(samples)
+    groups: dict[tuple[int, int], list[int]] = {}
+    for index, (seed, values) in enumerate(samples):
+        size = np.asarray(values).size
+        if size == 1:  # every resample is the sample itself
+            results[index] = (float(np.asarray(values, dtype=float)[0]),) * 2
+        elif size:
+            groups.setdefault((seed, size), []).append(index)
+    tail = (1 - level) / 2
+
+    def group_intervals(key: tuple[int, int]) -> None:
+        seed, n = key
+        members = groups[key]
+        columns = [np.asarray(samples[i][1]).astype(np.uint8) for i in members]
+        rng = np.random.default_rng(seed)
+        sums = np.empty((len(members), resamples))
+        for start in range(0, resamples, batch):
+            rows = min(batch, resamples - start)
+            drawn = rng.integers(0, n, (rows, n))
+            for column, values in enumerate(columns):
+                sums[column, start:start + rows] = np.take(values, drawn).sum(axis=1, dtype=np.int64)
+        for column, index in enumerate(members):
+            low, high = np.quantile(sums[column] / n, [tail, 1 - tail])
+            results[index] = (float(low), float(high))
+
+    with ThreadPoolExecutor(max_workers=min(len(groups), os.cpu_count() or 1) or 1) as pool:
+        list(pool.map(group_intervals, sorted(groups, key=lambda key: -key[1] * len(groups[key]))))
+    return results

@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from curation.errors import BenchsmithError, WorkspaceError
-from curation.identity import content_hash
 from curation.item import Item
 from curation.query import (
     in_play,
@@ -31,12 +30,13 @@ from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.backends.base import REFUSED_REASONS, TRUNCATED_REASONS, BackendError, Completion
 from evaluation.cache import cache_key
-from evaluation.datasets import Dataset, StoreDataset
+from evaluation.cells import run_cells
+from evaluation.datasets import Dataset, StoreDataset, item_hashes
 from evaluation.executor import ExecutorSettings, Job, run_jobs
 from evaluation.models import ModelSpec
 from evaluation.parsing import parse_response
 from evaluation.prompts import ImageResolver, Prompt, Variant, build_request, get_prompt
-from evaluation.records import AnswerRecord, read_jsonl_records
+from evaluation.records import AnswerRecord
 from evaluation.runlog import RESPONSES, now_iso, read_manifest, write_manifest
 
 OUTCOMES = ("correct", "wrong", "unparseable", "error")
@@ -142,7 +142,7 @@ class PreparedRun:
     run_dir: Path
     items: list[Item]
     skipped: dict[str, str]
-    done: dict[str, AnswerRecord]  # current records only
+    done: dict[str, str]  # item → the outcome of its current record
     changed: int  # items answered before whose content has changed since
     to_ask: list[tuple[Item, str]]  # (item, its content hash): what is left to do, in item order
     job_for: Callable[[Item, str], Job]
@@ -157,8 +157,8 @@ class PreparedRun:
 
     def counts(self) -> dict[str, int]:
         counts = {outcome: 0 for outcome in OUTCOMES}
-        for record in self.done.values():
-            counts[record.outcome] += 1
+        for outcome in self.done.values():
+            counts[outcome] += 1
         return counts
 
 
@@ -187,19 +187,21 @@ def prepare_run(ws: Workspace, request: RunRequest) -> PreparedRun:
     if (run_dir / "manifest.json").exists():
         manifest["created_at"] = read_manifest(run_dir).get("created_at", manifest["created_at"])
     write_manifest(run_dir, manifest)  # the selection as of this (re)run
-    logged = read_jsonl_records(run_dir / RESPONSES, AnswerRecord)
+    cells = run_cells(run_dir)
+    logged = dict(zip(cells["item_id"].to_pylist(), zip(cells["content_hash"].to_pylist(),
+                                                        cells["outcome"].to_pylist(), strict=True), strict=True))
+    hashes = item_hashes(dataset, all_items, request.variant)
     images = ImageResolver(ws.blobs)
     to_ask: list[tuple[Item, str]] = []
-    done: dict[str, AnswerRecord] = {}
+    done: dict[str, str] = {}
     changed = 0
     for item in items:
-        digest = content_hash(item, request.variant)
-        record = logged.get(item.id)
-        if record is not None and record.content_hash == digest and not (
-                request.retry_errors and record.outcome == "error"):
-            done[item.id] = record
+        digest = hashes[item.id]
+        logged_hash, outcome = logged.get(item.id, (None, None))
+        if logged_hash == digest and not (request.retry_errors and outcome == "error"):
+            done[item.id] = outcome
             continue
-        changed += record is not None and record.content_hash != digest
+        changed += item.id in logged and logged_hash != digest
         to_ask.append((item, digest))
 
     def job_for(item: Item, digest: str) -> Job:

@@ -24,7 +24,6 @@ from curation.errors import BenchsmithError
 from curation.item import Item
 from curation.store import ItemQuery
 from curation.workspace import Workspace
-from evaluation.datasets import current_hashes
 from evaluation.records import FilterRecord, latest_filter_record
 from export import harness
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
@@ -102,7 +101,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
     record = _filtering(workspace)
     hard = None
     if record is not None:
-        survivors, stale = record.current_survivors(current_hashes(items, "implicit"))
+        survivors, stale = record.current_survivors(store.hashes(ItemQuery(status=list(config.statuses))))
         hard = set(survivors)
         if stale:
             notes.append(f"hard: {stale} item(s) changed since filtering and are left out (filter again to decide them)")

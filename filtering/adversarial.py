@@ -20,12 +20,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+
 from curation.query import in_play
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.datasets import current_hashes
+from evaluation.item_facets import FacetReader
 from evaluation.records import FilterRecord, now_iso, save_filter_record
-from filtering.matrix import SolveMatrix, answer_runs, build_matrix, model_verdict
+from filtering.matrix import SolveMatrix, answer_runs, build_matrix
 
 if TYPE_CHECKING:
     from evaluation.prompts import Variant
@@ -41,30 +44,32 @@ class FilterDecision:
 
 
 def decide(matrix: SolveMatrix, models: list[str], item_ids: list[str], attempts: int = 1) -> FilterDecision:
-    outcomes = matrix.outcomes()
+    items = sorted(item_ids)
+    table = matrix.verdicts(models, items, attempts)
+    solved = table.solved & table.asked
+    undetermined = table.asked & ~table.solved & ~table.missed
+    removed_rows = solved.any(axis=1)
+    unasked_rows = ~table.asked.any(axis=1)
+    undetermined_rows = ~removed_rows & ~unasked_rows & undetermined.any(axis=1)
     decision = FilterDecision()
-    for item_id in sorted(item_ids):
-        solved_by, reasons, asked = [], [], 0
-        for model in models:
-            if item_id in matrix.not_sent.get(model, {}):
-                continue  # this model cannot see the item (e.g. an image item for a text-only model)
-            asked += 1
-            seen = outcomes.get((item_id, model), [])
-            verdict = model_verdict(seen, attempts)
-            if verdict == "solved":
-                solved_by.append(model)
-            elif verdict == "undetermined":
-                detail = ", ".join(seen) if seen else "not answered"
-                reasons.append(f"{model}: {detail} ({len(seen)}/{attempts} attempts)")
-        if solved_by:
-            decision.removed[item_id] = solved_by
-        elif asked == 0:
+    outcomes = matrix.outcomes() if undetermined_rows.any() else {}
+    for row, item_id in enumerate(items):
+        if removed_rows[row]:
+            decision.removed[item_id] = [models[col] for col in np.flatnonzero(solved[row])]
+        elif unasked_rows[row]:
             decision.undetermined[item_id] = ["no listed model could be asked this item"]
-        elif reasons:
-            decision.undetermined[item_id] = reasons
+        elif undetermined_rows[row]:
+            decision.undetermined[item_id] = [_undetermined_reason(models[col], outcomes.get((item_id, models[col]), []),
+                                                                   attempts)
+                                              for col in np.flatnonzero(undetermined[row])]
         else:
             decision.survivors.append(item_id)
     return decision
+
+
+def _undetermined_reason(model: str, seen: list[str], attempts: int) -> str:
+    detail = ", ".join(seen) if seen else "not answered"
+    return f"{model}: {detail} ({len(seen)}/{attempts} attempts)"
 
 
 @dataclass
@@ -86,6 +91,7 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
     from evaluation.runner import RunRequest, run_model, store_dataset
 
     pool = ws.store.ids(in_play(plan.query))
+    reader = FacetReader()
     remaining = list(pool)
     run_dirs, labels = [], []
     for spec in plan.specs:
@@ -109,12 +115,12 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
                 summary = run_model(ws, request)  # errors are asked once more before anything is decided
             model_runs.append(summary.run_dir)
         run_dirs += model_runs
-        matrix = build_matrix(model_runs, ws) if model_runs else SolveMatrix()
+        matrix = build_matrix(model_runs, ws, reader) if model_runs else SolveMatrix()
         labels += [label for label in matrix.models if label not in labels]
         if plan.sequential and model_runs:
             decided = decide(matrix, list(matrix.models), remaining, plan.attempts)
             remaining = [item for item in remaining if item not in decided.removed]
-    matrix = build_matrix(run_dirs, ws)
+    matrix = build_matrix(run_dirs, ws, reader)
     return decide(matrix, labels, pool, plan.attempts), matrix, labels, pool
 
 
@@ -136,4 +142,6 @@ def filter_and_record(ws: Workspace, plan: FilterPlan, kind: FilterKind,
 
 def pool_hashes(ws: Workspace, pool: list[str], variant: str) -> dict[str, str]:
     """The content hash of every pool item now: what the filter's decision is about."""
+    if variant == "implicit":
+        return ws.store.hashes(ItemQuery(ids=pool))
     return current_hashes((stored.item for stored in ws.store.get_many(pool).values()), variant)

@@ -1,10 +1,13 @@
-"""The solve matrix: items × models × attempts, built from the runners' append-only logs.
+"""The solve matrix: items × models × attempts, as columns built from the runners' append-only logs.
 
 A *model* here is one answering configuration (model identity, prompt version, variant);
 each run of it (another seed, say) is one *attempt*. Every cell keeps the outcome
-(correct | wrong | unparseable | error), the parsed answer, latency, token usage and the
-content hash of the item it was answered on. Records whose item changed since are stale:
-left out and counted (`stale_skipped`). The matrix is stored as `filtering/matrix.parquet`.
+(correct | wrong | unparseable | error), the parsed answer and the option chosen, latency,
+token usage and the content hash of the item it was answered on. Each run's cells come from
+its log's columnar index (`evaluation.cells`, updated from the lines added since it was last
+read); cells whose item changed since are stale: dropped by comparing the hash columns with the
+store's, and counted (`stale_skipped`). `benchsmith matrix build` writes the matrix as
+`filtering/matrix.parquet` (`MATRIX_SCHEMA`).
 """
 
 from __future__ import annotations
@@ -16,15 +19,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from curation.workspace import Workspace
+from evaluation.item_facets import FacetReader
 from evaluation.metrics import load_run
 from evaluation.runlog import MANIFEST
 
 MATRIX_FILE = "matrix.parquet"
+MATRIX_SCHEMA = pa.schema([
+    ("item_id", pa.string()), ("model", pa.string()), ("attempt", pa.int32()), ("run_id", pa.string()),
+    ("outcome", pa.string()), ("answer", pa.string()), ("choice", pa.int16()), ("latency_s", pa.float64()),
+    ("tokens", pa.int64()), ("content_hash", pa.string()),
+])
 
 
 @dataclass(frozen=True)
 class Cell:
+    """One row of the matrix, for readers that want objects (a few items, tests)."""
+
     item_id: str
     model: str
     attempt: int
@@ -34,34 +49,51 @@ class Cell:
     latency_s: float | None
     tokens: int | None
     content_hash: str | None = None
+    choice: int | None = None
 
 
 @dataclass
 class SolveMatrix:
-    cells: list[Cell] = field(default_factory=list)
+    table: pa.Table = field(default_factory=MATRIX_SCHEMA.empty_table)
     models: dict[str, dict[str, Any]] = field(default_factory=dict)  # label -> description with run ids
     not_sent: dict[str, dict[str, str]] = field(default_factory=dict)  # label -> item -> why
     stale_skipped: int = 0
 
+    @classmethod
+    def from_cells(cls, cells: list[Cell], models: dict[str, dict[str, Any]] | None = None,
+                   not_sent: dict[str, dict[str, str]] | None = None) -> SolveMatrix:
+        columns = {name: [getattr(cell, name) for cell in cells] for name in MATRIX_SCHEMA.names}
+        return cls(pa.table(columns, schema=MATRIX_SCHEMA), models or {}, not_sent or {})
+
+    @property
+    def cells(self) -> list[Cell]:
+        return [Cell(**row) for row in self.table.to_pylist()]
+
+    def column(self, name: str) -> list[Any]:
+        return self.table[name].to_pylist()
+
     def content_hashes(self) -> dict[str, str]:
         """Item → the content hash its cells were answered on."""
-        return {cell.item_id: cell.content_hash for cell in self.cells if cell.content_hash}
-
-    def outcomes(self) -> dict[tuple[str, str], list[str]]:
-        """(item, model) → the outcomes of every attempt."""
-        table: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for cell in self.cells:
-            table[(cell.item_id, cell.model)].append(cell.outcome)
-        return table
+        return {i: h for i, h in zip(self.column("item_id"), self.column("content_hash"), strict=True) if h}
 
     def item_ids(self) -> list[str]:
-        return sorted({cell.item_id for cell in self.cells})
+        return sorted(set(self.column("item_id")))
+
+    def outcomes(self) -> dict[tuple[str, str], list[str]]:
+        """(item, model) → the outcomes of every attempt, in attempt order."""
+        table: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for item_id, model, outcome in zip(self.column("item_id"), self.column("model"), self.column("outcome"),
+                                           strict=True):
+            table[(item_id, model)].append(outcome)
+        return table
 
     def per_model(self) -> dict[str, dict[str, Any]]:
         """Accuracy over determined outcomes, with n and the unparseable/error counts apart."""
         counts: dict[str, Counter] = defaultdict(Counter)
-        for cell in self.cells:
-            counts[cell.model][cell.outcome] += 1
+        grouped = self.table.group_by(["model", "outcome"]).aggregate([([], "count_all")])
+        for model, outcome, n in zip(*(grouped[name].to_pylist() for name in ("model", "outcome", "count_all")),
+                                     strict=True):
+            counts[model][outcome] = n
         summary = {}
         for model, c in sorted(counts.items()):
             answered = c["correct"] + c["wrong"]
@@ -73,20 +105,63 @@ class SolveMatrix:
                               "attempts": len(self.models.get(model, {}).get("run_ids", []))}
         return summary
 
+    def verdicts(self, models: list[str], item_ids: list[str], attempts: int | None = None) -> VerdictTable:
+        """Per item and model: solved, missed, undetermined, or not asked (not sent)."""
+        return VerdictTable.build(self, models, item_ids, attempts)
+
     def solve_counts(self) -> dict[str, dict[str, int]]:
         """Per item: how many models solved it (any attempt), missed it, or left it undetermined."""
-        per_item: dict[str, dict[str, int]] = defaultdict(lambda: {"solved": 0, "missed": 0, "undetermined": 0})
-        for (item_id, _), outcomes in self.outcomes().items():
-            per_item[item_id][model_verdict(outcomes)] += 1
-        return dict(per_item)
+        items, models = self.item_ids(), sorted(set(self.column("model")))
+        table = self.verdicts(models, items)
+        answered = table.cells > 0
+        counts = {"solved": (table.solved & answered).sum(axis=1), "missed": (table.missed & answered).sum(axis=1),
+                  "undetermined": (~table.solved & ~table.missed & answered).sum(axis=1)}
+        return {item_id: {name: int(values[row]) for name, values in counts.items()}
+                for row, item_id in enumerate(items)}
 
     def problem_items(self) -> dict[str, list[str]]:
         """Items with unparseable or error outcomes, and which models gave them."""
         found: dict[str, list[str]] = defaultdict(list)
-        for cell in self.cells:
-            if cell.outcome in ("unparseable", "error"):
-                found[cell.item_id].append(f"{cell.model}#{cell.attempt}: {cell.outcome}")
+        problems = self.table.filter(pc.is_in(self.table["outcome"], value_set=pa.array(["unparseable", "error"])))
+        for item_id, model, attempt, outcome in zip(*(problems[name].to_pylist()
+                                                      for name in ("item_id", "model", "attempt", "outcome")),
+                                                    strict=True):
+            found[item_id].append(f"{model}#{attempt}: {outcome}")
         return dict(found)
+
+
+@dataclass
+class VerdictTable:
+    """items × models arrays: how many attempts each model has on each item and how they went."""
+
+    items: list[str]
+    models: list[str]
+    cells: np.ndarray  # attempts recorded
+    solved: np.ndarray  # some attempt correct
+    missed: np.ndarray  # every attempt wrong, and all attempts there
+    asked: np.ndarray  # the model could be sent the item
+
+    @classmethod
+    def build(cls, matrix: SolveMatrix, models: list[str], items: list[str], attempts: int | None) -> VerdictTable:
+        shape = (len(items), len(models))
+        cells, correct, wrong = (np.zeros(shape, dtype=np.int32) for _ in range(3))
+        row_of = {item_id: row for row, item_id in enumerate(items)}
+        col_of = {model: col for col, model in enumerate(models)}
+        rows = np.array([row_of.get(i, -1) for i in matrix.column("item_id")], dtype=np.int64)
+        cols = np.array([col_of.get(m, -1) for m in matrix.column("model")], dtype=np.int64)
+        outcome = np.asarray(matrix.column("outcome"), dtype=object)
+        keep = (rows >= 0) & (cols >= 0)
+        rows, cols, outcome = rows[keep], cols[keep], outcome[keep]
+        np.add.at(cells, (rows, cols), 1)
+        np.add.at(correct, (rows, cols), outcome == "correct")
+        np.add.at(wrong, (rows, cols), outcome == "wrong")
+        asked = np.ones(shape, dtype=bool)
+        for model, col in col_of.items():
+            for item_id in matrix.not_sent.get(model, {}):
+                if item_id in row_of:
+                    asked[row_of[item_id], col] = False
+        missed = (cells > 0) & (wrong == cells) & (cells >= (attempts or 0))
+        return cls(items, models, cells, correct > 0, missed, asked)
 
 
 def model_verdict(outcomes: list[str], attempts: int | None = None) -> str:
@@ -112,25 +187,17 @@ def model_label(manifest: dict[str, Any]) -> str:
     return f"{manifest['model']['name']}[{config['prompt_version']}{variant}]#{digest}"
 
 
-def _tokens(usage: Any) -> int | None:
-    if not isinstance(usage, dict) or not usage:
-        return None
-    total = usage.get("total_tokens")
-    if isinstance(total, int):
-        return total
-    parts = [value for key, value in usage.items() if isinstance(value, int) and "token" in key]
-    return sum(parts) if parts else None
-
-
-def build_matrix(run_dirs: list[Path], ws: Workspace) -> SolveMatrix:
+def build_matrix(run_dirs: list[Path], ws: Workspace, reader: FacetReader | None = None) -> SolveMatrix:
     """Cells from every answer run's current records; stale records are counted, never used."""
+    reader = reader or FacetReader()
     matrix = SolveMatrix()
     attempts: Counter = Counter()
+    tables = []
     for run_dir in sorted(run_dirs, key=lambda p: p.name):
         manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
         if manifest.get("kind") != "answers":
             continue
-        run = load_run(run_dir, ws)
+        run = load_run(run_dir, ws, reader)
         label = model_label(manifest)
         attempt = attempts[label]
         attempts[label] += 1
@@ -141,11 +208,13 @@ def build_matrix(run_dirs: list[Path], ws: Workspace) -> SolveMatrix:
         description["run_ids"].append(manifest["run_id"])
         matrix.not_sent.setdefault(label, {}).update(manifest.get("skipped", {}))
         matrix.stale_skipped += run.stale
-        for item_id, record in run.records.items():
-            answer = record.answer
-            matrix.cells.append(Cell(item_id, label, attempt, manifest["run_id"], record.outcome,
-                                     None if answer is None else json.dumps(answer), record.latency_s,
-                                     _tokens(record.usage), record.content_hash))
+        rows = run.cells.num_rows
+        tables.append(run.cells.append_column("model", pa.array([label] * rows, pa.string()))
+                      .append_column("attempt", pa.array([attempt] * rows, pa.int32()))
+                      .append_column("run_id", pa.array([manifest["run_id"]] * rows, pa.string()))
+                      .select(MATRIX_SCHEMA.names).cast(MATRIX_SCHEMA))
+    if tables:
+        matrix.table = pa.concat_tables(tables)
     return matrix
 
 
@@ -156,20 +225,16 @@ def answer_runs(runs_dir: Path, run_ids: list[str] | None = None) -> list[Path]:
 
 
 def save_matrix(matrix: SolveMatrix, folder: Path) -> Path:
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
     folder.mkdir(parents=True, exist_ok=True)
-    columns = {name: [getattr(cell, name) for cell in matrix.cells] for name in Cell.__dataclass_fields__}
-    table = pa.table(columns, schema=pa.schema([
-        ("item_id", pa.string()), ("model", pa.string()), ("attempt", pa.int32()), ("run_id", pa.string()),
-        ("outcome", pa.string()), ("answer", pa.string()), ("latency_s", pa.float64()), ("tokens", pa.int64()),
-        ("content_hash", pa.string())]))
-    table = table.replace_schema_metadata({"models": json.dumps(matrix.models, ensure_ascii=False),
-                                           "not_sent": json.dumps(matrix.not_sent, ensure_ascii=False),
-                                           "stale_skipped": str(matrix.stale_skipped)})
+    table = matrix.table.replace_schema_metadata({"models": json.dumps(matrix.models, ensure_ascii=False),
+                                                  "not_sent": json.dumps(matrix.not_sent, ensure_ascii=False),
+                                                  "stale_skipped": str(matrix.stale_skipped)})
     path = folder / MATRIX_FILE
-    pq.write_table(table, path, compression="zstd")
+    tmp = path.with_suffix(".tmp")
+    pq.write_table(table, tmp, compression="zstd")
+    tmp.replace(path)
     return path
 
 
@@ -178,8 +243,6 @@ def load_matrix(path: Path) -> SolveMatrix:
 
     table = pq.read_table(path)
     metadata = table.schema.metadata or {}
-    data = table.to_pydict()
-    names = [name for name in Cell.__dataclass_fields__ if name in data]
-    cells = [Cell(*values) for values in zip(*(data[name] for name in names), strict=True)]
-    return SolveMatrix(cells, json.loads(metadata.get(b"models", b"{}")), json.loads(metadata.get(b"not_sent", b"{}")),
+    return SolveMatrix(table.replace_schema_metadata(None).cast(MATRIX_SCHEMA),
+                       json.loads(metadata.get(b"models", b"{}")), json.loads(metadata.get(b"not_sent", b"{}")),
                        int(metadata.get(b"stale_skipped", b"0")))

@@ -19,7 +19,7 @@ def _matrix(table: dict[tuple[str, str], list[str]], not_sent: dict[str, dict[st
     cells = [Cell(item, model, attempt, f"run-{model}-{attempt}", outcome, None, 0.1, None)
              for (item, model), outcomes in table.items() for attempt, outcome in enumerate(outcomes)]
     models = sorted({model for _, model in table})
-    return SolveMatrix(cells, {m: {"run_ids": []} for m in models}, not_sent or {})
+    return SolveMatrix.from_cells(cells, {m: {"run_ids": []} for m in models}, not_sent or {})
 
 
 HAND_BUILT = {

@@ -1,0 +1,110 @@
+"""A run log as columns: the last record per item of `runs/RUN/responses.jsonl`, one row each.
+
+The columns (`CELL_SCHEMA`) are what pool-scale readers need: the solve matrix, filters,
+reports and item analysis read them, never the whole records. They are kept beside the log in
+`runs/RUN/cells.parquet`, with the number of log bytes they cover; a later read parses only the
+lines appended since (the log is append-only), so each line is validated once, ever. A line
+torn by a kill or of another shape is skipped exactly as `read_jsonl_records` skips it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from pydantic import ValidationError
+
+from evaluation.records import AnswerRecord
+from evaluation.runlog import RESPONSES
+
+CELLS_FILE = "cells.parquet"
+CELLS_VERSION = "1"
+
+CELL_SCHEMA = pa.schema([
+    ("item_id", pa.string()),
+    ("content_hash", pa.string()),
+    ("outcome", pa.string()),
+    ("answer", pa.string()),  # the parsed answer as JSON (an option number or a list of them)
+    ("choice", pa.int16()),  # the one option chosen, null for none or several
+    ("latency_s", pa.float64()),
+    ("tokens", pa.int64()),
+])
+
+
+def _tokens(usage: dict[str, Any] | None) -> int | None:
+    if not isinstance(usage, dict) or not usage:
+        return None
+    total = usage.get("total_tokens")
+    if isinstance(total, int):
+        return total
+    parts = [value for key, value in usage.items() if isinstance(value, int) and "token" in key]
+    return sum(parts) if parts else None
+
+
+def _parse(lines: list[bytes]) -> pa.Table:
+    """The valid records among complete log lines, the last per item."""
+    latest: dict[str, AnswerRecord] = {}
+    for line in lines:
+        try:
+            record = AnswerRecord.model_validate_json(line.decode("utf-8", errors="replace"))
+        except (ValidationError, ValueError):
+            continue
+        latest.pop(record.item_id, None)  # a later line supersedes: it moves to the end
+        latest[record.item_id] = record
+    records = list(latest.values())
+    return pa.table({
+        "item_id": [r.item_id for r in records],
+        "content_hash": [r.content_hash for r in records],
+        "outcome": [r.outcome for r in records],
+        "answer": [None if r.answer is None else json.dumps(r.answer) for r in records],
+        "choice": [r.answer if isinstance(r.answer, int) else None for r in records],
+        "latency_s": [r.latency_s for r in records],
+        "tokens": [_tokens(r.usage) for r in records],
+    }, schema=CELL_SCHEMA)
+
+
+def _cached(path: Path) -> tuple[pa.Table, int] | None:
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException):
+        return None
+    metadata = table.schema.metadata or {}
+    if metadata.get(b"version") != CELLS_VERSION.encode() or table.schema.remove_metadata() != CELL_SCHEMA:
+        return None
+    return table.replace_schema_metadata(None), int(metadata.get(b"log_bytes", b"0"))
+
+
+def run_cells(run_dir: Path) -> pa.Table:
+    """The run's last record per item as `CELL_SCHEMA` columns, brought up to date with its log."""
+    log, cache_path = run_dir / RESPONSES, run_dir / CELLS_FILE
+    size = log.stat().st_size if log.is_file() else 0
+    cached = _cached(cache_path) if cache_path.is_file() else None
+    table, covered = cached if cached and cached[1] <= size else (CELL_SCHEMA.empty_table(), 0)
+    if covered == size:
+        return table
+    with log.open("rb") as handle:
+        handle.seek(covered)
+        added = handle.read(size - covered)
+    end = added.rfind(b"\n") + 1  # a last line without its newline is still being written: next time
+    if end == 0:
+        return table
+    new = _parse(added[:end].splitlines())
+    if new.num_rows:
+        kept = table.filter(pc.invert(pc.is_in(table["item_id"], value_set=new["item_id"])))
+        table = pa.concat_tables([kept, new])
+    _save(table, cache_path, covered + end)
+    return table
+
+
+def _save(table: pa.Table, path: Path, log_bytes: int) -> None:
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        pq.write_table(table.replace_schema_metadata({"version": CELLS_VERSION, "log_bytes": str(log_bytes)}), tmp)
+        os.replace(tmp, path)
+    except OSError:  # a read-only run folder: the columns are rebuilt next time, nothing is lost
+        tmp.unlink(missing_ok=True)

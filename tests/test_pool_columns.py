@@ -1,0 +1,111 @@
+"""Pool-scale readers: the store's identity columns, the run log's columnar index, exact fast intervals."""
+
+import json
+
+import numpy as np
+import pytest
+from sqlalchemy import text, update
+
+from curation.identity import content_hash
+from curation.item import parse_item
+from curation.store import ItemQuery, Store, meta_table
+from evaluation.cells import CELLS_FILE, run_cells
+from evaluation.records import AnswerRecord, read_jsonl_records
+from evaluation.resampling import binary_mean_intervals, mean_interval
+
+from .helpers import make_record
+
+
+def _items(n, **kw):
+    return [parse_item(make_record(f"q-{i:04d}", **kw)) for i in range(n)]
+
+
+def _downgrade_to_version_1(store: Store) -> None:
+    """The store as benchsmith 0.1 wrote it: no identity columns, store_version 1."""
+    with store._write() as conn, conn.begin():
+        conn.execute(text("DROP INDEX ix_items_content_hash"))
+        for column in ("content_hash", "taxonomy_part", "taxonomy_subject"):
+            conn.execute(text(f"ALTER TABLE items DROP COLUMN {column}"))
+        conn.execute(update(meta_table).where(meta_table.c.key == "store_version").values(value="1"))
+
+
+def test_the_content_hash_column_is_the_items_hash_after_every_kind_of_write(store_url):
+    store = Store(store_url, create=True)
+    items = _items(5)
+    store.save_items(items, author="t", stage="import")
+    store.update_fields("q-0001", {"answer": 3}, expect_rev=1, author="a", stage="edit")
+    edited = store.get("q-0002").item.model_copy(update={"stem": "고친 문제"})
+    store.update_many([(edited, 1, "fix")], author="b", stage="bulk")
+    expected = {s.item.id: content_hash(s.item) for s in store.iter_items()}
+    assert store.hashes() == expected
+    assert expected["q-0001"] != content_hash(items[1]) and expected["q-0002"] != content_hash(items[2])
+    assert store.hashes(ItemQuery(ids=["q-0003", "q-0001"])) == {k: expected[k] for k in ("q-0001", "q-0003")}
+
+
+def test_a_version_1_store_gets_its_identity_columns_when_opened(store_url):
+    store = Store(store_url, create=True)
+    record = make_record("q-tax", subject="기후학")
+    record["taxonomy"] = {"part": "2과목", "subject": "대기역학"}
+    store.save_items([*_items(3), parse_item(record)], author="t", stage="import")
+    _downgrade_to_version_1(store)
+    store.close()
+    reopened = Store(store_url)
+    assert reopened.hashes() == {s.item.id: content_hash(s.item) for s in reopened.iter_items()}
+    columns = reopened.columns(["taxonomy_part", "taxonomy_subject"], ItemQuery(ids=["q-tax"]))
+    assert columns == {"id": ["q-tax"], "taxonomy_part": ["2과목"], "taxonomy_subject": ["대기역학"]}
+
+
+def test_long_id_lists_are_filtered_without_one_parameter_per_id(tmp_path):
+    store = Store(f"sqlite:///{tmp_path / 'store.db'}", create=True)
+    store.save_items(_items(40), author="t", stage="import")
+    wanted = [f"q-{i:04d}" for i in range(0, 40, 3)] + [f"absent-{i}" for i in range(40_000)]
+    assert list(store.hashes(ItemQuery(ids=wanted))) == [f"q-{i:04d}" for i in range(0, 40, 3)]
+
+
+def _line(item_id, outcome, answer=1, **extra):
+    return json.dumps({"item_id": item_id, "content_hash": f"h-{item_id}", "outcome": outcome, "answer": answer,
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 2}, "latency_s": 0.5, **extra}) + "\n"
+
+
+def test_run_cells_read_only_the_lines_added_since_and_agree_with_the_record_reader(tmp_path):
+    log = tmp_path / "responses.jsonl"
+    log.write_text(_line("a", "wrong") + _line("b", "correct", [1, 3]) + "not json\n"
+                   + json.dumps({"item_id": "c", "outcome": "maybe"}) + "\n", encoding="utf-8")
+    first = run_cells(tmp_path)
+    assert first["item_id"].to_pylist() == ["a", "b"]
+    assert first["answer"].to_pylist() == ["1", "[1, 3]"] and first["choice"].to_pylist() == [1, None]
+    assert first["tokens"].to_pylist() == [12, 12]
+    covered = (tmp_path / CELLS_FILE).stat().st_mtime_ns
+    assert run_cells(tmp_path).equals(first) and (tmp_path / CELLS_FILE).stat().st_mtime_ns == covered
+    with log.open("a", encoding="utf-8") as handle:  # a rerun supersedes a; a torn line is still being written
+        handle.write(_line("a", "correct", 2) + _line("d", "error", None) + '{"item_id": "e", "outc')
+    second = run_cells(tmp_path)
+    assert second["item_id"].to_pylist() == ["b", "a", "d"]
+    assert dict(zip(second["item_id"].to_pylist(), second["outcome"].to_pylist(), strict=True)) == {
+        item_id: record.outcome for item_id, record in read_jsonl_records(log, AnswerRecord).items()}
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write('ome": "wrong"}\n')  # the torn line completed: now a record
+    assert run_cells(tmp_path)["item_id"].to_pylist() == ["b", "a", "d", "e"]
+
+
+def test_a_log_replaced_by_a_shorter_one_is_read_again_from_the_start(tmp_path):
+    log = tmp_path / "responses.jsonl"
+    log.write_text(_line("a", "wrong") + _line("b", "wrong"), encoding="utf-8")
+    run_cells(tmp_path)
+    log.write_text(_line("z", "correct"), encoding="utf-8")
+    assert run_cells(tmp_path)["item_id"].to_pylist() == ["z"]
+    (tmp_path / CELLS_FILE).write_bytes(b"garbage")  # an unreadable index is rebuilt, never trusted
+    assert run_cells(tmp_path)["item_id"].to_pylist() == ["z"]
+
+
+@pytest.mark.parametrize("n", [2, 3, 17, 400, 5000])
+def test_the_fast_binary_interval_equals_scipys_bootstrap_exactly(n):
+    rng = np.random.default_rng(n)
+    samples = [(seed, (rng.random(n) < p).astype(float)) for seed in (0, 7) for p in (0.0, 0.3, 0.97)]
+    assert binary_mean_intervals(samples, resamples=500) == [mean_interval(v, seed=s, resamples=500)
+                                                             for s, v in samples]
+
+
+def test_fast_intervals_of_empty_and_single_samples():
+    assert binary_mean_intervals([(1, np.array([])), (1, np.array([1.0])), (2, np.array([0.0]))]) == [
+        None, (1.0, 1.0), (0.0, 0.0)]
