@@ -12,6 +12,7 @@ from curation.item import parse_item
 from curation.steps.canonical import canonical_answer, canonical_item
 from curation.steps.dedup import PRESETS, DedupConfig, dedup_items
 from curation.steps.dedup_stage import run_dedup
+from curation.workspace import open_workspace
 
 from .conftest import run_cli
 
@@ -132,3 +133,104 @@ def test_no_question_is_left_twice_in_the_real_pool(workspace, realdata):
             others = {other.id for other in same} - {item.id}
             assert any(r.startswith("answer conflict with") and r.split()[3] in others for r in item.flags.review_reasons)
     assert result.summary()["cross_scope_exact_excluded"] > 0  # the real files share questions across exams
+
+
+# -- exact copies inside an answer conflict --------------------------------------------------------
+FORMWORK = "거푸집 동바리의 수평 연결재 설치 간격 기준으로 옳은 것은?"
+FORMWORK_OPTIONS = ["1m 이내", "2m 이내", "3m 이내", "4m 이내"]
+# (id, stem, options, answer, session): a 3-copy cluster with keys 2, 2, 3 and a 4-copy one with keys 1, 4, 1, 4
+COPIES = [("p1", STEM, OPTIONS, 2, "2020-1"), ("p2", STEM, OPTIONS, 2, "2021-1"), ("p3", STEM, OPTIONS, 3, "2022-1"),
+          ("q1", FORMWORK, FORMWORK_OPTIONS, 1, "2020-1"), ("q2", FORMWORK, FORMWORK_OPTIONS, 4, "2020-2"),
+          ("q3", FORMWORK, FORMWORK_OPTIONS, 1, "2021-1"), ("q4", FORMWORK, FORMWORK_OPTIONS, 4, "2022-1")]
+
+
+def _expected_copies(rows) -> tuple[dict[str, str], dict[str, set[str]]]:
+    """(excluded copy -> the earliest copy with its text and key, in-review item -> its conflict partners)."""
+    first: dict[tuple, str] = {}
+    copy_of = {}
+    for item_id, stem, options, answer, _ in sorted(rows, key=lambda row: row[4]):
+        key = (stem, tuple(options), answer)
+        if key in first:
+            copy_of[item_id] = first[key]
+        else:
+            first[key] = item_id
+    partners = {kept: {other for (stem, options, _), other in first.items() if (stem, options) == key[:2] and other != kept}
+                for key, kept in first.items()}
+    return copy_of, partners
+
+
+def _import_rows(tmp_path, rows, status: str = "extracted"):
+    ws = tmp_path / "ws"
+    run_cli("init", str(ws))
+    items = [_item(item_id, stem=stem, options=options, answer=answer, session=session, status=status)
+             for item_id, stem, options, answer, session in rows]
+    path = tmp_path / "items.jsonl"
+    path.write_text("".join(json.dumps(i.to_record(), ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
+    assert run_cli("items", "import", str(path), "-w", str(ws)).returncode == 0
+    return ws
+
+
+def _exported(ws) -> dict[str, dict]:
+    export = run_cli("items", "export", "-w", str(ws))
+    assert export.returncode == 0, export.stderr
+    return {record["id"]: record for record in map(json.loads, export.stdout.splitlines())}
+
+
+def test_an_exact_copy_with_the_same_key_is_excluded_inside_an_answer_conflict(tmp_path):
+    ws = _import_rows(tmp_path, COPIES)
+    copy_of, partners = _expected_copies(COPIES)
+    assert copy_of == {"p2": "p1", "q3": "q1", "q4": "q2"} and partners["p1"] == {"p3"}  # the test's own reading
+    done = run_cli("dedup", "--json", "-w", str(ws))
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["excluded"] == summary["exact_duplicates_excluded"] == len(copy_of)
+    assert summary["answer_conflict_items"] == len(partners)
+
+    items = _exported(ws)
+    assert {i for i, r in items.items() if r["status"] == "excluded"} == set(copy_of)
+    assert {i for i, r in items.items() if r["status"] == "in_review"} == set(partners)
+    for kept, others in partners.items():
+        named = {reason.split()[3] for reason in items[kept]["flags"]["review_reasons"]
+                 if reason.startswith("answer conflict with")}
+        assert named == others, (kept, items[kept]["flags"]["review_reasons"])  # never an excluded copy
+
+    store = open_workspace(ws).store
+    for copy, kept in copy_of.items():
+        last = store.history(copy)[-1]
+        assert last.stage == "dedup" and last.reason.startswith(f"exact duplicate of {kept} "), last.reason
+    for kept in partners:
+        assert store.history(kept)[-1].stage == "dedup"
+
+    report = json.loads(max((ws / "runs").glob("dedup-*.json")).read_text(encoding="utf-8"))
+    standing = {frozenset(conflict["items"]): conflict for conflict in report["answer_conflicts"]}
+    assert set(standing) == {frozenset((kept, other)) for kept, others in partners.items() for other in others}
+    assert [sorted(pair) for pair in standing[frozenset(("p1", "p3"))]["pairs"]] == [["p1", "p3"], ["p2", "p3"]]
+
+
+def test_the_copy_kept_inside_an_answer_conflict_follows_the_cluster_rule():
+    accepted = [_item("a", answer=2), _item("b", answer=2, session="2021-1", status="accepted"),
+                _item("c", answer=3, session="2022-1")]
+    result = dedup_items(accepted, DedupConfig())
+    assert result.excluded == {"a": ("b", 1, 1.0)}  # accepted first, then the earliest
+    assert list(result.standing_conflicts()) == [("b", "c")]
+
+
+@pytest.mark.realdata
+def test_no_two_active_real_items_are_exact_copies_with_one_key_in_an_exam(tmp_path, realdata):
+    from collections import Counter
+
+    ws = tmp_path / "ws"
+    run_cli("init", str(ws))
+    csvs = sorted(str(path) for path in (realdata / "qnet_csv").glob("*.csv"))
+    assert run_cli("items", "import", *csvs, "-w", str(ws)).returncode == 0
+    done = run_cli("dedup", "-w", str(ws))
+    assert done.returncode == 0, done.stderr
+    items = [parse_item(record) for record in _exported(ws).values()]
+    assert len(items) == 1460
+    active = [item for item in items if item.status in ("extracted", "in_review", "accepted")]
+    copies = Counter((item.source.exam, canonical_item(item), canonical_answer(item)) for item in active)
+    repeated = [key for key, n in copies.items() if n > 1]
+    in_review = [item for item in active if item.status == "in_review"]
+    print(f"\nreal pool: {len(in_review)} in review, {len(repeated)} groups of same-key exact copies left in an exam")
+    assert not repeated
+    assert in_review  # the real files hold answer conflicts (across exams), each side left in review

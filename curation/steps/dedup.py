@@ -22,7 +22,9 @@ correct options' texts must agree (canonical text: `2.5MPa` is `2.5 MPa`).
 
 Exact duplicates (equal canonical text) are found over the whole pool whatever the scope,
 and near-duplicate search runs over distinct texts only. A pair at `conflict_ratio` or above
-whose answers differ is an answer conflict: both go to review, neither is excluded.
+whose answers differ is an answer conflict: both go to review, neither is excluded. An exact
+copy with the same key as another item in conflict is still excluded as its duplicate (the
+copy kept carries its conflicts), so each key of the conflict stays in review once.
 """
 
 from __future__ import annotations
@@ -104,6 +106,18 @@ class DedupResult:
     def conflicts(self) -> list[Pair]:
         return [pair for pair in self.pairs if pair.verdict == "answer_conflict"]
 
+    def kept_for(self, item_id: str) -> str:
+        return self.excluded[item_id][0] if item_id in self.excluded else item_id
+
+    def standing_conflicts(self) -> dict[tuple[str, str], list[Pair]]:
+        """Answer conflicts between items left in play (ids sorted) -> the pairs behind each; an
+        excluded exact copy's conflicts pass to the copy kept for it."""
+        standing: dict[tuple[str, str], list[Pair]] = defaultdict(list)
+        for pair in self.conflicts():
+            first, second = sorted((self.kept_for(pair.first), self.kept_for(pair.second)))
+            standing[(first, second)].append(pair)
+        return dict(standing)
+
     def summary(self) -> dict:
         return {
             "pool": self.pool,
@@ -114,7 +128,8 @@ class DedupResult:
             "excluded": len(self.excluded),
             "exact_duplicates_excluded": len(self.exact_excluded),
             "cross_scope_exact_excluded": sum(self.exact_excluded.values()),
-            "answer_conflict_items": len({i for p in self.conflicts() for i in (p.first, p.second)}),
+            "answer_conflict_items": len({i for ends in self.standing_conflicts() for i in ends}),
+            "conflict_copies_excluded": len({i for p in self.conflicts() for i in (p.first, p.second)} & set(self.excluded)),
             "largest_cluster": max((len(c) for c in self.clusters), default=0),
             "merged_same_answer_by_ratio": {band: {"pairs": len(pairs), "same_answer": sum(bool(p.same_answer) for p in pairs)}
                                             for band, pairs in merged_by_band(self.pairs).items()},
@@ -346,7 +361,7 @@ def dedup_items(items: list[Item], config: DedupConfig, antonyms: AntonymLexicon
         pairs += [_classify(a, b, ratio, config, antonyms, stem_ratio)
                   for a in holders[x] for b in holders[y] if position[a.id] < position[b.id]]
     pairs += _cross_scope_exact(pool, text_of, config, antonyms)
-    return _clusters(pool, pairs, config, candidates)
+    return _clusters(pool, pairs, config, candidates, text_of)
 
 
 def _exact_copies(copies: dict[str, list[Item]], config: DedupConfig, antonyms: AntonymLexicon) -> list[Pair]:
@@ -378,7 +393,8 @@ def _cross_scope_exact(pool: list[Item], text_of: dict[str, str], config: DedupC
     return pairs
 
 
-def _clusters(pool: list[Item], pairs: list[Pair], config: DedupConfig, candidates: int) -> DedupResult:
+def _clusters(pool: list[Item], pairs: list[Pair], config: DedupConfig, candidates: int,
+              text_of: dict[str, str]) -> DedupResult:
     forest = _UnionFind()
     best: dict[str, Pair] = {}
     for pair in pairs:
@@ -397,14 +413,31 @@ def _clusters(pool: list[Item], pairs: list[Pair], config: DedupConfig, candidat
         ranked = sorted(members, key=lambda item: (_STATUS_RANK.get(item.status, 3), pool_order_key(item)))
         kept = ranked[0]
         result.clusters.append([item.id for item in ranked])
+        copy_of = _conflict_copies(ranked, in_conflict, text_of)
         for item in ranked[1:]:
-            if item.id in in_conflict:
-                continue
-            link = best[item.id]
-            result.excluded[item.id] = (kept.id, number, link.ratio)
-            if link.exact:
-                result.exact_excluded[item.id] = link.cross_scope
+            if item.id in copy_of:
+                survivor = copy_of[item.id]
+                result.excluded[item.id] = (survivor.id, number, 1.0)
+                result.exact_excluded[item.id] = _scope_key(item, config.scope) != _scope_key(survivor, config.scope)
+            elif item.id not in in_conflict:
+                link = best[item.id]
+                result.excluded[item.id] = (kept.id, number, link.ratio)
+                if link.exact:
+                    result.exact_excluded[item.id] = link.cross_scope
     return result
+
+
+def _conflict_copies(ranked: list[Item], in_conflict: set[str], text_of: dict[str, str]) -> dict[str, Item]:
+    """Members in an answer conflict that repeat a higher-ranked one in conflict (equal canonical
+    text, same key) -> that member, which stays in review for their conflicts too."""
+    first_copy: dict[tuple[str, tuple[str, ...]], Item] = {}
+    copy_of = {}
+    for item in ranked:
+        if item.id in in_conflict:
+            survivor = first_copy.setdefault((text_of[item.id], canonical_answer(item)), item)
+            if survivor is not item:
+                copy_of[item.id] = survivor
+    return copy_of
 
 
 def _classify(first: Item, second: Item, ratio: float, config: DedupConfig, antonyms: AntonymLexicon,

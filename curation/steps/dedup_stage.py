@@ -58,19 +58,22 @@ def run_dedup(
 
 
 def review_reasons(result: DedupResult) -> dict[str, list[str]]:
-    """Per item, why dedup asks a person: inverted-logic pairs and answer conflicts, naming the other item."""
+    """Per item, why dedup asks a person: inverted-logic pairs and answer conflicts between the
+    items left in play, naming the other item."""
     queued: dict[str, list[str]] = {}
+
+    def queue(ends: tuple[str, str], text: str) -> None:
+        for this, other in (ends, ends[::-1]):
+            queued.setdefault(this, []).append(text.format(other=other))
+
     for pair in result.pairs:
         if pair.verdict == "inverted":
             swaps = ", ".join(f"{a}/{b}" for a, b in pair.swaps)
-            text = "inverted-logic pair with {other} (" + swaps + f"; ratio {pair.ratio:.2f}): check before removing"
-        elif pair.verdict == "answer_conflict":
-            text = (f"answer conflict with {{other}} (ratio {pair.ratio:.3f}): the same question with another "
-                    "correct answer; fix the wrong key, then exclude one")
-        else:
-            continue
-        for this, other in ((pair.first, pair.second), (pair.second, pair.first)):
-            queued.setdefault(this, []).append(text.format(other=other))
+            queue((pair.first, pair.second),
+                  "inverted-logic pair with {other} (" + swaps + f"; ratio {pair.ratio:.2f}): check before removing")
+    for ends, behind in result.standing_conflicts().items():
+        queue(ends, f"answer conflict with {{other}} (ratio {max(p.ratio for p in behind):.3f}): the same question "
+                    "with another correct answer; fix the wrong key, then exclude one")
     return queued
 
 
@@ -101,6 +104,9 @@ def dedup_report(result: DedupResult) -> dict:
         "summary": result.summary(),
         "clusters": result.clusters,
         "pairs": [pair.__dict__ for pair in result.pairs],
+        "answer_conflicts": [{"items": list(ends), "ratio": max(p.ratio for p in behind),
+                              "pairs": [[p.first, p.second] for p in behind]}
+                             for ends, behind in result.standing_conflicts().items()],
     }
 
 
