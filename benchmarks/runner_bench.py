@@ -1,10 +1,13 @@
 """Runner speed and robustness against the project's fault-injecting server (a separate process
 on 127.0.0.1). Prints figures; asserts nothing.
 
-    python benchmarks/runner_bench.py [--items 2000] [--concurrency 64] [--repeats 3]
+    python benchmarks/runner_bench.py [--items 2000] [--concurrency 64] [--repeats 3] [--baseline-ref d2140f4]
+
+With --baseline-ref, parts 1 and 2 also measure that commit's runner (a temporary git worktree),
+each repeat alternating between the two trees in fresh subprocesses, so both see the same load.
 
 1. 100 ms latency: the runner's wall time vs the ideal (items × 0.1 / concurrency) and vs a
-   bare asyncio aiohttp client sending the same requests (target ≤ 1.25× ideal).
+   bare asyncio aiohttp client sending the same requests (target ≤ 1.15× ideal).
 2. Zero latency: wall time and client CPU per item, runner vs bare client (target ≤ 2 ms).
 3. kill -9 at about half way, then resume: finished requests sent again (target 0), and the
    requests the server answered twice (only those in flight at the kill can be).
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -24,11 +28,13 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 
-REPO = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parents[1]  # this checkout: its fault server serves both trees
+REPO = Path(os.environ.get("RUNNER_BENCH_TREE") or HERE)  # the runner being measured
 sys.path.insert(0, str(REPO))
 
 from curation.item import parse_item  # noqa: E402
@@ -41,6 +47,10 @@ from evaluation.runlog import RESPONSES, read_records  # noqa: E402
 from evaluation.runner import RunRequest, run_model  # noqa: E402
 
 SUBJECTS = ("기상학", "일기분석", "기후학", "대기역학", "대기관측")
+
+
+def load() -> str:
+    return " ".join(Path("/proc/loadavg").read_text().split()[:3]) if Path("/proc/loadavg").exists() else "?"
 
 
 def make_items(n: int) -> list:
@@ -71,7 +81,7 @@ class Server:
         args = [sys.executable, "-m", "tests.fault_server", "--port", str(self.port), "--latency", str(latency)]
         for name, rate in rates.items():
             args += [f"--rate-{name}", str(rate)]
-        self.process = subprocess.Popen(args, cwd=REPO, stdout=subprocess.PIPE, text=True)
+        self.process = subprocess.Popen(args, cwd=HERE, stdout=subprocess.PIPE, text=True)
         self.process.stdout.readline()  # "listening on …"
         self.url = f"http://127.0.0.1:{self.port}"
 
@@ -124,6 +134,10 @@ def bare_client(ws: Workspace, url: str, concurrency: int) -> tuple[float, float
 def speed(items: list, tmp: Path, latency: float, concurrency: int, repeats: int) -> dict:
     runner_walls, runner_cpus, bare_walls, bare_cpus, execute_walls = [], [], [], [], []
     with Server(latency) as server:
+        # untimed warm-up: lazy imports (aiohttp, …) are paid once per process, not by the first repeat
+        warm = new_workspace(items[:concurrency], tmp / f"warm-{latency}")
+        timed_run(warm, server.url, concurrency)
+        bare_client(warm, server.url, concurrency)
         for repeat in range(repeats):
             ws = new_workspace(items, tmp / f"speed-{latency}-{repeat}")
             wall, cpu, counts, stats = timed_run(ws, server.url, concurrency)
@@ -177,30 +191,77 @@ def faults(items: list, tmp: Path, concurrency: int) -> dict:
     return {"counts": counts, "lost": len(items) - sum(counts.values()), "wall": wall, "server": stats["by_result"]}
 
 
+def speed_in(tree: Path, latency: float, n: int, concurrency: int) -> dict:
+    """One repeat of `speed` measuring the runner of `tree`, in a fresh process."""
+    args = [sys.executable, str(Path(__file__).resolve()), "--speed-json", str(latency), "--items", str(n),
+            "--concurrency", str(concurrency), "--repeats", "1"]
+    env = {**os.environ, "RUNNER_BENCH_TREE": str(tree), "PYTHONPATH": str(tree)}
+    done = subprocess.run(args, cwd=tree, env=env, stdout=subprocess.PIPE, text=True, check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def speed_side_by_side(trees: dict[str, Path], latency: float, n: int, concurrency: int, repeats: int) -> dict[str, dict]:
+    runs: dict[str, list[dict]] = {name: [] for name in trees}
+    for _ in range(repeats):
+        for name, tree in trees.items():
+            runs[name].append(speed_in(tree, latency, n, concurrency))
+    merged = {}
+    for name, results in runs.items():
+        lists = {key: [value for result in results for value in result[key]] for key in ("runner_walls", "bare_walls")}
+        merged[name] = {key: statistics.median(result[key] for result in results) for key in results[0]
+                        if not key.endswith("walls")} | lists
+    return merged
+
+
+@contextlib.contextmanager
+def baseline_tree(ref: str, tmp: Path) -> Iterator[Path]:
+    tree = tmp / "baseline"
+    subprocess.run(["git", "-C", str(HERE), "worktree", "add", "--detach", "--quiet", str(tree), ref], check=True)
+    try:
+        yield tree
+    finally:
+        subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(tree)], check=True)
+
+
+def report_speed(label: str, slow: dict, fast: dict, n: int, ideal: float) -> None:
+    print(f"  {label}runner      median {slow['runner_wall']:.2f} s ({slow['runner_wall'] / ideal:.2f}× ideal)   "
+          f"runs {', '.join(f'{w:.2f}' for w in slow['runner_walls'])}; sending alone (after loading and "
+          f"preparing the items) {slow['execute_wall']:.2f} s ({slow['execute_wall'] / ideal:.2f}×)")
+    print(f"  {label}bare client median {slow['bare_wall']:.2f} s ({slow['bare_wall'] / ideal:.2f}× ideal)   "
+          f"runs {', '.join(f'{w:.2f}' for w in slow['bare_walls'])}")
+    print(f"  {label}latency 0, per item wall / client CPU: runner {1000 * fast['runner_wall'] / n:.2f} ms / "
+          f"{1000 * fast['runner_cpu'] / n:.2f} ms, bare client {1000 * fast['bare_wall'] / n:.2f} ms / "
+          f"{1000 * fast['bare_cpu'] / n:.2f} ms (runner overhead {1000 * (fast['runner_wall'] - fast['bare_wall']) / n:.2f}"
+          f" ms wall, {1000 * (fast['runner_cpu'] - fast['bare_cpu']) / n:.2f} ms CPU)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--items", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--baseline-ref", help="also measure this commit's runner (parts 1 and 2), side by side")
+    parser.add_argument("--speed-json", type=float, metavar="LATENCY", help=argparse.SUPPRESS)  # one side's repeat
     args = parser.parse_args()
     items = make_items(args.items)
     n, c = args.items, args.concurrency
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        if args.speed_json is not None:
+            print(json.dumps(speed(items, tmp, args.speed_json, c, args.repeats)))
+            return
         ideal = n * 0.1 / c
-        slow = speed(items, tmp, 0.1, c, args.repeats)
-        print(f"[latency 100 ms, {n} items, concurrency {c}] ideal {ideal:.2f} s")
-        print(f"  runner      median {slow['runner_wall']:.2f} s ({slow['runner_wall'] / ideal:.2f}× ideal)   "
-              f"runs {', '.join(f'{w:.2f}' for w in slow['runner_walls'])}; sending alone (after loading and "
-              f"preparing the items) {slow['execute_wall']:.2f} s ({slow['execute_wall'] / ideal:.2f}×)")
-        print(f"  bare client median {slow['bare_wall']:.2f} s ({slow['bare_wall'] / ideal:.2f}× ideal)   "
-              f"runs {', '.join(f'{w:.2f}' for w in slow['bare_walls'])}")
-        fast = speed(items, tmp, 0.0, c, args.repeats)
-        print(f"[latency 0, {n} items, concurrency {c}] per item: wall / client CPU")
-        print(f"  runner      {1000 * fast['runner_wall'] / n:.2f} ms / {1000 * fast['runner_cpu'] / n:.2f} ms")
-        print(f"  bare client {1000 * fast['bare_wall'] / n:.2f} ms / {1000 * fast['bare_cpu'] / n:.2f} ms")
-        print(f"  runner overhead over the bare client: {1000 * (fast['runner_wall'] - fast['bare_wall']) / n:.2f} ms "
-              f"wall, {1000 * (fast['runner_cpu'] - fast['bare_cpu']) / n:.2f} ms CPU per item")
+        print(f"[latency 100 ms, {n} items, concurrency {c}] ideal {ideal:.2f} s; then latency 0  (load {load()})")
+        if args.baseline_ref:
+            with baseline_tree(args.baseline_ref, tmp) as tree:
+                trees = {"": REPO, f"{args.baseline_ref}: ": tree}
+                slow = speed_side_by_side(trees, 0.1, n, c, args.repeats)
+                fast = speed_side_by_side(trees, 0.0, n, c, args.repeats)
+            for label in trees:
+                report_speed(label, slow[label], fast[label], n, ideal)
+        else:
+            report_speed("", speed(items, tmp, 0.1, c, args.repeats), speed(items, tmp, 0.0, c, args.repeats), n, ideal)
+        print(f"  (load after {load()})")
         killed = kill_and_resume(items, tmp, c)
         print(f"[kill -9 at half, resume] finished at kill {killed['finished_at_kill']}, finished requests sent again "
               f"{killed['resent_finished']}, final {killed['final']}/{n}; server answered twice "
