@@ -104,7 +104,7 @@ class StoredItem:
     rev: int
     updated_at: str
     updated_by: str
-    content_hash: str | None = None  # the column, written with the same row as the item
+    content_hash: str | None = None  # the implicit-variant hash column, read in the same row as the item
 
 
 @dataclass(frozen=True)
@@ -439,7 +439,7 @@ class Store:
         with self.engine.connect() as conn:
             for start in range(0, len(item_ids), 500):
                 chunk = list(item_ids[start : start + 500])
-                for row in conn.execute(select(items_table).where(items_table.c.id.in_(chunk))):
+                for row in conn.execute(select(items_table).where(items_table.c.id.in_(chunk))).all():
                     found[row.id] = self._stored(row)
         return found
 
@@ -462,28 +462,24 @@ class Store:
         return statement
 
     def iter_items(self, query: ItemQuery | None = None) -> Iterator[StoredItem]:
-        """Current items ordered by id, streamed in pages so memory stays flat."""
-        last_id = ""
-        while True:
-            statement = self._where(select(items_table), query).where(items_table.c.id > last_id)
-            with self.engine.connect() as conn:
-                rows = conn.execute(statement.order_by(items_table.c.id).limit(_BATCH)).all()
-            if not rows:
-                return
-            for row in rows:
-                yield self._stored(row)
-            last_id = rows[-1].id
+        """Current items ordered by id, streamed by one statement in batches so memory stays flat
+        (a statement per page would make the database find its place again on every page)."""
+        statement = self._where(select(items_table), query).order_by(items_table.c.id)
+        with self.engine.connect() as conn:
+            for rows in conn.execution_options(yield_per=_BATCH).execute(statement).partitions():
+                for row in rows:
+                    yield self._stored(row)
 
     def columns(self, names: Sequence[str], query: ItemQuery | None = None) -> dict[str, list[Any]]:
         """Item columns (`id` first, then `names`, e.g. content_hash, status, multimodal) ordered by id:
         what a pool-scale reader needs without parsing a single item."""
         wanted = [items_table.c.id, *(items_table.c[name] for name in names)]
         ids = None if query is None or query.ids is None else set(query.ids)
-        if ids is not None:  # a long id list is filtered here: SQL caps the parameters of one statement
-            query = replace(query, ids=None) if len(ids) > 500 else query
+        if query is not None and ids is not None and len(ids) > 500:
+            query = replace(query, ids=None)  # a long id list is filtered here: SQL caps a statement's parameters
         found: dict[str, list[Any]] = {"id": [], **{name: [] for name in names}}
         with self.engine.connect() as conn:
-            for row in conn.execute(self._where(select(*wanted), query).order_by(items_table.c.id)):
+            for row in conn.execute(self._where(select(*wanted), query).order_by(items_table.c.id)).all():
                 if ids is not None and row[0] not in ids:
                     continue
                 for key, value in zip(found, row, strict=True):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -61,12 +62,19 @@ def progress_bar(enabled: bool, label: str) -> Iterator[tuple[Callable[[int, int
     def on_start(total: int, done: int) -> None:
         progress.update(task_id, total=total, completed=done)
 
+    pending = [0, 0.0]  # records not yet shown, when the bar was last drawn
+
     def on_record(record: dict[str, Any]) -> None:
         counts[record.get("outcome") or record.get("status") or "?"] += 1
-        progress.update(task_id, advance=1, counts=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        pending[0] += 1
+        now = time.monotonic()
+        if now - pending[1] >= 0.1:  # redrawn ten times a second, not once per record
+            progress.update(task_id, advance=pending[0], counts=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+            pending[:] = [0, now]
 
     with progress:
         yield on_start, on_record
+        progress.update(task_id, advance=pending[0], counts=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 
 def run_command(

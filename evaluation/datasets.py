@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -47,16 +48,6 @@ def current_hashes(items: Iterable[Item], variant: str) -> dict[str, str]:
     return {item.id: content_hash(item, variant) for item in items}
 
 
-def item_hashes(dataset: Dataset, items: list[Item], variant: str) -> dict[str, str]:
-    """The content hash of each of `items` (just read from `dataset`): the store's column, read in
-    the same row as the item, under the implicit variant; computed otherwise."""
-    if isinstance(dataset, StoreDataset) and variant == "implicit":
-        stored = dataset.stored_hashes
-        if all(item.id in stored for item in items):
-            return stored
-    return current_hashes(items, variant)
-
-
 @dataclass
 class StoreDataset:
     store: Store
@@ -64,7 +55,6 @@ class StoreDataset:
     limit: int | None = None
     workspace_root: Path | None = None  # where filtering records live
     label: str = "store"
-    stored_hashes: dict[str, str] = field(default_factory=dict)  # implicit hashes of the items read last
 
     def identity(self) -> dict[str, Any]:
         return {"kind": "store", "query": {k: v for k, v in self.query.__dict__.items() if v is not None},
@@ -74,21 +64,37 @@ class StoreDataset:
         return self.identity()
 
     def items(self) -> list[Item]:
-        stream = self.store.iter_items(self.query)
-        stored = list(zip(range(self.limit), stream, strict=False)) if self.limit else list(enumerate(stream))
-        self.stored_hashes = {s.item.id: s.content_hash for _, s in stored if s.content_hash}
-        return [s.item for _, s in stored]
+        stream = (stored.item for stored in self.store.iter_items(self.query))
+        if self.limit:
+            return [item for _, item in zip(range(self.limit), stream, strict=False)]
+        return list(stream)
+
+    def current_hashes(self) -> dict[str, str]:
+        """Item id → content hash (implicit variant) of the selected items, in item order, from the
+        store's column: which items changed is known before any is read."""
+        columns = self.store.columns(["content_hash"], self.query)
+        pairs = zip(columns["id"], columns["content_hash"], strict=True)
+        return dict(islice(pairs, self.limit)) if self.limit else dict(pairs)
 
     def lookup(self, item_ids: Sequence[str]) -> dict[str, Item]:
         return {item_id: stored.item for item_id, stored in self.store.get_many(list(item_ids)).items()}
 
-    def named_subsets(self, variant: str) -> tuple[dict[str, set[str]], list[str]]:
+    def lookup_hashed(self, item_ids: Sequence[str]) -> dict[str, tuple[Item, str | None]]:
+        """Items with their implicit content hash, both from the same store row."""
+        return {item_id: (stored.item, stored.content_hash)
+                for item_id, stored in self.store.get_many(list(item_ids)).items()}
+
+    def named_subsets(self, variant: str, hashes: Mapping[str, str] | None = None
+                      ) -> tuple[dict[str, set[str]], list[str]]:
+        """`hard` from the newest filtering record; `hashes` (item → current hash), when the caller
+        has them, spare reading the survivors again."""
         found = latest_filter_record(self.workspace_root) if self.workspace_root else None
         if found is None:
             return {}, []
         path, record = found
-        hashes = (self.store.hashes(ItemQuery(ids=record.survivors)) if variant == "implicit"
-                  else current_hashes(self.lookup(record.survivors).values(), variant))
+        if hashes is None:
+            hashes = (self.store.hashes(ItemQuery(ids=record.survivors)) if variant == "implicit"
+                      else current_hashes(self.lookup(record.survivors).values(), variant))
         survivors, stale = record.current_survivors(hashes)
         notes = [f"hard: {stale} item(s) of {path.name} changed since filtering and are left out"] if stale else []
         return {"hard": set(survivors)}, notes

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from curation.identity import content_hash
 from curation.item import Item
 from curation.store import Store
+
+if TYPE_CHECKING:
+    from evaluation.datasets import StoreDataset
 
 FACET_COLUMNS = ["content_hash", "multimodal", "korea_specific", "part", "subject", "taxonomy_part",
                  "taxonomy_subject"]
@@ -93,12 +97,21 @@ class ItemFacets:
 
 
 class FacetReader:
-    """Facets per dataset and variant, each read once per command (runs of one pool share them)."""
+    """The store's facets and `hard` subset, each read once per command (runs of one pool share them)."""
 
     def __init__(self) -> None:
         self._store: dict[str, ItemFacets] = {}
+        self._hard: dict[str, tuple[dict[str, set[str]], list[str]]] = {}
 
     def for_store(self, store: Store) -> ItemFacets:
         if store.url not in self._store:
             self._store[store.url] = ItemFacets.from_store(store)
         return self._store[store.url]
+
+    def store_subsets(self, dataset: StoreDataset) -> tuple[dict[str, set[str]], list[str]]:
+        """The dataset's named subsets under the implicit variant, judged by the store's hash column."""
+        key = f"{dataset.store.url} {dataset.workspace_root}"
+        if key not in self._hard:
+            self._hard[key] = dataset.named_subsets("implicit", self.for_store(dataset.store).hashes)
+        subsets, notes = self._hard[key]
+        return subsets, list(notes)

@@ -89,10 +89,10 @@ class RunData:
         return sum(1 for item_id in self.manifest.get("item_ids", []) if item_id not in self.answered)
 
 
-def run_facets(dataset: Dataset, variant: str, wanted: list[str], reader: FacetReader | None) -> ItemFacets:
+def run_facets(dataset: Dataset, variant: str, wanted: list[str], reader: FacetReader) -> ItemFacets:
     """Hash and facets of the items a run refers to: store columns where they say it all."""
     if isinstance(dataset, StoreDataset) and variant == "implicit":
-        return (reader or FacetReader()).for_store(dataset.store)
+        return reader.for_store(dataset.store)
     return ItemFacets.from_items(dataset.lookup(wanted).values(), variant)
 
 
@@ -104,11 +104,15 @@ def load_run(run_dir: Path, ws: Workspace, reader: FacetReader | None = None) ->
     skipped = manifest.get("skipped", {})
     logged = run_cells(run_dir)
     logged_ids = logged["item_id"].to_pylist()
+    reader = reader or FacetReader()
     facets = run_facets(dataset, variant, [*manifest.get("item_ids", []), *skipped, *logged_ids], reader)
     hashes = facets.hashes
     current = pa.array([hashes.get(item_id) for item_id in logged_ids], type=pa.string())
     cells = logged.filter(pc.fill_null(pc.equal(logged["content_hash"], current), False))
-    subsets, notes = dataset.named_subsets(variant)
+    if isinstance(dataset, StoreDataset) and variant == "implicit":
+        subsets, notes = reader.store_subsets(dataset)
+    else:
+        subsets, notes = dataset.named_subsets(variant)
     stale = logged.num_rows - cells.num_rows
     if stale:
         notes.insert(0, f"{manifest['run_id']}: {stale} stale record(s) skipped (their item changed since it was "

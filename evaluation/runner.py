@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.errors import BenchsmithError, WorkspaceError
+from curation.identity import content_hash
 from curation.item import Item
 from curation.query import (
     in_play,
@@ -31,13 +32,13 @@ from curation.workspace import Workspace
 from evaluation.backends.base import REFUSED_REASONS, TRUNCATED_REASONS, BackendError, Completion
 from evaluation.cache import cache_key
 from evaluation.cells import run_cells
-from evaluation.datasets import Dataset, StoreDataset, item_hashes
+from evaluation.datasets import Dataset, StoreDataset
 from evaluation.executor import ExecutorSettings, Job, run_jobs
 from evaluation.models import ModelSpec
 from evaluation.parsing import parse_response
 from evaluation.prompts import ImageResolver, Prompt, Variant, build_request, get_prompt
 from evaluation.records import AnswerRecord
-from evaluation.runlog import RESPONSES, now_iso, read_manifest, write_manifest
+from evaluation.runlog import RESPONSES, RunLog, now_iso, read_manifest, write_manifest
 
 OUTCOMES = ("correct", "wrong", "unparseable", "error")
 
@@ -140,7 +141,7 @@ class PreparedRun:
 
     run_id: str
     run_dir: Path
-    items: list[Item]
+    item_ids: list[str]  # the items asked (or to ask), in dataset order
     skipped: dict[str, str]
     done: dict[str, str]  # item → the outcome of its current record
     changed: int  # items answered before whose content has changed since
@@ -149,7 +150,7 @@ class PreparedRun:
 
     @property
     def done_before(self) -> int:
-        return len(self.items) - len(self.to_ask)
+        return len(self.item_ids) - len(self.to_ask)
 
     def jobs(self) -> Iterator[Job]:
         """The requests still to send, built one by one (the executor overlaps this with sending)."""
@@ -167,6 +168,55 @@ def store_dataset(ws: Workspace, query: ItemQuery | None = None, limit: int | No
     return StoreDataset(ws.store, in_play(query), limit, ws.root)
 
 
+@dataclass
+class _Selection:
+    """Which items a run is about and where each stands."""
+
+    item_ids: list[str]  # asked or to ask, in dataset order
+    skipped: dict[str, str]
+    done: dict[str, str]  # item → outcome of its current record
+    to_ask: list[tuple[Item, str]]
+    changed: int
+
+
+def _select(dataset: Dataset, spec: ModelSpec, variant: Variant, logged: dict[str, tuple[str | None, str]],
+            retry_errors: bool) -> _Selection:
+    """Only the items not already answered on their current content are read from the dataset
+    (under the implicit variant a store item's hash is a column): a resumed or cached run costs
+    what is left to do, not the pool."""
+    def settled(item_id: str, digest: str) -> bool:
+        logged_hash, outcome = logged.get(item_id, (None, ""))
+        return logged_hash == digest and not (retry_errors and outcome == "error")
+
+    unchanged: list[str] = []
+    hashes: dict[str, str | None] = {}
+    if isinstance(dataset, StoreDataset) and variant == "implicit":
+        current = dataset.current_hashes()
+        unchanged = [item_id for item_id, digest in current.items() if settled(item_id, digest)]
+        kept = set(unchanged)
+        found = dataset.lookup_hashed([item_id for item_id in current if item_id not in kept])
+        fresh = [found[item_id][0] for item_id in current if item_id in found]
+        hashes = {item_id: digest for item_id, (_, digest) in found.items()}
+        order = list(current)
+    else:
+        fresh = dataset.items()
+        order = [item.id for item in fresh]
+    if not order:
+        raise BenchsmithError("no items match the selection (import some with `benchsmith items import`)")
+    chosen, skipped = select_items(fresh, spec)
+    selection = _Selection([], skipped, {item_id: logged[item_id][1] for item_id in unchanged}, [], 0)
+    for item in chosen:
+        digest = hashes.get(item.id) or content_hash(item, variant)
+        if settled(item.id, digest):
+            selection.done[item.id] = logged[item.id][1]
+        else:
+            selection.changed += item.id in logged and logged[item.id][0] != digest
+            selection.to_ask.append((item, digest))
+    asked = selection.done.keys() | {item.id for item, _ in selection.to_ask}
+    selection.item_ids = [item_id for item_id in order if item_id in asked]
+    return selection
+
+
 def prepare_run(ws: Workspace, request: RunRequest) -> PreparedRun:
     """Select the items, open (or resume) the run folder and build the requests still to send."""
     spec = request.spec
@@ -174,41 +224,27 @@ def prepare_run(ws: Workspace, request: RunRequest) -> PreparedRun:
     dataset = request.dataset or store_dataset(ws)
     config = run_config(spec, prompt, request.variant, dataset)
     run_id, run_dir = _open_run_dir(ws, request, config)
-    all_items = dataset.items()
-    if not all_items:
-        raise BenchsmithError("no items match the selection (import some with `benchsmith items import`)")
-    items, skipped = select_items(all_items, spec)
+    cells = run_cells(run_dir)
+    logged = dict(zip(cells["item_id"].to_pylist(), zip(cells["content_hash"].to_pylist(),
+                                                        cells["outcome"].to_pylist(), strict=True), strict=True))
+    selection = _select(dataset, spec, request.variant, logged, request.retry_errors)
     manifest = {
         "run_id": run_id, "kind": "answers", "created_at": now_iso(), "config_hash": config_hash(config),
         "model": spec.model_dump(mode="json"), "prompt": {"name": prompt.name, "version": prompt.version},
         "variant": request.variant, "config": config, "dataset": dataset.describe(),
-        "item_ids": [item.id for item in items], "skipped": skipped, "workspace": str(ws.root),
+        "item_ids": selection.item_ids, "skipped": selection.skipped, "workspace": str(ws.root),
     }
     if (run_dir / "manifest.json").exists():
         manifest["created_at"] = read_manifest(run_dir).get("created_at", manifest["created_at"])
     write_manifest(run_dir, manifest)  # the selection as of this (re)run
-    cells = run_cells(run_dir)
-    logged = dict(zip(cells["item_id"].to_pylist(), zip(cells["content_hash"].to_pylist(),
-                                                        cells["outcome"].to_pylist(), strict=True), strict=True))
-    hashes = item_hashes(dataset, all_items, request.variant)
     images = ImageResolver(ws.blobs)
-    to_ask: list[tuple[Item, str]] = []
-    done: dict[str, str] = {}
-    changed = 0
-    for item in items:
-        digest = hashes[item.id]
-        logged_hash, outcome = logged.get(item.id, (None, None))
-        if logged_hash == digest and not (request.retry_errors and outcome == "error"):
-            done[item.id] = outcome
-            continue
-        changed += item.id in logged and logged_hash != digest
-        to_ask.append((item, digest))
 
     def job_for(item: Item, digest: str) -> Job:
         chat = build_request(item, prompt, images, request.variant)
         return Job(item.id, chat, cache_key(spec, chat, prompt.version), _finisher(item, digest))
 
-    return PreparedRun(run_id, run_dir, items, skipped, done, changed, to_ask, job_for)
+    return PreparedRun(run_id, run_dir, selection.item_ids, selection.skipped, selection.done, selection.changed,
+                       selection.to_ask, job_for)
 
 
 def run_model(ws: Workspace, request: RunRequest,
@@ -218,19 +254,29 @@ def run_model(ws: Workspace, request: RunRequest,
     started = time.perf_counter()
     run = prepare_run(ws, request)
     if on_start is not None:
-        on_start(len(run.items), run.done_before)
+        on_start(len(run.item_ids), run.done_before)
     counts = run.counts()
     stats: dict[str, Any] = {}
     prepared = time.perf_counter()
     if run.to_ask:
-        cache_path = ws.cache_path if request.use_cache else None
-        stats = asyncio.run(run_jobs(request.spec, request.settings, run.run_dir / RESPONSES, run.jobs(), cache_path,
-                                     on_record)).__dict__
+        from evaluation.local_answers import answer_locally, local_chooser
+
+        choose = local_chooser(request.spec)
+        if choose is not None:
+            log = RunLog(run.run_dir / RESPONSES)
+            try:
+                stats = answer_locally(run.to_ask, choose, request.variant == "question_only", log, on_record)
+            finally:
+                log.close()
+        else:
+            cache_path = ws.cache_path if request.use_cache else None
+            stats = asyncio.run(run_jobs(request.spec, request.settings, run.run_dir / RESPONSES, run.jobs(),
+                                         cache_path, on_record)).__dict__
     stats.update(prepare_s=round(prepared - started, 3), execute_s=round(time.perf_counter() - prepared, 3))
     for outcome, count in stats.get("by_outcome", {}).items():
         counts[outcome] = counts.get(outcome, 0) + count
     stats["changed_since"] = run.changed
-    return RunSummary(run.run_id, run.run_dir, len(run.items), run.done_before, counts, run.skipped, stats)
+    return RunSummary(run.run_id, run.run_dir, len(run.item_ids), run.done_before, counts, run.skipped, stats)
 
 
 def _finisher(item: Item, digest: str) -> Callable[[Job, Completion | None, BackendError | None, dict[str, Any]],

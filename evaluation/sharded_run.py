@@ -20,6 +20,7 @@ from curation.execution.shard_driver import DEFAULT_MAX_ATTEMPTS, ShardProgress,
 from curation.workspace import Workspace
 from evaluation.cache import ResponseCache
 from evaluation.executor import Job
+from evaluation.local_answers import answer_locally, local_chooser
 from evaluation.models import ModelSpec
 from evaluation.runlog import RESPONSES, RunLog
 from evaluation.runner import PreparedRun, RunRequest, RunSummary, prepare_run
@@ -77,8 +78,9 @@ class ShardedRun:
         try:
             for request in requests:
                 run = prepare_run(ws, request)
-                self.models[request.spec.name] = _ModelRun(request, run, RunLog(run.run_dir / RESPONSES),
-                                                           {job.key: job for job in run.jobs()}, run.counts())
+                jobs = {} if local_chooser(request.spec) else {job.key: job for job in run.jobs()}
+                self.models[request.spec.name] = _ModelRun(request, run, RunLog(run.run_dir / RESPONSES), jobs,
+                                                           run.counts())
         except BaseException:
             self.close()
             raise
@@ -93,6 +95,21 @@ class ShardedRun:
         model.counts[finished["outcome"]] = model.counts.get(finished["outcome"], 0) + 1
         if self.on_record is not None:
             self.on_record(finished)
+
+    def answer_locally(self) -> int:
+        """Baseline heuristics answer here, in the driver: computing one costs less than shipping it."""
+        answered = 0
+        for model in self.models.values():
+            choose = local_chooser(model.request.spec)
+            if choose is None or not model.run.to_ask:
+                continue
+            stats = answer_locally(model.run.to_ask, choose, model.request.variant == "question_only", model.log,
+                                   self.on_record)
+            for outcome, count in stats["by_outcome"].items():
+                model.counts[outcome] = model.counts.get(outcome, 0) + count
+            model.stats["computed_locally"] = stats["computed_locally"]
+            answered += stats["computed_locally"]
+        return answered
 
     def finish_cached(self) -> int:
         """Requests whose response is in the cache are finished here and never scheduled."""
@@ -112,7 +129,7 @@ class ShardedRun:
         for name, model in self.models.items():
             spec = model.request.spec
             open_by_item = {job.id: job for job in model.jobs.values()}
-            slices = plan_slices([item.id for item in model.run.items], spec, shard_size)
+            slices = plan_slices(model.run.item_ids, spec, shard_size)
             model.stats["shards"] = len(slices)
             cpus, gpus = shard_resources(spec)
             for index, item_ids in enumerate(slices):
@@ -153,7 +170,7 @@ class ShardedRun:
         for name, model in self.models.items():
             model.failed = {key: error for key, error in failed.items() if self._model_of.get(key) == name}
             stats = dict(model.stats, failed_shards=model.failed, not_finished=len(model.jobs))
-            out.append(RunSummary(model.run.run_id, model.run.run_dir, len(model.run.items), model.run.done_before,
+            out.append(RunSummary(model.run.run_id, model.run.run_dir, len(model.run.item_ids), model.run.done_before,
                                   model.counts, model.run.skipped, stats))
         return out
 
@@ -172,9 +189,9 @@ def run_models(ws: Workspace, requests: list[RunRequest], executor: ShardExecuto
     """Run every model over its items on `executor`; a shard that keeps failing is reported, the rest completes."""
     sharded = ShardedRun(ws, requests, on_record)
     try:
-        total = sum(len(model.run.items) for model in sharded.models.values())
+        total = sum(len(model.run.item_ids) for model in sharded.models.values())
         done_before = sum(model.run.done_before for model in sharded.models.values())
-        done_before += sharded.finish_cached()
+        done_before += sharded.answer_locally() + sharded.finish_cached()
         if on_plan is not None:
             on_plan(total, done_before)
         report = drive(executor, sharded.shards(shard_size), sharded.handle, sharded.remaining,

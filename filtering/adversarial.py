@@ -48,9 +48,9 @@ def decide(matrix: SolveMatrix, models: list[str], item_ids: list[str], attempts
     table = matrix.verdicts(models, items, attempts)
     solved = table.solved & table.asked
     undetermined = table.asked & ~table.solved & ~table.missed
-    removed_rows = solved.any(axis=1)
-    unasked_rows = ~table.asked.any(axis=1)
-    undetermined_rows = ~removed_rows & ~unasked_rows & undetermined.any(axis=1)
+    removed_rows = np.asarray(solved.any(axis=1))
+    unasked_rows = ~np.asarray(table.asked.any(axis=1))
+    undetermined_rows = ~removed_rows & ~unasked_rows & np.asarray(undetermined.any(axis=1))
     decision = FilterDecision()
     outcomes = matrix.outcomes() if undetermined_rows.any() else {}
     for row, item_id in enumerate(items):

@@ -109,3 +109,39 @@ def test_the_fast_binary_interval_equals_scipys_bootstrap_exactly(n):
 def test_fast_intervals_of_empty_and_single_samples():
     assert binary_mean_intervals([(1, np.array([])), (1, np.array([1.0])), (2, np.array([0.0]))]) == [
         None, (1.0, 1.0), (0.0, 0.0)]
+
+
+def _baseline_pool(workspace, n=30):
+    items = []
+    for k in range(n):
+        record = make_record(f"b-{k:03d}", answer=[1, 2, 3, [2, 4]][k % 4], subject="기후학")
+        record["options"] = [{"text": "가" * (1 + (k + j) % 4)} for j in range(4)]
+        items.append(parse_item(record))
+    workspace.store.save_items(items, author="t", stage="import")
+
+
+TIMING = ("key", "latency_s", "ts")
+
+
+@pytest.mark.parametrize("variant", ["implicit", "question_only"])
+def test_baselines_answered_here_log_what_the_request_executor_logs(workspace, tmp_path, variant):
+    import asyncio
+
+    from curation.workspace import init_workspace
+    from evaluation.executor import ExecutorSettings, run_jobs
+    from evaluation.models import resolve_model
+    from evaluation.runlog import RESPONSES, read_records
+    from evaluation.runner import RunRequest, prepare_run, run_model
+
+    other = init_workspace(tmp_path / "through-executor")
+    for ws in (workspace, other):
+        _baseline_pool(ws)
+    for name in ("baseline:longest", "baseline:similar", "baseline:position-2"):
+        spec = resolve_model(name)
+        local = run_model(workspace, RunRequest(spec, variant=variant))
+        prepared = prepare_run(other, RunRequest(spec, variant=variant))
+        asyncio.run(run_jobs(spec, ExecutorSettings(), prepared.run_dir / RESPONSES, prepared.jobs(), None))
+        mine, theirs = (read_records(d / RESPONSES) for d in (local.run_dir, prepared.run_dir))
+        assert len(mine) == 30 and local.stats["computed_locally"] == 30
+        assert {i: {k: v for k, v in r.items() if k not in TIMING} for i, r in mine.items()} == {
+            i: {k: v for k, v in r.items() if k not in TIMING} for i, r in theirs.items()}
