@@ -83,8 +83,9 @@ def locate_glyph_pictures(page: pymupdf.Page, glyphs: list[Glyph]) -> list[Place
     placed = [(index, pymupdf.Rect(info["bbox"]) & page.rect) for index, info in enumerate(infos)
               if info["bbox"][3] - info["bbox"][1] <= 2 * typical]  # figures are never glyph pictures
     candidates: list[tuple[int, pymupdf.Rect, Glyph]] = []
+    boxes = np.array([(g.x0, g.y0, g.x1, g.y1, g.size) for g in text]) if placed else np.zeros((0, 5))
     for index, rect in placed:
-        neighbour = None if rect.is_empty else _line_neighbour(rect, text)
+        neighbour = None if rect.is_empty else _line_neighbour(rect, text, boxes)
         if neighbour is not None:
             candidates.append((index, rect, neighbour))
     if not candidates:
@@ -145,19 +146,19 @@ class GlyphReader:
         return found
 
 
-def _line_neighbour(rect: pymupdf.Rect, text: list[Glyph]) -> Glyph | None:
-    """A text glyph on the same line band, near the picture, whose size the picture fits."""
-    best: tuple[float, Glyph] | None = None
-    for glyph in text:
-        height = glyph.y1 - glyph.y0
-        if not (0.2 * height <= rect.height <= 1.6 * height) or rect.width > 8 * height:
-            continue
-        overlap = min(rect.y1, glyph.y1) - max(rect.y0, glyph.y0)
-        gap = max(glyph.x0 - rect.x1, rect.x0 - glyph.x1, 0.0)
-        if overlap >= 0.5 * min(rect.height, height) and gap <= 3 * glyph.size:
-            if best is None or gap < best[0]:
-                best = (gap, glyph)
-    return best[1] if best else None
+def _line_neighbour(rect: pymupdf.Rect, text: list[Glyph], boxes: np.ndarray) -> Glyph | None:
+    """A text glyph on the same line band, near the picture, whose size the picture fits: the
+    nearest, the first of equals (`boxes`: each glyph's x0, y0, x1, y1, size)."""
+    x0, y0, x1, y1, size = boxes.T
+    height = y1 - y0
+    overlap = np.minimum(rect.y1, y1) - np.maximum(rect.y0, y0)
+    gap = np.maximum(np.maximum(x0 - rect.x1, rect.x0 - x1), 0.0)
+    fits = ((0.2 * height <= rect.height) & (rect.height <= 1.6 * height) & (rect.width <= 8 * height)
+            & (overlap >= 0.5 * np.minimum(rect.height, height)) & (gap <= 3 * size))
+    if not fits.any():
+        return None
+    candidates = np.flatnonzero(fits)
+    return text[int(candidates[np.argmin(gap[candidates])])]
 
 
 def _as_glyphs(reading: str, rect: pymupdf.Rect, neighbour: Glyph, line_id: int) -> list[Glyph]:
