@@ -54,8 +54,8 @@ def read_document(opened: OpenedPdf, engine: str = "auto") -> ReadDocument:
                 if text_page is not None:
                     reader.add(page, [(placement.rect, placement.digest) for placement in text_page.placements])
                     waiting.append(text_page)
-        reader.read_pending()
-        for text_page in waiting:
+        reader.start_reading()
+        for text_page in sorted(waiting, key=lambda later: not reader.ready(later.placements)):  # while Tesseract reads
             with _page_errors(opened, text_page.index):
                 _finish_text_page(text_page, reader, pages_lines, pages_figures, result)
     kept, result.furniture_dropped = drop_furniture(pages_lines, heights)

@@ -13,7 +13,7 @@ picture (a `Figure`): on an option line it becomes the option's image.
 from __future__ import annotations
 
 from collections import defaultdict
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -96,14 +96,16 @@ def locate_glyph_pictures(page: pymupdf.Page, glyphs: list[Glyph]) -> list[Place
 
 class GlyphReader:
     """Readings of a document's glyph pictures by image digest. `add` reads a page's new pictures
-    by shape and keeps the rest; `read_pending` reads those with Tesseract, all pages' together
-    (a Tesseract process costs ~0.15 s to start, reading a small picture a few ms); `place` turns
-    a page's pictures into glyphs or, unread, figures."""
+    by shape and keeps the rest; `start_reading` has Tesseract read those, all pages' together
+    (a Tesseract process costs ~0.15 s to start, reading a small picture a few ms), in the
+    background; `place` turns a page's pictures into glyphs or, unread, figures, waiting for
+    Tesseract only when the page needs its readings."""
 
     def __init__(self, readings: dict[str, str | None] | None = None, tesseract: bool | None = None):
         self.readings: dict[str, str | None] = {} if readings is None else readings
         self._tesseract = tesseract  # None: ask whether it is installed when a first picture is found
         self._pending: dict[str, Crop] = {}
+        self._reading: list[tuple[dict[str, Crop], Future[list[str]]]] = []
 
     def add(self, page: pymupdf.Page, pictures: list[tuple[pymupdf.Rect, str]]) -> None:
         """Pictures of a page as (where, image digest); those seen before are skipped."""
@@ -120,19 +122,37 @@ class GlyphReader:
             else:
                 self.readings[digest] = found
 
+    def start_reading(self) -> None:
+        if not self._pending:
+            return
+        crops, self._pending = self._pending, {}
+        pool = ThreadPoolExecutor(1)
+        self._reading.append((crops, pool.submit(_first_readings, list(crops.values()))))
+        pool.shutdown(wait=False)
+
     def read_pending(self) -> None:
+        self.start_reading()
+        self._collect()
+
+    def ready(self, placements: list[Placement]) -> bool:
+        """Every picture of these has its reading: placing them waits for nothing."""
+        return all(placement.digest in self.readings for placement in placements)
+
+    def _collect(self) -> None:
         from curation.extract.ocr import OcrError
 
-        digests, crops = list(self._pending), list(self._pending.values())
-        self._pending.clear()
-        try:
-            texts = _first_readings(crops)
-        except OcrError:
-            texts = [""] * len(crops)
-        for digest, crop, text in zip(digests, crops, texts, strict=True):
-            self.readings[digest] = crop.meaning(text)
+        for crops, future in self._reading:
+            try:
+                texts = future.result()
+            except OcrError:
+                texts = [""] * len(crops)
+            for (digest, crop), text in zip(crops.items(), texts, strict=True):
+                self.readings[digest] = crop.meaning(text)
+        self._reading.clear()
 
     def place(self, page: pymupdf.Page, page_number: int, placements: list[Placement]) -> GlyphPictures:
+        if not self.ready(placements):
+            self._collect()
         found = GlyphPictures()
         for placement in placements:
             rect = placement.rect
