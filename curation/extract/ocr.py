@@ -164,7 +164,8 @@ def find_rings(thick: np.ndarray, dark: np.ndarray, band: tuple[int, int, int, i
     Only centres inside `spans` (where a marker can be) are tried; every centre, height and radius
     is scored in one numpy pass, the first best (height, radius) kept per centre."""
     x0, y0, x1, y1 = band
-    centres = np.unique(np.concatenate([np.arange(int(a), int(b), 1) for a, b in spans] or [np.zeros(0, int)]))
+    centres = np.sort(np.concatenate([np.arange(int(a), int(b), 1) for a, b in spans] or [np.zeros(0, int)]))
+    centres = centres[np.r_[True, centres[1:] != centres[:-1]]] if centres.size else centres  # np.unique loads numpy.ma (~30 ms)
     if centres.size == 0:
         return []
     middle = (y0 + y1) / 2
