@@ -7,7 +7,8 @@ first (a lone dot is "."; a closed ring round a digit is that circled digit, the
 Tesseract inside the ring) and otherwise by Tesseract with a digit/punctuation whitelist. What
 is read becomes glyphs of the line's size on its baseline, flagged, so the line, its option
 markers and its formulas are built as if it had been text. A picture that cannot be read stays a
-picture (a `Figure`): on an option line it becomes the option's image.
+picture (a `Figure`): on an option line it becomes the option's image. Tesseract reads all of a
+document's pictures in a few processes (`GlyphReader`), not one per picture and attempt.
 """
 
 from __future__ import annotations
@@ -269,6 +270,6 @@ def framed(gray: np.ndarray, scale: int) -> np.ndarray:
     """A small picture enlarged `scale` times and framed in white, as Tesseract reads it best."""
     big = np.kron(gray, np.ones((scale, scale), dtype=np.uint8))
     pad = 15 * scale
-    framed = np.full((big.shape[0] + 2 * pad, big.shape[1] + 2 * pad), 255, dtype=np.uint8)
-    framed[pad:-pad, pad:-pad] = big
-    return framed
+    out = np.full((big.shape[0] + 2 * pad, big.shape[1] + 2 * pad), 255, dtype=np.uint8)
+    out[pad:-pad, pad:-pad] = big
+    return out
