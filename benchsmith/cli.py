@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "init": ("curation.cli", "Create a workspace: benchsmith.toml, the store, blobs/, cache.db, runs/, releases/."),
     "schema": ("curation.cli", "Print the item JSON Schema."),
     "sample-exam": ("curation.cli", "Write the project's own sample exam PDF and its ground truth (OUT.truth.jsonl)."),
-    "extract": ("curation.cli", "Extract questions, options, figures and answers from exam PDFs into the store."),
+    "extract": ("curation.extract.cli_command", "Extract questions, options, figures and answers from exam PDFs into the store."),
     "items": ("curation.cli", "Import, export, inspect and edit items."),
     "dedup": ("curation.cli", "Remove exact (whole pool) and near-duplicates: one kept per cluster; inversions and answer conflicts queued."),
     "shuffle": ("curation.cli", "Shuffle options per item (deterministic); answers remapped, the original order kept."),
@@ -52,7 +52,7 @@ def load_package_commands(module_name: str) -> TyperGroup:
     module = importlib.import_module(module_name)
     holder = typer.Typer(pretty_exceptions_enable=False)
     module.register(holder)
-    if module_name == "curation.cli":
+    if module_name.startswith("curation."):
         _wire_model_client()
     return typer.main.get_group(holder)
 

@@ -26,7 +26,6 @@ from curation.cli_kit import (
 from curation.credentials import mask_url
 from curation.diff import field_changes
 from curation.errors import BenchsmithError
-from curation.extract.cli_command import extract_command
 from curation.import_command import import_command
 from curation.importers import export_jsonl
 from curation.item import item_json_schema
@@ -41,7 +40,6 @@ def register(app: typer.Typer) -> None:
     app.command("init")(init_command)
     app.command("schema")(schema_command)
     app.command("sample-exam")(sample_exam_command)
-    app.command("extract")(extract_command)
     app.add_typer(items_app, name="items")
     register_stages(app)
 

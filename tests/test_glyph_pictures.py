@@ -8,7 +8,14 @@ import pytest
 
 from curation.extract import ocr
 from curation.extract.confidence import read_confidence
-from curation.extract.glyph_pictures import find_glyph_pictures, read_glyph_picture
+from curation.extract.glyph_pictures import (
+    Crop,
+    GlyphReader,
+    by_shape,
+    find_glyph_pictures,
+    framed,
+    read_glyph_picture,
+)
 from curation.extract.latex_check import text_problems
 from curation.extract.layout import page_glyphs
 from curation.extract.pipeline import ExtractOptions, extract_items
@@ -74,3 +81,54 @@ def test_without_a_reader_every_glyph_picture_stays_a_picture(glyph_exam):
     assert sum(len(f.unread) for f in found) == sum(len(f.boxes) for f in found) == _small_pictures(doc)
     assert all(not f.glyphs for f in found)
     assert all(figure.glyph and figure.png.startswith(b"\x89PNG") for f in found for figure in f.unread)
+
+
+def _variant_pictures(doc: pymupdf.Document) -> list[tuple[pymupdf.Page, pymupdf.Rect, str]]:
+    """Every glyph picture of the variant once: (page, where, image digest)."""
+    seen: dict[str, tuple[pymupdf.Page, pymupdf.Rect, str]] = {}
+    for page in doc:
+        for info in page.get_image_info(hashes=True):
+            rect = pymupdf.Rect(info["bbox"])
+            if rect.height < 20:
+                seen.setdefault(info["digest"].hex(), (page, rect, info["digest"].hex()))
+    return list(seen.values())
+
+
+def _one_process_per_attempt(page: pymupdf.Page, rect: pymupdf.Rect) -> str | None:
+    """How a picture was read before batching: a Tesseract process per attempt, until one reads."""
+    found = by_shape(page, rect)
+    if not isinstance(found, Crop):
+        return found
+    for scale, psm in found.attempts:
+        words = ocr.run_tesseract(framed(found.gray, scale), psm=psm, languages="eng",
+                                  extra=("-c", f"tessedit_char_whitelist={found.whitelist}"))
+        if text := "".join(word.text for word in words):
+            return found.meaning(text)
+    return None
+
+
+@needs_tesseract
+def test_reading_a_documents_pictures_together_reads_each_as_a_process_of_its_own_would(glyph_exam, monkeypatch):
+    pdf, _ = glyph_exam
+    pictures = _variant_pictures(pymupdf.open(pdf))
+    alone = {digest: _one_process_per_attempt(page, rect) for page, rect, digest in pictures}
+    processes = []
+    run_pages = ocr.run_tesseract_pages
+    monkeypatch.setattr(ocr, "run_tesseract_pages", lambda images, *a, **k: processes.append(len(images)) or run_pages(images, *a, **k))
+    reader = GlyphReader(tesseract=True)
+    for page, rect, digest in pictures:
+        reader.add(page, [(rect, digest)])
+    reader.read_pending()
+    assert reader.readings == alone
+    assert len([r for r in alone.values() if r and r != "."]) >= 15 and None not in alone.values()
+    assert len(processes) <= 3 < len(pictures)  # rings, numbers at psm 7, the numbers psm 7 missed at psm 10
+
+
+@needs_tesseract
+def test_an_exam_s_glyph_pictures_take_a_few_tesseract_processes_in_all(glyph_exam, monkeypatch):
+    pdf, _ = glyph_exam
+    processes = []
+    run_pages = ocr.run_tesseract_pages
+    monkeypatch.setattr(ocr, "run_tesseract_pages", lambda images, *a, **k: processes.append(len(images)) or run_pages(images, *a, **k))
+    extract_items(pdf, ExtractOptions())
+    assert len(processes) <= 3 and sum(processes) >= 20

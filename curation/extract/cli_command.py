@@ -20,6 +20,11 @@ if TYPE_CHECKING:  # PyMuPDF and the pipeline load when a PDF is extracted, not 
 ENGINES = ("auto", "pymupdf", "ocr", "mineru", "vlm")  # as curation.extract.document.ENGINES (a test checks they agree)
 
 
+def register(app: typer.Typer) -> None:
+    """`extract` on its own: running it loads none of the other curation commands' modules."""
+    app.command("extract")(extract_command)
+
+
 def extract_command(
     pdfs: Annotated[list[Path], typer.Argument(help="exam PDFs")],
     answer_key: Annotated[Path | None, typer.Option("--answer-key", help="key file: CSV, JSON or PDF (text or scanned)")] = None,

@@ -3,6 +3,8 @@ the text layer where it is sound and OCR where it is not."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -10,8 +12,8 @@ import pymupdf
 
 from curation.extract.figures import figure_labels, page_figures, region_of, render_crop
 from curation.extract.furniture import drop_furniture, drop_furniture_figures
-from curation.extract.glyph_pictures import find_glyph_pictures
-from curation.extract.layout import page_glyphs, page_lines
+from curation.extract.glyph_pictures import GlyphReader, Placement, locate_glyph_pictures
+from curation.extract.layout import Glyph, page_glyphs, page_lines
 from curation.extract.lines import Figure, Line
 from curation.extract.page_cache import page_drawings, page_image_info
 from curation.extract.pdf_open import OpenedPdf, PdfError, load_page, page_error
@@ -20,6 +22,7 @@ from curation.extract.tables import find_tables, tag_table_lines
 from curation.extract.text_quality import text_layer_problem
 
 ENGINES = ("auto", "pymupdf", "ocr", "mineru", "vlm")
+GLYPH_WINDOW = 50  # pages whose glyph pictures are read together (their glyphs are held till then)
 
 
 @dataclass
@@ -33,30 +36,46 @@ class ReadDocument:
     watermark_glyphs: int = 0
     figure_label_lines: int = 0
     warnings: list[str] = field(default_factory=list)
-    glyph_readings: dict[str, str | None] = field(default_factory=dict)  # image digest -> characters read
 
 
 def read_document(opened: OpenedPdf, engine: str = "auto") -> ReadDocument:
-    from curation.extract import ocr
-
-    pages_lines: list[list[Line]] = []
-    pages_figures: list[list[Figure]] = []
+    count = opened.doc.page_count
+    pages_lines: list[list[Line]] = [[] for _ in range(count)]
+    pages_figures: list[list[Figure]] = [[] for _ in range(count)]
     heights: list[float] = []
     result = ReadDocument([])
-    for index in range(opened.doc.page_count):
-        page = load_page(opened, index)
-        try:
-            _read_page(page, index + 1, engine, result, pages_lines, pages_figures, heights)
-        except (PdfError, ocr.OcrError):
-            raise
-        except Exception as error:  # MuPDF failing inside a damaged page's content
-            raise page_error(opened, index, error) from None
+    reader = GlyphReader()
+    for first in range(0, count, GLYPH_WINDOW):
+        waiting: list[_TextPage] = []
+        for index in range(first, min(first + GLYPH_WINDOW, count)):
+            page = load_page(opened, index)
+            with _page_errors(opened, index):
+                text_page = _read_page(page, index, engine, result, pages_lines, pages_figures, heights)
+                if text_page is not None:
+                    reader.add(page, [(placement.rect, placement.digest) for placement in text_page.placements])
+                    waiting.append(text_page)
+        reader.start_reading()
+        for text_page in sorted(waiting, key=lambda later: not reader.ready(later.placements)):  # while Tesseract reads
+            with _page_errors(opened, text_page.index):
+                _finish_text_page(text_page, reader, pages_lines, pages_figures, result)
     kept, result.furniture_dropped = drop_furniture(pages_lines, heights)
     kept_figures, result.furniture_figures_dropped = drop_furniture_figures(pages_figures, heights)
     _render_vector_figures(opened, kept_figures)
     for lines, figures in zip(kept, kept_figures, strict=True):
         result.entries += merge_in_reading_order(lines, figures)
     return result
+
+
+@contextmanager
+def _page_errors(opened: OpenedPdf, index: int) -> Iterator[None]:
+    from curation.extract import ocr
+
+    try:
+        yield
+    except (PdfError, ocr.OcrError):
+        raise
+    except Exception as error:  # MuPDF failing inside a damaged page's content
+        raise page_error(opened, index, error) from None
 
 
 def _render_vector_figures(opened: OpenedPdf, pages_figures: list[list[Figure]]) -> None:
@@ -70,50 +89,64 @@ def _render_vector_figures(opened: OpenedPdf, pages_figures: list[list[Figure]])
                 figure.png = render_crop(page, pymupdf.Rect(figure.bbox))
 
 
-def _read_page(page: pymupdf.Page, number: int, engine: str, result: ReadDocument, pages_lines: list[list[Line]],
-               pages_figures: list[list[Figure]], heights: list[float]) -> None:
+@dataclass
+class _TextPage:
+    """A page read from its text layer, waiting for its glyph pictures' readings."""
+    index: int
+    page: pymupdf.Page
+    glyphs: list[Glyph]
+    placements: list[Placement]
+
+
+def _read_page(page: pymupdf.Page, index: int, engine: str, result: ReadDocument, pages_lines: list[list[Line]],
+               pages_figures: list[list[Figure]], heights: list[float]) -> _TextPage | None:
+    """An OCR page read, or a text-layer page to finish once its glyph pictures are read."""
     from curation.extract import ocr
 
+    number = index + 1
     heights.append(page.rect.height)
     glyphs = page_glyphs(page)
     result.watermark_glyphs += glyphs.dropped_watermark
     problem = "OCR requested" if engine == "ocr" else text_layer_problem(glyphs.glyphs)
-    if problem is not None:
-        result.page_problems[number] = problem
-        if problem != "OCR requested":
-            result.pages_without_text.append(number)
-        if engine == "pymupdf" or blank_page(page):
-            pages_lines.append([])
-            pages_figures.append([])
-            return
-        if not ocr.available():
-            result.warnings.append(f"page {number}: {problem}; OCR is not available ({ocr.MISSING_HINT})")
-            pages_lines.append([])
-            pages_figures.append([])
-            return
-        lines, gutter_x = ocr.ocr_page_lines(page, number)
-        result.ocr_pages.append(number)
-        _keep_page(result, pages_lines, pages_figures, lines, scan_figures(page, number, gutter_x, lines), scanned=True)
-        return
-    pictures = find_glyph_pictures(page, number, glyphs.glyphs, result.glyph_readings, ocr.available())
-    lines, gutter = page_lines(page, number, glyphs.glyphs + pictures.glyphs)
-    tag_table_lines(lines, find_tables(page, glyphs.glyphs + pictures.glyphs))
+    if problem is None:
+        return _TextPage(index, page, glyphs.glyphs, locate_glyph_pictures(page, glyphs.glyphs))
+    result.page_problems[number] = problem
+    if problem != "OCR requested":
+        result.pages_without_text.append(number)
+    if engine == "pymupdf" or blank_page(page):
+        return None
+    if not ocr.available():
+        result.warnings.append(f"page {number}: {problem}; OCR is not available ({ocr.MISSING_HINT})")
+        return None
+    lines, gutter_x = ocr.ocr_page_lines(page, number)
+    result.ocr_pages.append(number)
+    _keep_page(result, index, pages_lines, pages_figures, lines, scan_figures(page, number, gutter_x, lines), scanned=True)
+    return None
+
+
+def _finish_text_page(text_page: _TextPage, reader: GlyphReader, pages_lines: list[list[Line]],
+                      pages_figures: list[list[Figure]], result: ReadDocument) -> None:
+    page, number = text_page.page, text_page.index + 1
+    pictures = reader.place(page, number, text_page.placements)
+    glyphs = text_page.glyphs + pictures.glyphs
+    lines, gutter = page_lines(page, number, glyphs)
+    tag_table_lines(lines, find_tables(page, glyphs))
     gutter_xs = gutter.xs if gutter else None
     figures = page_figures(page, number, gutter_xs, lines, pictures.boxes)
     for figure in pictures.unread:
         figure.region = region_of(figure.bbox, gutter_xs)
     figures = sorted(figures + pictures.unread, key=lambda figure: (figure.bbox[1], figure.bbox[0]))
-    _keep_page(result, pages_lines, pages_figures, lines, figures, scanned=False)
+    _keep_page(result, text_page.index, pages_lines, pages_figures, lines, figures, scanned=False)
 
 
-def _keep_page(result: ReadDocument, pages_lines: list[list[Line]], pages_figures: list[list[Figure]],
+def _keep_page(result: ReadDocument, index: int, pages_lines: list[list[Line]], pages_figures: list[list[Figure]],
                lines: list[Line], figures: list[Figure], *, scanned: bool) -> None:
     """The page's lines and figures, less the lines that are labels inside a drawn figure (or, on a
     scan, inside any figure: OCR reads a picture's labels as junk)."""
     labels = {id(line) for figure in figures if scanned or figure.kind == "vector" for line in figure_labels(figure, lines)}
     result.figure_label_lines += len(labels)
-    pages_lines.append([line for line in lines if id(line) not in labels])
-    pages_figures.append(figures)
+    pages_lines[index] = [line for line in lines if id(line) not in labels]
+    pages_figures[index] = figures
 
 
 BLANK_DPI = 72

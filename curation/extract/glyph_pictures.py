@@ -7,11 +7,14 @@ first (a lone dot is "."; a closed ring round a digit is that circled digit, the
 Tesseract inside the ring) and otherwise by Tesseract with a digit/punctuation whitelist. What
 is read becomes glyphs of the line's size on its baseline, flagged, so the line, its option
 markers and its formulas are built as if it had been text. A picture that cannot be read stays a
-picture (a `Figure`): on an option line it becomes the option's image.
+picture (a `Figure`): on an option line it becomes the option's image. Tesseract reads all of a
+document's pictures in a few processes (`GlyphReader`), not one per picture and attempt.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -24,7 +27,9 @@ from curation.extract.page_cache import page_image_info
 
 GLYPH_DPI = 300
 WHITELIST = "0123456789.,()%+-/"
+DIGITS = "0123456789"
 ATTEMPTS = ((2, 7), (1, 7), (1, 10), (3, 10))  # (enlargement, Tesseract page segmentation mode)
+RING_ATTEMPTS = ((2, 10),)  # the digit inside a ring: one character
 
 
 @dataclass
@@ -34,52 +39,147 @@ class GlyphPictures:
     boxes: list[tuple[float, float, float, float]] = field(default_factory=list)  # every glyph picture
 
 
+@dataclass
+class Placement:
+    """A glyph picture on a page: where, the text glyph of its line, its image's digest."""
+    rect: pymupdf.Rect
+    neighbour: Glyph
+    digest: str
+
+
+@dataclass
+class Crop:
+    """A glyph picture left to Tesseract: the picture, its whitelist, and its (enlargement, page
+    segmentation mode) attempts in order; the first that reads anything is its reading."""
+    gray: np.ndarray
+    whitelist: str
+    attempts: tuple[tuple[int, int], ...]
+    circled: bool = False  # the digit inside a ring: the reading is that circled digit
+
+    def meaning(self, text: str) -> str | None:
+        """What Tesseract's text says the picture shows (None: nothing it can be)."""
+        if self.circled:
+            return CIRCLED_MARKERS[int(text) - 1] if text.isdigit() and 1 <= int(text) <= 10 else None
+        return text or None
+
+
 def find_glyph_pictures(page: pymupdf.Page, page_number: int, glyphs: list[Glyph], cache: dict[str, str | None],
                         available: bool) -> GlyphPictures:
-    """Glyph pictures of a page, read (`cache` maps an image digest to its reading across pages)."""
-    found = GlyphPictures()
+    """Glyph pictures of one page, read (`cache` maps an image digest to its reading across pages)."""
+    reader = GlyphReader(cache, tesseract=available)
+    placements = locate_glyph_pictures(page, glyphs)
+    reader.add(page, [(placement.rect, placement.digest) for placement in placements])
+    reader.read_pending()
+    return reader.place(page, page_number, placements)
+
+
+def locate_glyph_pictures(page: pymupdf.Page, glyphs: list[Glyph]) -> list[Placement]:
+    """The pictures of a page that are about one text line high and sit on a line of text."""
     infos = page_image_info(page)
     text = glyphs if infos else []
     if not text:
-        return found
+        return []
     heights = sorted(g.y1 - g.y0 for g in text)
     typical = heights[len(heights) // 2]
     placed = [(index, pymupdf.Rect(info["bbox"]) & page.rect) for index, info in enumerate(infos)
               if info["bbox"][3] - info["bbox"][1] <= 2 * typical]  # figures are never glyph pictures
     candidates: list[tuple[int, pymupdf.Rect, Glyph]] = []
+    boxes = np.array([(g.x0, g.y0, g.x1, g.y1, g.size) for g in text]) if placed else np.zeros((0, 5))
     for index, rect in placed:
-        neighbour = None if rect.is_empty else _line_neighbour(rect, text)
+        neighbour = None if rect.is_empty else _line_neighbour(rect, text, boxes)
         if neighbour is not None:
             candidates.append((index, rect, neighbour))
     if not candidates:
-        return found
+        return []
     infos = page.get_image_info(hashes=True)  # digests only now: hashing decodes every image
-    for index, rect, neighbour in candidates:
-        found.boxes.append((rect.x0, rect.y0, rect.x1, rect.y1))
-        digest = infos[index]["digest"].hex()
-        if digest not in cache:
-            cache[digest] = read_glyph_picture(page, rect) if available else None
-        reading = cache[digest]
-        if reading:
-            found.glyphs += _as_glyphs(reading, rect, neighbour, line_id=-len(found.boxes))
-        else:
-            found.unread.append(Figure(page_number, 0, (rect.x0, rect.y0, rect.x1, rect.y1), render_crop(page, rect), "other", glyph=True))
-    return found
+    return [Placement(rect, neighbour, infos[index]["digest"].hex()) for index, rect, neighbour in candidates]
 
 
-def _line_neighbour(rect: pymupdf.Rect, text: list[Glyph]) -> Glyph | None:
-    """A text glyph on the same line band, near the picture, whose size the picture fits."""
-    best: tuple[float, Glyph] | None = None
-    for glyph in text:
-        height = glyph.y1 - glyph.y0
-        if not (0.2 * height <= rect.height <= 1.6 * height) or rect.width > 8 * height:
-            continue
-        overlap = min(rect.y1, glyph.y1) - max(rect.y0, glyph.y0)
-        gap = max(glyph.x0 - rect.x1, rect.x0 - glyph.x1, 0.0)
-        if overlap >= 0.5 * min(rect.height, height) and gap <= 3 * glyph.size:
-            if best is None or gap < best[0]:
-                best = (gap, glyph)
-    return best[1] if best else None
+class GlyphReader:
+    """Readings of a document's glyph pictures by image digest. `add` reads a page's new pictures
+    by shape and keeps the rest; `start_reading` has Tesseract read those, all pages' together
+    (a Tesseract process costs ~0.15 s to start, reading a small picture a few ms), in the
+    background; `place` turns a page's pictures into glyphs or, unread, figures, waiting for
+    Tesseract only when the page needs its readings."""
+
+    def __init__(self, readings: dict[str, str | None] | None = None, tesseract: bool | None = None):
+        self.readings: dict[str, str | None] = {} if readings is None else readings
+        self._tesseract = tesseract  # None: ask whether it is installed when a first picture is found
+        self._pending: dict[str, Crop] = {}
+        self._reading: list[tuple[dict[str, Crop], Future[list[str]]]] = []
+
+    def add(self, page: pymupdf.Page, pictures: list[tuple[pymupdf.Rect, str]]) -> None:
+        """Pictures of a page as (where, image digest); those seen before are skipped."""
+        for rect, digest in pictures:
+            if digest in self.readings or digest in self._pending:
+                continue
+            if self._tesseract is None:
+                from curation.extract.ocr import available
+
+                self._tesseract = available()
+            found = by_shape(page, rect) if self._tesseract else None
+            if isinstance(found, Crop):
+                self._pending[digest] = found
+            else:
+                self.readings[digest] = found
+
+    def start_reading(self) -> None:
+        if not self._pending:
+            return
+        crops, self._pending = self._pending, {}
+        pool = ThreadPoolExecutor(1)
+        self._reading.append((crops, pool.submit(_first_readings, list(crops.values()))))
+        pool.shutdown(wait=False)
+
+    def read_pending(self) -> None:
+        self.start_reading()
+        self._collect()
+
+    def ready(self, placements: list[Placement]) -> bool:
+        """Every picture of these has its reading: placing them waits for nothing."""
+        return all(placement.digest in self.readings for placement in placements)
+
+    def _collect(self) -> None:
+        from curation.extract.ocr import OcrError
+
+        for crops, future in self._reading:
+            try:
+                texts = future.result()
+            except OcrError:
+                texts = [""] * len(crops)
+            for (digest, crop), text in zip(crops.items(), texts, strict=True):
+                self.readings[digest] = crop.meaning(text)
+        self._reading.clear()
+
+    def place(self, page: pymupdf.Page, page_number: int, placements: list[Placement]) -> GlyphPictures:
+        if not self.ready(placements):
+            self._collect()
+        found = GlyphPictures()
+        for placement in placements:
+            rect = placement.rect
+            found.boxes.append((rect.x0, rect.y0, rect.x1, rect.y1))
+            reading = self.readings[placement.digest]
+            if reading:
+                found.glyphs += _as_glyphs(reading, rect, placement.neighbour, line_id=-len(found.boxes))
+            else:
+                found.unread.append(Figure(page_number, 0, (rect.x0, rect.y0, rect.x1, rect.y1), render_crop(page, rect),
+                                           "other", glyph=True))
+        return found
+
+
+def _line_neighbour(rect: pymupdf.Rect, text: list[Glyph], boxes: np.ndarray) -> Glyph | None:
+    """A text glyph on the same line band, near the picture, whose size the picture fits: the
+    nearest, the first of equals (`boxes`: each glyph's x0, y0, x1, y1, size)."""
+    x0, y0, x1, y1, size = boxes.T
+    height = y1 - y0
+    overlap = np.minimum(rect.y1, y1) - np.maximum(rect.y0, y0)
+    gap = np.maximum(np.maximum(x0 - rect.x1, rect.x0 - x1), 0.0)
+    fits = ((0.2 * height <= rect.height) & (rect.height <= 1.6 * height) & (rect.width <= 8 * height)
+            & (overlap >= 0.5 * np.minimum(rect.height, height)) & (gap <= 3 * size))
+    if not fits.any():
+        return None
+    candidates = np.flatnonzero(fits)
+    return text[int(candidates[np.argmin(gap[candidates])])]
 
 
 def _as_glyphs(reading: str, rect: pymupdf.Rect, neighbour: Glyph, line_id: int) -> list[Glyph]:
@@ -93,7 +193,16 @@ def _as_glyphs(reading: str, rect: pymupdf.Rect, neighbour: Glyph, line_id: int)
 
 def read_glyph_picture(page: pymupdf.Page, rect: pymupdf.Rect) -> str | None:
     """The characters a small picture shows, or None when they cannot be read."""
-    from curation.extract.ocr import OcrError, find_rings, render_gray, thicken
+    reader = GlyphReader(tesseract=True)
+    reader.add(page, [(rect, "picture")])
+    reader.read_pending()
+    return reader.readings["picture"]
+
+
+def by_shape(page: pymupdf.Page, rect: pymupdf.Rect) -> str | Crop | None:
+    """A lone dot is read by its shape; a ring round something, or anything else, is left to
+    Tesseract (the digit inside the ring, or the picture with a digit/punctuation whitelist)."""
+    from curation.extract.ocr import find_rings, render_gray, thicken
 
     gray = render_gray(page, GLYPH_DPI, clip=rect)
     dark = gray < 140
@@ -104,18 +213,10 @@ def read_glyph_picture(page: pymupdf.Page, rect: pymupdf.Rect) -> str | None:
     ink_height, ink_width = y1 - y0 + 1, x1 - x0 + 1
     if ink_height <= 0.3 * gray.shape[0] and ink_width <= 0.3 * gray.shape[0] and y0 >= 0.45 * gray.shape[0]:
         return "."  # a lone dot on the baseline
-    try:
-        if 0.8 <= ink_width / ink_height <= 1.25 and find_rings(thicken(dark), dark, (x0, y0, x1, y1), ink_height / 0.85,
-                                                                 [(x0, x1 + 1)], min_ring=0.8):
-            digits = _tesseract_text(_inside_ring(gray, (x0, y0, x1, y1)), psm=10, whitelist="0123456789", scale=2)
-            return CIRCLED_MARKERS[int(digits) - 1] if digits.isdigit() and 1 <= int(digits) <= 10 else None
-        for scale, psm in ATTEMPTS:  # Tesseract misses lone characters at one scale and reads them at another
-            reading = _tesseract_text(gray, psm=psm, whitelist=WHITELIST, scale=scale).replace(" ", "")
-            if reading:
-                return reading
-    except OcrError:
-        return None
-    return None
+    if 0.8 <= ink_width / ink_height <= 1.25 and find_rings(thicken(dark), dark, (x0, y0, x1, y1), ink_height / 0.85,
+                                                             [(x0, x1 + 1)], min_ring=0.8):
+        return Crop(_inside_ring(gray, (x0, y0, x1, y1)), DIGITS, RING_ATTEMPTS, circled=True)
+    return Crop(gray, WHITELIST, ATTEMPTS)  # Tesseract misses lone characters at one scale and reads them at another
 
 
 def _inside_ring(gray: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray:
@@ -126,13 +227,49 @@ def _inside_ring(gray: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray
     return np.where((xx - cx) ** 2 + (yy - cy) ** 2 <= (0.72 * radius) ** 2, gray, 255).astype(np.uint8)
 
 
-def _tesseract_text(gray: np.ndarray, psm: int, whitelist: str, scale: int) -> str:
-    """Tesseract's reading of a small picture, enlarged `scale` times and framed in white."""
-    from curation.extract.ocr import run_tesseract
+def _first_readings(crops: list[Crop]) -> list[str]:
+    """Each crop's first non-empty reading in the order of its attempts ("" when none reads).
+    In each round every waiting crop makes its next attempts that share a page segmentation mode,
+    one Tesseract process per (mode, whitelist) for all crops, processes side by side; a crop
+    waits for another round only when none of those read anything."""
+    readings = [""] * len(crops)
+    waiting = dict.fromkeys(range(len(crops)), 0)  # crop -> its next attempt
+    while waiting:
+        batches: dict[tuple[int, str], list[tuple[int, np.ndarray]]] = defaultdict(list)
+        for index, start in waiting.items():
+            crop = crops[index]
+            mode = crop.attempts[start][1]
+            end = next((at for at in range(start, len(crop.attempts)) if crop.attempts[at][1] != mode), len(crop.attempts))
+            batches[mode, crop.whitelist] += [(index, framed(crop.gray, scale)) for scale, _ in crop.attempts[start:end]]
+            waiting[index] = end
+        for entries, texts in zip(batches.values(), _read_batches(batches), strict=True):
+            for (index, _), text in zip(entries, texts, strict=True):
+                readings[index] = readings[index] or text
+        waiting = {index: start for index, start in waiting.items()
+                   if not readings[index] and start < len(crops[index].attempts)}
+    return readings
 
+
+def _read_batches(batches: dict[tuple[int, str], list[tuple[int, np.ndarray]]]) -> list[list[str]]:
+    """The text of every image of each batch, one Tesseract process per batch, run side by side."""
+    from curation.extract.ocr import run_tesseract_pages
+
+    def read(key: tuple[int, str]) -> list[str]:
+        mode, whitelist = key
+        pages = run_tesseract_pages([image for _, image in batches[key]], psm=mode,
+                                    extra=("-c", f"tessedit_char_whitelist={whitelist}"), languages="eng")
+        return ["".join(word.text for word in words) for words in pages]
+
+    if len(batches) == 1:
+        return [read(next(iter(batches)))]
+    with ThreadPoolExecutor(len(batches)) as pool:
+        return list(pool.map(read, batches))
+
+
+def framed(gray: np.ndarray, scale: int) -> np.ndarray:
+    """A small picture enlarged `scale` times and framed in white, as Tesseract reads it best."""
     big = np.kron(gray, np.ones((scale, scale), dtype=np.uint8))
     pad = 15 * scale
-    framed = np.full((big.shape[0] + 2 * pad, big.shape[1] + 2 * pad), 255, dtype=np.uint8)
-    framed[pad:-pad, pad:-pad] = big
-    words = run_tesseract(framed, psm=psm, extra=("-c", f"tessedit_char_whitelist={whitelist}"), languages="eng")
-    return "".join(word.text for word in words)
+    out = np.full((big.shape[0] + 2 * pad, big.shape[1] + 2 * pad), 255, dtype=np.uint8)
+    out[pad:-pad, pad:-pad] = big
+    return out
