@@ -117,9 +117,14 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
     shutil.rmtree(tmp, ignore_errors=True)
     try:
         rows_by_config: dict[str, list[dict[str, Any]]] = {}
+        shared: dict[str, dict[str, Any]] = {}  # item → its row, the same object in every config but `explicit`
         for name in wanted:
             selected = sorted((i for i in items if filters[name](i)), key=lambda i: i.id)
-            rows_by_config[name] = [item_row(i, workspace.blobs, explicit=name == "explicit") for i in selected]
+            if name == "explicit":
+                rows_by_config[name] = [item_row(i, workspace.blobs, explicit=True) for i in selected]
+            else:
+                rows_by_config[name] = [shared.get(i.id) or shared.setdefault(i.id, item_row(i, workspace.blobs))
+                                        for i in selected]
         empty = [name for name, rows in rows_by_config.items() if not rows]
         for name in empty:
             notes.append(f"{name}: not built (no items)")
@@ -131,14 +136,16 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
                                  row_group_rows=config.row_group_rows)
             files[name] = [p.relative_to(tmp).as_posix() for p in paths]
             sizes[name] = sum(p.stat().st_size for p in paths)
-        row_hashes = {row["id"]: row_hash(row) for row in rows_by_config["full"]} if "full" in rows_by_config else {}
+        hash_of = RowHashes()
+        row_hashes = {row["id"]: hash_of(row) for row in rows_by_config.get("full", [])}
         full_hash = content_hash(row_hashes)
         previous = find_previous(workspace.releases_dir, config.name, version)
         changelog = build_changelog(store, previous, row_hashes)
-        manifest = _manifest(config, version, rows_by_config, files, sizes, row_hashes, full_hash, workspace, previous)
+        manifest = _manifest(config, version, rows_by_config, files, sizes, row_hashes, full_hash, workspace, previous,
+                             hash_of)
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                     encoding="utf-8")
-        _write_harness(tmp, config, version, rows_by_config, workspace.blobs)
+        _write_harness(tmp, config, version, rows_by_config, workspace.blobs, {item.id: item for item in items})
         if config.license == "other" and license_fields(config)["license_link"] == LICENSE_FILE:
             (tmp / LICENSE_FILE).write_text(f"# {config.pretty_name}: terms of use\n\n{config.source_license}\n",
                                             encoding="utf-8")
@@ -162,8 +169,21 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
     return ReleaseResult(out, version, counts, full_hash, changelog, notes)
 
 
+class RowHashes:
+    """`row_hash` of each row object, computed once however many configs hold it."""
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[dict[str, Any], str]] = {}  # id(row) → (row kept alive, its hash)
+
+    def __call__(self, row: dict[str, Any]) -> str:
+        found = self._seen.get(id(row))
+        if found is None:
+            found = self._seen[id(row)] = (row, row_hash(row))
+        return found[1]
+
+
 def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: dict, sizes: dict, row_hashes: dict,
-              full_hash: str, workspace: Workspace, previous: dict | None) -> dict:
+              full_hash: str, workspace: Workspace, previous: dict | None, hash_of: RowHashes) -> dict:
     import datasets
     import pyarrow
 
@@ -174,7 +194,7 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
         "version": version,
         "previous": previous["version"] if previous else None,
         "configs": {name: {"rows": len(rows), "files": files[name], "bytes": sizes[name],
-                           "content_hash": content_hash({r["id"]: row_hash(r) for r in rows})}
+                           "content_hash": content_hash({r["id"]: hash_of(r) for r in rows})}
                     for name, rows in rows_by_config.items()},
         "content_hash": full_hash,
         "row_hashes": row_hashes,
@@ -187,9 +207,9 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
 
 
 def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_config: dict[str, list[dict]],
-                   blobs: BlobStore) -> None:
+                   blobs: BlobStore, items: dict[str, Item]) -> None:
     folder = root / "harness"
-    write_scoring(folder, rows_by_config, blobs, config.harness_prompt)
+    write_scoring(folder, rows_by_config, blobs, config.harness_prompt, items)
     harness.write_lm_eval(folder / "lm_eval", config.name, list(rows_by_config))
     harness.write_inspect(folder / "inspect")
     for name, rows in rows_by_config.items():

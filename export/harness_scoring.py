@@ -52,10 +52,20 @@ def _positions(item: Item) -> dict[str, list[Any]]:
     return where
 
 
-def prompt_record(row: dict[str, Any], blobs: BlobStore, prompt_name: str) -> dict[str, Any]:
+def released_item(row: dict[str, Any], blobs: BlobStore, source: Item | None = None) -> Item:
+    """The item `evaluate --release` reads back from this row. Given the store item the row was
+    made from, the same prompt comes from it with the released question as its stem (the row
+    copies its options and images, content-addressed): no round trip through the row."""
+    if source is not None and source.id == row["id"]:
+        return source.model_copy(update={"stem": row["question"]})
+    return release_rows([row])[0].to_item(blobs.put)  # its images are in the blob store already
+
+
+def prompt_record(row: dict[str, Any], blobs: BlobStore, prompt_name: str, source: Item | None = None
+                  ) -> dict[str, Any]:
     """The messages benchsmith sends for this row (read back as `evaluate --release` reads it),
     images as positions in the row."""
-    item = release_rows([row])[0].to_item(blobs.put)  # its images are in the blob store already
+    item = released_item(row, blobs, source)
     request = build_request(item, PROMPTS[prompt_name], ImageResolver(blobs))
     where = _positions(item)
     system, user = request.messages
@@ -65,17 +75,24 @@ def prompt_record(row: dict[str, Any], blobs: BlobStore, prompt_name: str) -> di
 
 
 def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]], blobs: BlobStore,
-                  prompt_name: str) -> list[Path]:
+                  prompt_name: str, sources: dict[str, Item] | None = None) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     parsing_path = folder / "benchsmith_parsing.py"
     parsing_path.write_bytes(Path(parsing.__file__).read_bytes())
     scoring_path = folder / "benchsmith_scoring.py"
     scoring_path.write_text(scoring_source(prompt_name), encoding="utf-8")
     written = [parsing_path, scoring_path]
+    lines: dict[int, tuple[dict[str, Any], str]] = {}  # id(row) → (row, its line): a row shared by configs once
+
+    def line(row: dict[str, Any]) -> str:
+        if id(row) not in lines:
+            record = prompt_record(row, blobs, prompt_name, (sources or {}).get(row["id"]))
+            lines[id(row)] = (row, json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+        return lines[id(row)][1]
+
     for config, rows in rows_by_config.items():
         path = folder / "prompts" / f"{config}.jsonl"
         path.parent.mkdir(exist_ok=True)
-        lines = [json.dumps(prompt_record(row, blobs, prompt_name), ensure_ascii=False, sort_keys=True) for row in rows]
-        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+        path.write_text("".join(line(row) for row in rows), encoding="utf-8")
         written.append(path)
     return written

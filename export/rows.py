@@ -84,18 +84,15 @@ def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[st
     }).model_dump()
 
 
-def canonical_row(row: dict[str, Any]) -> dict[str, Any]:
-    """The row with image bytes replaced by their hash: what the content hash covers."""
-    def strip(value: Any) -> Any:
-        if isinstance(value, dict) and set(value) == {"bytes", "path"}:
-            return {"sha256": hashlib.sha256(value["bytes"]).hexdigest()}
-        if isinstance(value, dict):
-            return {key: strip(inner) for key, inner in value.items()}
-        if isinstance(value, list):
-            return [strip(inner) for inner in value]
-        return value
+def _image_digest(image: dict[str, Any] | None) -> dict[str, str] | None:
+    return None if image is None else {"sha256": hashlib.sha256(image["bytes"]).hexdigest()}
 
-    return strip(row)
+
+def canonical_row(row: dict[str, Any]) -> dict[str, Any]:
+    """The row with image bytes replaced by their hash: what the content hash covers. Images sit
+    only in `question_images` and the options (the `ReleaseRow` shape)."""
+    return row | {"question_images": [_image_digest(image) for image in row["question_images"]],
+                  "options": [option | {"image": _image_digest(option["image"])} for option in row["options"]]}
 
 
 def row_hash(row: dict[str, Any]) -> str:

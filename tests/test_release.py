@@ -224,3 +224,16 @@ def test_release_build_like_reuses_the_recorded_config(filled, tmp_path):
     assert missing.returncode != 0 and "no release v9.9.9" in missing.stderr
     both = run_cli("release", "build", "--version", "2.0.0", "--like", "v1.0.0", "--config", str(config), "-w", ws)
     assert both.returncode != 0 and "give one" in both.stderr
+
+
+def test_prompts_built_from_the_store_item_equal_those_read_back_from_the_row(filled):
+    from export.harness_scoring import prompt_record
+    from export.rows import item_row
+
+    record = filled.store.get("m-04").item.to_record()
+    record["paraphrase"] = {"text": "바꿔 쓴 질문", "original": record["stem"], "status": "accepted"}
+    paraphrased = parse_item(record)
+    for source in [s.item for s in filled.store.iter_items()] + [paraphrased]:
+        for explicit in (False, True):
+            row = item_row(source, filled.blobs, explicit=explicit)
+            assert prompt_record(row, filled.blobs, "standard", source) == prompt_record(row, filled.blobs, "standard")
