@@ -55,6 +55,7 @@ class StoreDataset:
     limit: int | None = None
     workspace_root: Path | None = None  # where filtering records live
     label: str = "store"
+    _read: dict[str, tuple[Item, str | None]] = field(default_factory=dict, repr=False, compare=False)
 
     def identity(self) -> dict[str, Any]:
         return {"kind": "store", "query": {k: v for k, v in self.query.__dict__.items() if v is not None},
@@ -80,9 +81,12 @@ class StoreDataset:
         return {item_id: stored.item for item_id, stored in self.store.get_many(list(item_ids)).items()}
 
     def lookup_hashed(self, item_ids: Sequence[str]) -> dict[str, tuple[Item, str | None]]:
-        """Items with their implicit content hash, both from the same store row."""
-        return {item_id: (stored.item, stored.content_hash)
-                for item_id, stored in self.store.get_many(list(item_ids)).items()}
+        """Items with their implicit content hash, both from the same store row. Kept for the
+        dataset's life (one command): several models over one pool read it once."""
+        missing = [item_id for item_id in item_ids if item_id not in self._read]
+        self._read.update((item_id, (stored.item, stored.content_hash))
+                          for item_id, stored in self.store.get_many(missing).items())
+        return {item_id: self._read[item_id] for item_id in item_ids if item_id in self._read}
 
     def named_subsets(self, variant: str, hashes: Mapping[str, str] | None = None
                       ) -> tuple[dict[str, set[str]], list[str]]:

@@ -2,6 +2,7 @@
 artifacts (the key is often the longest option, or the one most like the others).
 
     baseline:longest   baseline:shortest   baseline:similar   baseline:position-N   baseline:last
+    baseline:random-N  (a seeded guesser: N names the model; cheap stand-ins for many models at pool scale)
 
 Two more rules stand in for models where none is installed (the demo), each saying so in its output:
 `baseline:overlap` reads the question too and writes a rationale (evaluation/backends/overlap.py),
@@ -10,6 +11,7 @@ Two more rules stand in for models where none is installed (the demo), each sayi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -45,15 +47,28 @@ def _position(number: int) -> Chooser:
     return lambda options: min(number, len(options))
 
 
+def _random(seed: int) -> Chooser:
+    """A guesser: the option a hash of (seed, option texts) points at, so each `random-N` is its own
+    model, stable across processes and reruns."""
+    def choose(options: tuple[str, ...]) -> int:
+        digest = hashlib.sha256("\x1f".join((str(seed), *options)).encode("utf-8")).digest()
+        return int.from_bytes(digest[:8], "big") % len(options) + 1
+
+    return choose
+
+
 def chooser_for(name: str) -> Chooser:
     fixed = re.fullmatch(r"position-([1-9]\d?)", name)
     if fixed:
         return _position(int(fixed.group(1)))
+    guesser = re.fullmatch(r"random-(\d{1,6})", name)
+    if guesser:
+        return _random(int(guesser.group(1)))
     named: dict[str, Chooser] = {"longest": _longest, "shortest": _shortest, "similar": _most_similar,
                                  "last": lambda options: len(options)}
     if name not in named:
         raise ModelConfigError(f"unknown baseline {name!r} (choose longest, shortest, similar, last, position-N, "
-                               "overlap or rubric-checks)")
+                               "random-N, overlap or rubric-checks)")
     return named[name]
 
 
