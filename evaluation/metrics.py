@@ -85,6 +85,11 @@ class RunData:
     def answered(self) -> set[str]:
         return set(self.item_ids)
 
+    @cached_property
+    def outcome_of(self) -> dict[str, str]:
+        """Item id → the outcome of its current record."""
+        return dict(zip(self.item_ids, self.outcomes.tolist(), strict=True))
+
     def pending(self) -> int:
         return sum(1 for item_id in self.manifest.get("item_ids", []) if item_id not in self.answered)
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.metrics import JUDGE_AXES, RunData, subset_order, subsets_of
+from evaluation.metrics import JUDGE_AXES, RunData, subset_order
 from evaluation.records import JudgeScores, JudgeVerdict, is_current, read_jsonl_records
 
 
@@ -70,8 +70,7 @@ def latest_per_model(runs: list[RunData]) -> tuple[dict[tuple[str, str], RunData
 
 
 def _item_subsets(run: RunData, item_id: str) -> list[str]:
-    item = run.items.get(item_id)
-    return subsets_of(item, run.named_subsets) if item is not None else ["overall"]
+    return run.facets.subsets(item_id, run.named_subsets)
 
 
 @dataclass
@@ -90,7 +89,7 @@ def comparable_items(runs: dict[str, RunData], same_items: bool = True) -> list[
     answered: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # subset → model → items
     unsent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for model, run in runs.items():
-        for item_id in run.records:
+        for item_id in run.item_ids:
             for subset in _item_subsets(run, item_id):
                 answered[subset][model].add(item_id)
         for item_id in run.skipped:
@@ -128,7 +127,7 @@ def _accuracy_columns(runs: dict[str, RunData], prefix: str, same_items: bool, t
             table.notes.append(f"{metric}: {chosen.note}")
         if chosen.not_sent_to:
             table.notes.append(f"{metric}: not sent to {', '.join(chosen.not_sent_to)} (no value for them)")
-        values = {m: float(np.mean([runs[m].records[i].outcome == "correct" for i in items]))
+        values = {m: float(np.mean([runs[m].outcome_of[i] == "correct" for i in items]))
                   for m, items in chosen.items.items() if items}
         if values:
             table.columns[metric] = values
@@ -165,7 +164,7 @@ def current_scores(run: RunData, path: Path) -> dict[str, JudgeScores]:
     verdicts are left out, never scored)."""
     return {item_id: verdict.scores for item_id, verdict in read_jsonl_records(path, JudgeVerdict).items()
             if verdict.status == "ok" and verdict.scores is not None and is_current(verdict, run.hashes)
-            and item_id in run.records}
+            and item_id in run.answered}
 
 
 def metrics_from_runs(runs: list[RunData], *, same_items: bool = True) -> MetricTable:

@@ -52,8 +52,8 @@ def _pct_ci(values: list[bool], seed: int, resamples: int) -> str:
 
 
 def _rate(run: RunData, outcome: str) -> str:
-    total = len(run.records)
-    return "—" if not total else f"{100 * sum(r.outcome == outcome for r in run.records.values()) / total:.1f}"
+    total = len(run.item_ids)
+    return "—" if not total else f"{100 * sum(o == outcome for o in run.outcomes) / total:.1f}"
 
 
 def leaderboard(runs: list[RunData], *, seed: int = 0, resamples: int = 2000) -> tuple[TextTable, list[str]]:

@@ -11,6 +11,7 @@ import numpy as np
 
 from curation.errors import BenchsmithError
 from curation.workspace import Workspace
+from evaluation.item_facets import FacetReader
 from evaluation.metrics import RunData, load_run
 from evaluation.records import FilterRecord, latest_filter_record, load_filter_record
 from evaluation.runlog import find_run
@@ -18,13 +19,15 @@ from filtering.stats import loo_sign_flips, paired_bootstrap, ranking_agreement
 
 
 def _correct(run: RunData, items: list[str]) -> np.ndarray:
-    return np.array([run.records[item].outcome == "correct" for item in items], dtype=float)
+    outcome = run.outcome_of
+    return np.array([outcome[item] == "correct" for item in items], dtype=float)
 
 
 def compare_runs(ws: Workspace, run_a: str, run_b: str, *, seed: int = 0) -> dict[str, Any]:
     """Paired bootstrap of two runs on their common current items, and leave-one-out sign flips."""
-    a, b = (load_run(find_run(ws.runs_dir, name), ws) for name in (run_a, run_b))
-    common = sorted(set(a.records) & set(b.records))
+    reader = FacetReader()
+    a, b = (load_run(find_run(ws.runs_dir, name), ws, reader) for name in (run_a, run_b))
+    common = sorted(a.answered & b.answered)
     if not common:
         raise BenchsmithError(f"runs {run_a} and {run_b} share no items")
     score_a, score_b = _correct(a, common), _correct(b, common)
@@ -50,8 +53,9 @@ def ranking_vs_hard(ws: Workspace, run_names: list[str], record_path: Path | Non
     record = filter_record(ws, record_path)
     if record is None:
         raise BenchsmithError("no filtering record: run `benchsmith filter hard` or `filter adversarial` first")
-    runs = [load_run(find_run(ws.runs_dir, name), ws) for name in run_names]
-    common = sorted(set.intersection(*(set(run.records) for run in runs)))
+    reader = FacetReader()
+    runs = [load_run(find_run(ws.runs_dir, name), ws, reader) for name in run_names]
+    common = sorted(set.intersection(*(run.answered for run in runs)))
     survivors, stale_hard = record.current_survivors(runs[0].hashes)
     hard_set = set(survivors)
     hard = [item for item in common if item in hard_set]

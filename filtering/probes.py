@@ -35,8 +35,8 @@ def run_probes(ws: Workspace, specs: list, query: ItemQuery, *, baselines: bool 
         summary = run_model(ws, RunRequest(spec, "standard", variant, store_dataset(ws, query), settings=settings))
         run = load_run(summary.run_dir, ws)
         stale += run.stale
-        correct = sorted(item for item, record in run.records.items() if record.outcome == "correct")
-        accuracy[label] = {"n": len(run.records), "correct": len(correct), "run_id": summary.run_id}
+        correct = sorted(item for item, outcome in run.outcome_of.items() if outcome == "correct")
+        accuracy[label] = {"n": len(run.item_ids), "correct": len(correct), "run_id": summary.run_id}
         if variant != "question_only":
             for item in correct:
                 solvable.setdefault(item, []).append(label)
