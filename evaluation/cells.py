@@ -48,12 +48,18 @@ def _tokens(usage: dict[str, Any] | None) -> int | None:
 
 def _parse(lines: list[bytes]) -> pa.Table:
     """The valid records among complete log lines, the last per item."""
-    latest: dict[str, AnswerRecord] = {}
+    records: list[AnswerRecord] = []
     for line in lines:
         try:
-            record = AnswerRecord.model_validate_json(line.decode("utf-8", errors="replace"))
+            records.append(AnswerRecord.model_validate_json(line.decode("utf-8", errors="replace")))
         except (ValidationError, ValueError):
             continue
+    return _table(records)
+
+
+def _table(records: list[AnswerRecord]) -> pa.Table:
+    latest: dict[str, AnswerRecord] = {}
+    for record in records:
         latest.pop(record.item_id, None)  # a later line supersedes: it moves to the end
         latest[record.item_id] = record
     records = list(latest.values())
@@ -93,12 +99,27 @@ def run_cells(run_dir: Path) -> pa.Table:
     end = added.rfind(b"\n") + 1  # a last line without its newline is still being written: next time
     if end == 0:
         return table
-    new = _parse(added[:end].splitlines())
-    if new.num_rows:
-        kept = table.filter(pc.invert(pc.is_in(table["item_id"], value_set=new["item_id"])))
-        table = pa.concat_tables([kept, new])
+    table = _superseded(table, _parse(added[:end].splitlines()))
     _save(table, cache_path, covered + end)
     return table
+
+
+def _superseded(table: pa.Table, new: pa.Table) -> pa.Table:
+    if not new.num_rows:
+        return table
+    kept = table.filter(pc.invert(pc.is_in(table["item_id"], value_set=new["item_id"])))
+    return pa.concat_tables([kept, new])
+
+
+def note_appended(run_dir: Path, records: list[AnswerRecord], log_span: tuple[int, int]) -> None:
+    """The writer of `records` (the log's bytes from `log_span[0]` to `log_span[1]`) brings the
+    columns up to date without reading them back, when they covered the log up to where it began
+    and nobody else has written to it since."""
+    log, cache_path = run_dir / RESPONSES, run_dir / CELLS_FILE
+    cached = _cached(cache_path) if cache_path.is_file() else None
+    table, covered = cached if cached else (CELL_SCHEMA.empty_table(), 0)
+    if covered == log_span[0] and log.stat().st_size == log_span[1]:
+        _save(_superseded(table, _table(records)), cache_path, log_span[1])
 
 
 def _save(table: pa.Table, path: Path, log_bytes: int) -> None:

@@ -17,7 +17,9 @@ from typing import Any
 
 from curation.item import Item
 from evaluation.backends.baseline import Chooser, chooser_for
+from evaluation.cells import note_appended
 from evaluation.models import ModelSpec
+from evaluation.records import AnswerRecord
 from evaluation.runlog import RunLog, now_iso
 
 _BATCH = 2000
@@ -47,16 +49,20 @@ def answer_locally(to_ask: Iterable[tuple[Item, str]], choose: Chooser, hide_opt
     """Answer every (item, content hash) with `choose` and log the records; the run's stats."""
     by_outcome: dict[str, int] = {}
     batch: list[dict[str, Any]] = []
+    answered: list[AnswerRecord] = []
+    start = end = log.path.stat().st_size
     ts = now_iso()  # one stamp per batch: a batch is answered within milliseconds
     for item, digest in to_ask:
         choices = tuple("" if hide_options else option.text for option in item.options)
         record = local_record(item, digest, choose(choices), ts)
         batch.append(record)
+        answered.append(AnswerRecord.model_construct(**record))  # made here, valid by construction
         by_outcome[record["outcome"]] = by_outcome.get(record["outcome"], 0) + 1
         if on_record is not None:
             on_record(record)
         if len(batch) == _BATCH:
-            log.append_many(batch)
+            end += log.append_many(batch)
             batch, ts = [], now_iso()
-    log.append_many(batch)
+    end += log.append_many(batch)
+    note_appended(log.path.parent, answered, (start, end))
     return {"sent": 0, "cached": 0, "computed_locally": sum(by_outcome.values()), "by_outcome": by_outcome}

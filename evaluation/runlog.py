@@ -40,13 +40,14 @@ class RunLog:
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n"
         os.write(self._fd, line.encode("utf-8"))
 
-    def append_many(self, records: list[dict[str, Any]]) -> None:
-        """Several lines in one write (a kill may tear the last of them, which a reader skips)."""
-        if records:
-            text = "".join(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n" for record in records)
-            data = text.encode("utf-8")
-            while data:
-                data = data[os.write(self._fd, data):]
+    def append_many(self, records: list[dict[str, Any]]) -> int:
+        """Several lines in one write (a kill may tear the last of them, which a reader skips); the bytes written."""
+        text = "".join(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n" for record in records)
+        data = text.encode("utf-8")
+        written = len(data)
+        while data:
+            data = data[os.write(self._fd, data):]
+        return written
 
     def close(self) -> None:
         os.close(self._fd)

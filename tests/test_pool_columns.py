@@ -143,5 +143,12 @@ def test_baselines_answered_here_log_what_the_request_executor_logs(workspace, t
         asyncio.run(run_jobs(spec, ExecutorSettings(), prepared.run_dir / RESPONSES, prepared.jobs(), None))
         mine, theirs = (read_records(d / RESPONSES) for d in (local.run_dir, prepared.run_dir))
         assert len(mine) == 30 and local.stats["computed_locally"] == 30
+        import pyarrow.parquet as pq
+
+        covered = pq.read_schema(local.run_dir / CELLS_FILE).metadata[b"log_bytes"]
+        assert int(covered) == (local.run_dir / RESPONSES).stat().st_size  # written by the run itself
+        written = run_cells(local.run_dir)
+        (local.run_dir / CELLS_FILE).unlink()
+        assert written.equals(run_cells(local.run_dir))
         assert {i: {k: v for k, v in r.items() if k not in TIMING} for i, r in mine.items()} == {
             i: {k: v for k, v in r.items() if k not in TIMING} for i, r in theirs.items()}
