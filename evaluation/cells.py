@@ -46,31 +46,42 @@ def _tokens(usage: dict[str, Any] | None) -> int | None:
     return sum(parts) if parts else None
 
 
+Row = tuple[str, "str | None", str, "int | list[int] | None", "float | None", "dict[str, Any] | None"]
+
+
 def _parse(lines: list[bytes]) -> pa.Table:
     """The valid records among complete log lines, the last per item."""
-    records: list[AnswerRecord] = []
+    rows: list[Row] = []
     for line in lines:
         try:
-            records.append(AnswerRecord.model_validate_json(line.decode("utf-8", errors="replace")))
+            r = AnswerRecord.model_validate_json(line.decode("utf-8", errors="replace"))
         except (ValidationError, ValueError):
             continue
-    return _table(records)
+        rows.append((r.item_id, r.content_hash, r.outcome, r.answer, r.latency_s, r.usage))
+    return _table(rows)
 
 
-def _table(records: list[AnswerRecord]) -> pa.Table:
-    latest: dict[str, AnswerRecord] = {}
-    for record in records:
-        latest.pop(record.item_id, None)  # a later line supersedes: it moves to the end
-        latest[record.item_id] = record
-    records = list(latest.values())
+def _answer_text(answer: int | list[int] | None) -> str | None:
+    if answer is None:
+        return None
+    return str(answer) if isinstance(answer, int) else json.dumps(answer)
+
+
+def _table(rows: list[Row]) -> pa.Table:
+    """(item, hash, outcome, answer, latency, usage) per record, in log order → the last per item."""
+    latest: dict[str, Row] = {}
+    for row in rows:
+        latest.pop(row[0], None)  # a later line supersedes: it moves to the end
+        latest[row[0]] = row
+    kept = list(latest.values())
     return pa.table({
-        "item_id": [r.item_id for r in records],
-        "content_hash": [r.content_hash for r in records],
-        "outcome": [r.outcome for r in records],
-        "answer": [None if r.answer is None else json.dumps(r.answer) for r in records],
-        "choice": [r.answer if isinstance(r.answer, int) else None for r in records],
-        "latency_s": [r.latency_s for r in records],
-        "tokens": [_tokens(r.usage) for r in records],
+        "item_id": [r[0] for r in kept],
+        "content_hash": [r[1] for r in kept],
+        "outcome": [r[2] for r in kept],
+        "answer": [_answer_text(r[3]) for r in kept],
+        "choice": [r[3] if isinstance(r[3], int) else None for r in kept],
+        "latency_s": [r[4] for r in kept],
+        "tokens": [_tokens(r[5]) for r in kept],
     }, schema=CELL_SCHEMA)
 
 
@@ -111,15 +122,17 @@ def _superseded(table: pa.Table, new: pa.Table) -> pa.Table:
     return pa.concat_tables([kept, new])
 
 
-def note_appended(run_dir: Path, records: list[AnswerRecord], log_span: tuple[int, int]) -> None:
-    """The writer of `records` (the log's bytes from `log_span[0]` to `log_span[1]`) brings the
+def note_appended(run_dir: Path, records: list[dict[str, Any]], log_span: tuple[int, int]) -> None:
+    """The writer of `records` (valid `AnswerRecord`s, the log's bytes from `log_span[0]` to `log_span[1]`) brings the
     columns up to date without reading them back, when they covered the log up to where it began
     and nobody else has written to it since."""
     log, cache_path = run_dir / RESPONSES, run_dir / CELLS_FILE
     cached = _cached(cache_path) if cache_path.is_file() else None
     table, covered = cached if cached else (CELL_SCHEMA.empty_table(), 0)
     if covered == log_span[0] and log.stat().st_size == log_span[1]:
-        _save(_superseded(table, _table(records)), cache_path, log_span[1])
+        rows = [(r["item_id"], r.get("content_hash"), r["outcome"], r.get("answer"), r.get("latency_s"), r.get("usage"))
+                for r in records]
+        _save(_superseded(table, _table(rows)), cache_path, log_span[1])
 
 
 def _save(table: pa.Table, path: Path, log_bytes: int) -> None:

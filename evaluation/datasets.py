@@ -56,6 +56,7 @@ class StoreDataset:
     workspace_root: Path | None = None  # where filtering records live
     label: str = "store"
     _read: dict[str, tuple[Item, str | None]] = field(default_factory=dict, repr=False, compare=False)
+    _hashes: dict[str, str] | None = field(default=None, repr=False, compare=False)
 
     def identity(self) -> dict[str, Any]:
         return {"kind": "store", "query": {k: v for k, v in self.query.__dict__.items() if v is not None},
@@ -73,9 +74,11 @@ class StoreDataset:
     def current_hashes(self) -> dict[str, str]:
         """Item id → content hash (implicit variant) of the selected items, in item order, from the
         store's column: which items changed is known before any is read."""
-        columns = self.store.columns(["content_hash"], self.query)
-        pairs = zip(columns["id"], columns["content_hash"], strict=True)
-        return dict(islice(pairs, self.limit)) if self.limit else dict(pairs)
+        if self._hashes is None:  # read once for the dataset's life (one command)
+            columns = self.store.columns(["content_hash"], self.query)
+            pairs = zip(columns["id"], columns["content_hash"], strict=True)
+            self._hashes = dict(islice(pairs, self.limit)) if self.limit else dict(pairs)
+        return self._hashes
 
     def lookup(self, item_ids: Sequence[str]) -> dict[str, Item]:
         return {item_id: stored.item for item_id, stored in self.store.get_many(list(item_ids)).items()}

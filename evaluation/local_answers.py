@@ -19,7 +19,6 @@ from curation.item import Item
 from evaluation.backends.baseline import Chooser, chooser_for
 from evaluation.cells import note_appended
 from evaluation.models import ModelSpec
-from evaluation.records import AnswerRecord
 from evaluation.runlog import RunLog, now_iso
 
 _BATCH = 2000
@@ -49,14 +48,14 @@ def answer_locally(to_ask: Iterable[tuple[Item, str]], choose: Chooser, hide_opt
     """Answer every (item, content hash) with `choose` and log the records; the run's stats."""
     by_outcome: dict[str, int] = {}
     batch: list[dict[str, Any]] = []
-    answered: list[AnswerRecord] = []
+    answered: list[dict[str, Any]] = []
     start = end = log.path.stat().st_size
     ts = now_iso()  # one stamp per batch: a batch is answered within milliseconds
     for item, digest in to_ask:
         choices = tuple("" if hide_options else option.text for option in item.options)
         record = local_record(item, digest, choose(choices), ts)
         batch.append(record)
-        answered.append(AnswerRecord.model_construct(**record))  # made here, valid by construction
+        answered.append(record)
         by_outcome[record["outcome"]] = by_outcome.get(record["outcome"], 0) + 1
         if on_record is not None:
             on_record(record)
