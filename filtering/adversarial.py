@@ -92,6 +92,7 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
 
     pool = ws.store.ids(in_play(plan.query))
     reader = FacetReader()
+    whole_pool = store_dataset(ws, plan.query)  # one dataset for every model: the pool is read once
     remaining = list(pool)
     run_dirs, labels = [], []
     for spec in plan.specs:
@@ -103,8 +104,8 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
             if attempt and spec.decoding.seed is not None:
                 seeded = spec.model_copy(update={"decoding": spec.decoding.model_copy(
                     update={"seed": spec.decoding.seed + attempt})})
-            query = ItemQuery(ids=remaining) if plan.sequential else plan.query
-            request = RunRequest(seeded, plan.prompt, plan.variant, store_dataset(ws, query),
+            dataset = store_dataset(ws, ItemQuery(ids=remaining)) if plan.sequential else whole_pool
+            request = RunRequest(seeded, plan.prompt, plan.variant, dataset,
                                  retry_errors=True,
                                  settings=ExecutorSettings(concurrency=plan.concurrency, timeout_s=spec.timeout_s,
                                                            max_retries=spec.max_retries))
