@@ -58,6 +58,7 @@ def test_three_models_over_500_items_on_ray_match_the_local_executor(tmp_path, r
     for ws in (on_ray, local):
         seed_items(ws, n_text=ITEMS, n_image=0)
     started: list[Started] = []
+    started_keys: list[str] = []
     with ServerThread() as server:
         pool = ProcessPoolExecutor(2)
         try:
@@ -66,14 +67,17 @@ def test_three_models_over_500_items_on_ray_match_the_local_executor(tmp_path, r
             pool.close()
         sent_local = server.stats.requests
         result = run_models(on_ray, _requests(server.url), ray_executor, shard_size=50,
-                            on_progress=lambda p: started.append(p.started) if p.started else None)
+                            on_progress=lambda p: (started.append(p.started), started_keys.append(p.key))
+                            if p.started else None)
         sent_ray = server.stats.requests - sent_local
     assert result.failed == {}
     assert run_results(on_ray) == run_results(local)
     assert [len(records) for records in run_results(on_ray).values()] == [ITEMS] * 3
     assert sent_local == sent_ray == ITEMS
     assert len({s.node for s in started}) == 2  # both nodes took shards
-    assert len(started) == 30  # 3 models × 10 shards, each started once
+    # the baselines answer in the driver; only the served model goes out, as 10 shards each started once
+    assert len(started) == 10 and {key.split("#")[0] for key in started_keys} == {"openai-compatible:fake-model"}
+    assert [s.stats.get("computed_locally", 0) for s in result.summaries] == [ITEMS, ITEMS, 0]
 
 
 def test_killing_a_worker_mid_run_loses_no_item_and_resends_no_cached_request(tmp_path, ray_executor) -> None:
