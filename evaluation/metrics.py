@@ -125,11 +125,6 @@ def load_run(run_dir: Path, ws: Workspace, reader: FacetReader | None = None) ->
     return RunData(manifest["run_id"], run_dir, manifest, cells, facets, dataset, skipped, stale, subsets, notes)
 
 
-def subsets_of(item: Item, named: dict[str, set[str]] | None = None) -> list[str]:
-    """The subsets an item counts in: from its flags and taxonomy, and the named subsets (hard) it is in."""
-    return ItemFacets.from_items([item], "implicit").subsets(item.id, named)
-
-
 def bootstrap_ci(values: np.ndarray, seed: int, resamples: int = 2000, level: float = 0.95) -> tuple[float, float] | None:
     """Percentile interval of the mean over items resampled with replacement (scipy's bootstrap)."""
     return mean_interval(np.asarray(values, dtype=float), seed=seed, resamples=resamples, level=level)

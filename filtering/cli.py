@@ -56,7 +56,7 @@ def matrix_build_command(
     path = save_matrix(matrix, ws.root / "filtering")
     _print_stale(matrix.stale_skipped)
     out.print(f"solve matrix: {len(matrix.item_ids())} items × {len(matrix.models)} models, "
-              f"{len(matrix.cells)} cells → {path}", highlight=False)
+              f"{matrix.table.num_rows} cells → {path}", highlight=False)
 
 
 @matrix_app.command("show")
