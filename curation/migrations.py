@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 from curation.identity import content_hash
 from curation.item import SCHEMA_VERSION, parse_item
 
-STORE_VERSION = 2
+STORE_VERSION = 3
 
 
 def _add_identity_columns(conn: Connection) -> None:
@@ -36,8 +36,15 @@ def _add_identity_columns(conn: Connection) -> None:
                           "WHERE id = :id"), values)
 
 
+def _index_revision_stage_and_time(conn: Connection) -> None:
+    """2 → 3: a release card's stage counts and newest revision time read indexes instead of
+    scanning every snapshot (0.6 s on a 65,000-item store)."""
+    conn.execute(text("CREATE INDEX ix_revisions_stage ON revisions (stage)"))
+    conn.execute(text("CREATE INDEX ix_revisions_created_at ON revisions (created_at)"))
+
+
 # STORE_MIGRATIONS[n] upgrades a store from version n to n + 1.
-STORE_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_identity_columns}
+STORE_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_identity_columns, 2: _index_revision_stage_and_time}
 
 # RECORD_MIGRATIONS[n] upgrades an item record from schema_version n to n + 1.
 RECORD_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}

@@ -4,7 +4,7 @@ import json
 
 import numpy as np
 import pytest
-from sqlalchemy import text, update
+from sqlalchemy import inspect, select, text, update
 
 from curation.identity import content_hash
 from curation.item import parse_item
@@ -20,9 +20,31 @@ def _items(n, **kw):
     return [parse_item(make_record(f"q-{i:04d}", **kw)) for i in range(n)]
 
 
+def _drop_revision_indexes(conn) -> None:
+    for index in ("ix_revisions_stage", "ix_revisions_created_at"):
+        conn.execute(text(f"DROP INDEX {index}"))
+
+
+def test_a_version_2_store_gets_its_revision_indexes_when_opened(store_url):
+    store = Store(store_url, create=True)
+    store.save_items(_items(3), author="t", stage="import")
+    store.update_fields("q-0001", {"answer": 3}, expect_rev=1, author="a", stage="edit")
+    with store._write() as conn, conn.begin():
+        _drop_revision_indexes(conn)
+        conn.execute(update(meta_table).where(meta_table.c.key == "store_version").values(value="2"))
+    store.close()
+    reopened = Store(store_url)
+    assert reopened.stage_counts() == {"edit": 1, "import": 3}
+    with reopened.engine.connect() as conn:
+        names = {index["name"] for index in inspect(conn).get_indexes("revisions")}
+        version = conn.execute(select(meta_table.c.value).where(meta_table.c.key == "store_version")).scalar_one()
+    assert {"ix_revisions_stage", "ix_revisions_created_at"} <= names and version == "3"
+
+
 def _downgrade_to_version_1(store: Store) -> None:
     """The store as benchsmith 0.1 wrote it: no identity columns, store_version 1."""
     with store._write() as conn, conn.begin():
+        _drop_revision_indexes(conn)
         conn.execute(text("DROP INDEX ix_items_content_hash"))
         for column in ("content_hash", "taxonomy_part", "taxonomy_subject"):
             conn.execute(text(f"ALTER TABLE items DROP COLUMN {column}"))
@@ -152,3 +174,15 @@ def test_baselines_answered_here_log_what_the_request_executor_logs(workspace, t
         assert written.equals(run_cells(local.run_dir))
         assert {i: {k: v for k, v in r.items() if k not in TIMING} for i, r in mine.items()} == {
             i: {k: v for k, v in r.items() if k not in TIMING} for i, r in theirs.items()}
+
+
+def test_get_many_reads_most_of_the_store_in_one_pass_and_finds_what_the_chunked_reads_find(store_url):
+    store = Store(store_url, create=True)
+    store.save_items(_items(2600), author="t", stage="import")
+    store.update_fields("q-0007", {"answer": 3}, expect_rev=1, author="a", stage="edit")
+    many = [f"q-{i:04d}" for i in range(2600) if i % 13] + ["absent-1"]  # one pass
+    few = many[:300]  # statements of 500 ids
+    found_many, found_few = store.get_many(many), store.get_many(few)
+    assert set(found_many) == set(many) - {"absent-1"} and set(found_few) == set(few)
+    assert found_many["q-0007"].rev == 2 and found_many["q-0007"].item.answer == 3
+    assert all(found_many[key].item == found_few[key].item for key in found_few)
