@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 import pyarrow.compute as pc
 
+from curation.arrow import pa
 from curation.item import Item
 from curation.workspace import Workspace
 from evaluation.cells import run_cells
