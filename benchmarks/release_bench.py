@@ -23,7 +23,8 @@ from curation.item import parse_item
 from curation.workspace import init_workspace
 from export.build import build_release
 from export.release_config import ReleaseConfig
-from export.rows import item_row, release_features
+from export.features import hf_features
+from export.rows import item_row
 
 
 def _png(rng: random.Random) -> bytes:
@@ -75,7 +76,7 @@ def main() -> None:
         started = time.perf_counter()
         rows = [item_row(stored.item, workspace.blobs) for stored in workspace.store.iter_items()]
         target = Path(tempfile.mkdtemp()) / "baseline.parquet"
-        datasets.Dataset.from_list(rows, features=release_features()).to_parquet(str(target))
+        datasets.Dataset.from_list(rows, features=hf_features()).to_parquet(str(target))
         base.append(time.perf_counter() - started)
         target.unlink()
     median, baseline = statistics.median(ours), statistics.median(base)

@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from curation.background import Background
 from curation.blobs import BlobStore
 from curation.errors import BenchsmithError
 from curation.item import Item
@@ -28,11 +29,12 @@ from evaluation.records import FilterRecord, latest_filter_record
 from export import harness
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
 from export.croissant import croissant
+from export.features import release_features
 from export.harness_scoring import write_scoring
 from export.integrity import content_hash, write_checksums
-from export.parquet import WRITER_SETTINGS, portable_yaml_list, write_shards
+from export.parquet import WRITER_SETTINGS, arrow_rows, portable_yaml_list, write_shards
 from export.release_config import ReleaseConfig, check_version
-from export.rows import item_row, release_features, row_hash
+from export.rows import item_row, row_hash
 from export.vlmevalkit import write_vlmevalkit
 
 CONFIG_FILTERS = {
@@ -115,6 +117,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
     features = release_features()
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
+    harness_job: Background | None = None
     try:
         rows_by_config: dict[str, list[dict[str, Any]]] = {}
         shared: dict[str, dict[str, Any]] = {}  # item → its row, the same object in every config but `explicit`
@@ -129,10 +132,14 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         for name in empty:
             notes.append(f"{name}: not built (no items)")
             del rows_by_config[name]
+        # The harness folder is written by a forked child on the second core while this process
+        # writes the shards, hashes and card: both read the same rows, which nobody changes now.
+        harness_job = Background(lambda: _write_harness(tmp, config, version, rows_by_config, workspace.blobs,
+                                                        {item.id: item for item in items}))
         files: dict[str, list[str]] = {}
         sizes: dict[str, int] = {}
-        for name, rows in rows_by_config.items():
-            paths = write_shards(rows, features, tmp / "data" / name, shard_rows=config.shard_rows,
+        for name, table in _config_tables(rows_by_config, shared, features).items():
+            paths = write_shards(table, tmp / "data" / name, shard_rows=config.shard_rows,
                                  row_group_rows=config.row_group_rows)
             files[name] = [p.relative_to(tmp).as_posix() for p in paths]
             sizes[name] = sum(p.stat().st_size for p in paths)
@@ -145,13 +152,13 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
                              hash_of)
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                     encoding="utf-8")
-        _write_harness(tmp, config, version, rows_by_config, workspace.blobs, {item.id: item for item in items})
         if config.license == "other" and license_fields(config)["license_link"] == LICENSE_FILE:
             (tmp / LICENSE_FILE).write_text(f"# {config.pretty_name}: terms of use\n\n{config.source_license}\n",
                                             encoding="utf-8")
         (tmp / "README.md").write_text(
             render_card(config, version, items, rows_by_config, features, manifest, changelog, workspace, notes, record),
             encoding="utf-8")
+        harness_job.wait()
         sums = write_checksums(tmp)
         crate = croissant(config.name, config.description, config.license, version,
                           f"https://huggingface.co/datasets/{config.hub_repo}" if config.hub_repo else "",
@@ -159,14 +166,28 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
                           cite_as=config.citation or f"{config.pretty_name} (version {version}), built with benchsmith",
                           date_published=(manifest["store"]["last_revision_at"] or "")[:10] or None)
         (tmp / "croissant.json").write_text(json.dumps(crate, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        write_checksums(tmp)
+        write_checksums(tmp, known=sums)
         out.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, out)
     except BaseException:
+        if harness_job is not None:
+            harness_job.cancel()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     counts = {name: len(rows) for name, rows in rows_by_config.items()}
     return ReleaseResult(out, version, counts, full_hash, changelog, notes)
+
+
+def _config_tables(rows_by_config: dict[str, list[dict[str, Any]]], shared: dict[str, dict[str, Any]],
+                   features) -> dict[str, Any]:  # noqa: ANN001
+    """Each config's rows as an Arrow table: the shared rows are converted once and each config
+    takes its own from them (a row in `full` and `hard` is converted once, not twice)."""
+    ids = sorted(shared)
+    position = {item_id: index for index, item_id in enumerate(ids)}
+    every = arrow_rows([shared[item_id] for item_id in ids], features)
+    return {name: arrow_rows(rows, features) if name == "explicit"
+            else every.take([position[row["id"]] for row in rows])
+            for name, rows in rows_by_config.items()}
 
 
 class RowHashes:
@@ -184,7 +205,8 @@ class RowHashes:
 
 def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: dict, sizes: dict, row_hashes: dict,
               full_hash: str, workspace: Workspace, previous: dict | None, hash_of: RowHashes) -> dict:
-    import datasets
+    from importlib.metadata import version as installed_version
+
     import pyarrow
 
     from curation.version import BENCHSMITH_VERSION as __version__
@@ -200,7 +222,7 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
         "row_hashes": row_hashes,
         "store": {"items": workspace.store.count(), "revisions": workspace.store.revision_count(),
                   "last_revision_at": workspace.store.last_revision_at()},
-        "builder": {"benchsmith": __version__, "pyarrow": pyarrow.__version__, "datasets": datasets.__version__,
+        "builder": {"benchsmith": __version__, "pyarrow": pyarrow.__version__, "datasets": installed_version("datasets"),
                     "writer": WRITER_SETTINGS, "shard_rows": config.shard_rows, "row_group_rows": config.row_group_rows},
         "config": config.model_dump(mode="json"),
     }

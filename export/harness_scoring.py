@@ -57,7 +57,7 @@ def released_item(row: dict[str, Any], blobs: BlobStore, source: Item | None = N
     made from, the same prompt comes from it with the released question as its stem (the row
     copies its options and images, content-addressed): no round trip through the row."""
     if source is not None and source.id == row["id"]:
-        return source.model_copy(update={"stem": row["question"]})
+        return source if source.stem == row["question"] else source.model_copy(update={"stem": row["question"]})
     return release_rows([row])[0].to_item(blobs.put)  # its images are in the blob store already
 
 

@@ -18,9 +18,14 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def write_checksums(root: Path, exclude: tuple[str, ...] = ("checksums.json",)) -> dict[str, str]:
-    sums = {path.relative_to(root).as_posix(): sha256_file(path)
-            for path in sorted(root.rglob("*")) if path.is_file() and path.name not in exclude}
+def write_checksums(root: Path, exclude: tuple[str, ...] = ("checksums.json",),
+                    known: dict[str, str] | None = None) -> dict[str, str]:
+    """sha256 of every file under `root`, written to checksums.json; `known` digests (files not
+    written since) are taken as they are."""
+    known = known or {}
+    sums = {name: known.get(name) or sha256_file(path)
+            for path in sorted(root.rglob("*")) if path.is_file() and path.name not in exclude
+            for name in (path.relative_to(root).as_posix(),)}
     (root / "checksums.json").write_text(json.dumps(sums, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return sums
 

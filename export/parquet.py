@@ -62,19 +62,24 @@ def portable_schema(features):  # noqa: ANN001, ANN201 - pyarrow is imported laz
     return features.arrow_schema.with_metadata(metadata)
 
 
-def write_shards(rows: list[dict[str, Any]], features, folder: Path, *, shard_rows: int,  # noqa: ANN001
-                 row_group_rows: int, split: str = "test") -> list[Path]:
-    import pyarrow as pa
+def arrow_rows(rows: list[dict[str, Any]], features):  # noqa: ANN001, ANN201 - pyarrow is imported lazily
+    """Rows as one Arrow table in the portable schema."""
+    from curation.arrow import pa
+
+    return pa.Table.from_pylist(rows, schema=portable_schema(features))
+
+
+def write_shards(table, folder: Path, *, shard_rows: int, row_group_rows: int,  # noqa: ANN001
+                 split: str = "test") -> list[Path]:
+    """`table` (from `arrow_rows`, or rows taken from one) as fixed-size parquet shards."""
     import pyarrow.parquet as pq
 
     folder.mkdir(parents=True, exist_ok=True)
-    schema = portable_schema(features)
-    shards = max(1, -(-len(rows) // shard_rows))
+    shards = max(1, -(-table.num_rows // shard_rows))
     paths = []
     for index in range(shards):
-        chunk = rows[index * shard_rows : (index + 1) * shard_rows]
-        table = pa.Table.from_pylist(chunk, schema=schema)
         path = folder / f"{split}-{index:05d}-of-{shards:05d}.parquet"
-        pq.write_table(table, path, row_group_size=row_group_rows, **WRITER_SETTINGS)
+        pq.write_table(table.slice(index * shard_rows, shard_rows), path, row_group_size=row_group_rows,
+                       **WRITER_SETTINGS)
         paths.append(path)
     return paths

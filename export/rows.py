@@ -1,4 +1,4 @@
-"""Items as release rows, and the `datasets` Features that describe them.
+"""Items as release rows (their columns are declared in export/features.py).
 
 Inside benchsmith the answer is a 1-based option number; a release carries it as is
 (`answer`, 1-based), with its letter, and `answers` for multi-answer items. Images are
@@ -19,33 +19,6 @@ LETTERS = "ABCDEFGHIJ"
 RATIONALE_RELEASED = ("adopted", "minor_fix", "major_fix")
 
 
-def release_features():  # noqa: ANN201 - datasets is imported lazily
-    from datasets import Features, Image, List, Value
-
-    return Features({
-        "id": Value("string"),
-        "exam": Value("string"),
-        "session": Value("string"),
-        "subject": Value("string"),
-        "part": Value("string"),
-        "number": Value("int32"),
-        "question": Value("string"),
-        "question_original": Value("string"),
-        "question_images": List(Image()),
-        "options": List({"text": Value("string"), "image": Image()}),
-        "answer": Value("int32"),
-        "answer_letter": Value("string"),
-        "answers": List(Value("int32")),
-        "korea_specific": Value("bool"),
-        "multimodal": Value("bool"),
-        "visual_type": Value("string"),
-        "question_format": Value("string"),
-        "rationale": Value("string"),
-        "rationale_status": Value("string"),
-        "original_option_order": List(Value("int32")),
-    })
-
-
 def _image(blobs: BlobStore, ref: str) -> dict[str, Any]:
     return {"bytes": blobs.get(ref), "path": ref}
 
@@ -59,7 +32,7 @@ def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[st
         question = item.paraphrase.text  # reviewed paraphrase: the original stays in question_original
     if explicit and item.explicit_variant:
         question = item.explicit_variant
-    return ReleaseRow.model_validate({
+    row = {
         "id": item.id,
         "exam": item.source.exam,
         "session": item.source.session,
@@ -81,7 +54,9 @@ def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[st
         "rationale": rationale.text if rationale else None,
         "rationale_status": rationale.status if rationale else None,
         "original_option_order": item.original_option_order,
-    }).model_dump()
+    }
+    ReleaseRow.model_validate(row)  # the release contract; the row already has its exact shape
+    return row
 
 
 def _image_digest(image: dict[str, Any] | None) -> dict[str, str] | None:
