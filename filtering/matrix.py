@@ -77,7 +77,10 @@ class SolveMatrix:
         return {i: h for i, h in zip(self.column("item_id"), self.column("content_hash"), strict=True) if h}
 
     def item_ids(self) -> list[str]:
-        return sorted(set(self.column("item_id")))
+        return sorted(pc.unique(self.table["item_id"]).to_pylist())
+
+    def model_labels(self) -> list[str]:
+        return sorted(pc.unique(self.table["model"]).to_pylist())
 
     def outcomes(self) -> dict[tuple[str, str], list[str]]:
         """(item, model) → the outcomes of every attempt, in attempt order."""
@@ -111,7 +114,7 @@ class SolveMatrix:
 
     def solve_counts(self) -> dict[str, dict[str, int]]:
         """Per item: how many models solved it (any attempt), missed it, or left it undetermined."""
-        items, models = self.item_ids(), sorted(set(self.column("model")))
+        items, models = self.item_ids(), self.model_labels()
         table = self.verdicts(models, items)
         answered = table.cells > 0
         counts = {"solved": (table.solved & answered).sum(axis=1), "missed": (table.missed & answered).sum(axis=1),
@@ -147,14 +150,15 @@ class VerdictTable:
         cells, correct, wrong = (np.zeros(shape, dtype=np.int32) for _ in range(3))
         row_of = {item_id: row for row, item_id in enumerate(items)}
         col_of = {model: col for col, model in enumerate(models)}
-        rows = np.array([row_of.get(i, -1) for i in matrix.column("item_id")], dtype=np.int64)
-        cols = np.array([col_of.get(m, -1) for m in matrix.column("model")], dtype=np.int64)
-        outcome = np.asarray(matrix.column("outcome"), dtype=object)
+        table = matrix.table
+        rows = _positions(table["item_id"], items)
+        cols = _positions(table["model"], models)
         keep = (rows >= 0) & (cols >= 0)
-        rows, cols, outcome = rows[keep], cols[keep], outcome[keep]
-        np.add.at(cells, (rows, cols), 1)
-        np.add.at(correct, (rows, cols), outcome == "correct")
-        np.add.at(wrong, (rows, cols), outcome == "wrong")
+        flat = rows[keep] * len(models) + cols[keep]  # one bincount per count, over the flattened grid
+        size = shape[0] * shape[1]
+        for counts, outcome in ((cells, None), (correct, "correct"), (wrong, "wrong")):
+            chosen = flat if outcome is None else flat[_is(table["outcome"], outcome)[keep]]
+            counts += np.bincount(chosen, minlength=size).reshape(shape).astype(np.int32)
         asked = np.ones(shape, dtype=bool)
         for model, col in col_of.items():
             for item_id in matrix.not_sent.get(model, {}):
@@ -162,6 +166,16 @@ class VerdictTable:
                     asked[row_of[item_id], col] = False
         missed = (cells > 0) & (wrong == cells) & (cells >= (attempts or 0))
         return cls(items, models, cells, correct > 0, missed, asked)
+
+
+def _positions(column: pa.ChunkedArray, values: list[str]) -> np.ndarray:
+    """Each cell's position in `values` (-1 where it is not there), computed in Arrow."""
+    found = pc.index_in(column, value_set=pa.array(values, pa.string()))
+    return pc.fill_null(found, -1).to_numpy().astype(np.int64)
+
+
+def _is(column: pa.ChunkedArray, value: str) -> np.ndarray:
+    return pc.fill_null(pc.equal(column, value), False).to_numpy()
 
 
 def model_verdict(outcomes: list[str], attempts: int | None = None) -> str:

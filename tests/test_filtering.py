@@ -51,6 +51,22 @@ def test_missing_attempts_and_unparseable_never_decide_by_accident():
     assert decision.survivors == ["y"] and "x" not in decision.removed and "x" in decision.undetermined
 
 
+def test_verdict_counts_equal_a_cell_by_cell_count_on_a_random_matrix():
+    rng = np.random.default_rng(7)
+    outcomes = ("correct", "wrong", "unparseable", "error")
+    cells = [Cell(f"q{rng.integers(40)}", f"m{rng.integers(6)}", int(rng.integers(3)), "run", outcomes[rng.integers(4)],
+                  None, None, None) for _ in range(600)]
+    matrix = SolveMatrix.from_cells(cells)
+    items, models = [f"q{i}" for i in range(0, 45, 2)], ["m5", "m0", "m2", "absent"]  # some cells left out
+    table = matrix.verdicts(models, items, attempts=2)
+    for r, item_id in enumerate(items):
+        for c, model in enumerate(models):
+            seen = [cell.outcome for cell in cells if cell.item_id == item_id and cell.model == model]
+            assert table.cells[r, c] == len(seen)
+            assert table.solved[r, c] == ("correct" in seen)
+            assert table.missed[r, c] == (bool(seen) and set(seen) == {"wrong"} and len(seen) >= 2)
+
+
 def test_a_model_that_cannot_see_an_item_does_not_decide_it():
     matrix = _matrix({("img", "vision"): ["wrong"], ("txt", "vision"): ["wrong"], ("txt", "text"): ["wrong"]},
                      not_sent={"text": {"img": "has images; the model is text-only"}})
