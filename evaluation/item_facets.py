@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pyarrow.compute as pc
 
+from curation.arrow import pa
 from curation.identity import content_hash
 from curation.item import Item
 from curation.store import Store
@@ -76,24 +79,68 @@ class ItemFacets:
             names.append(f"subject:{self.subject[index]}")
         return names
 
-    def masks(self, item_ids: Sequence[str], named: dict[str, set[str]] | None = None) -> dict[str, np.ndarray]:
-        """Subset name → boolean mask over `item_ids` (the same membership as `subsets`)."""
-        index = np.array([self.position.get(i, -1) for i in item_ids], dtype=np.int64)
+    @cached_property
+    def _columns(self) -> _FacetColumns:
+        return _FacetColumns.of(self)
+
+    def current_hashes(self, item_ids: pa.Array | pa.ChunkedArray) -> pa.Array:
+        """Each id's current content hash (null where the dataset has no such item), in Arrow."""
+        index = _positions(item_ids, self._columns.ids)
+        return self._columns.hashes.take(pa.array(index, pa.int64(), mask=index < 0))
+
+    def masks(self, item_ids: Sequence[str] | pa.Array | pa.ChunkedArray,
+              named: dict[str, set[str]] | None = None) -> dict[str, np.ndarray]:
+        """Subset name → boolean mask over `item_ids` (the same membership as `subsets`),
+        computed in Arrow and numpy: no Python object per item."""
+        ids = item_ids if isinstance(item_ids, pa.Array | pa.ChunkedArray) else pa.array(list(item_ids), pa.string())
+        columns = self._columns
+        index = _positions(ids, columns.ids)
         known = index >= 0
         safe = np.where(known, index, 0)
-        masks: dict[str, np.ndarray] = {"overall": np.ones(len(item_ids), dtype=bool)}
+        masks: dict[str, np.ndarray] = {"overall": np.ones(len(ids), dtype=bool)}
         if len(self.ids):
-            multimodal = np.asarray(self.multimodal, dtype=bool)[safe] & known
+            multimodal = columns.multimodal[safe] & known
             masks["text_only"] = known & ~multimodal
             masks["multimodal"] = multimodal
-            masks["korea_specific"] = np.asarray(self.korea_specific, dtype=bool)[safe] & known
-        for name, ids in (named or {}).items():
-            masks[name] = np.fromiter((i in ids for i in item_ids), dtype=bool, count=len(item_ids)) & known
-        for prefix, values in (("part", self.part), ("subject", self.subject)):
-            labels = np.asarray(values, dtype=object)[safe] if len(self.ids) else np.array([], dtype=object)
-            for label in sorted({v for v in labels[known] if v}):
-                masks[f"{prefix}:{label}"] = known & (labels == label)
+            masks["korea_specific"] = columns.korea_specific[safe] & known
+        for name, members in (named or {}).items():
+            chosen = pa.array(sorted(members), pa.string())
+            masks[name] = pc.fill_null(pc.is_in(ids, value_set=chosen), False).to_numpy(zero_copy_only=False) & known
+        for prefix, (codes, labels) in (("part", columns.part), ("subject", columns.subject)):
+            present = codes[safe] if len(self.ids) else np.array([], dtype=np.int32)
+            for code in sorted(set(np.unique(present[known]).tolist()) - {-1}, key=lambda c: labels[c]):
+                masks[f"{prefix}:{labels[code]}"] = known & (present == code)
         return {name: mask for name, mask in masks.items() if mask.any() or name == "overall"}
+
+
+def _positions(ids: pa.Array | pa.ChunkedArray, among: pa.Array) -> np.ndarray:
+    """Each id's position in `among`, -1 where it is not there."""
+    return np.asarray(pc.fill_null(pc.index_in(ids, value_set=among), -1).to_numpy(zero_copy_only=False),
+                      dtype=np.int64)
+
+
+@dataclass
+class _FacetColumns:
+    """An `ItemFacets` as Arrow and numpy columns, built once for all the runs that read it."""
+
+    ids: pa.Array
+    hashes: pa.Array
+    multimodal: np.ndarray
+    korea_specific: np.ndarray
+    part: tuple[np.ndarray, list[str]]  # code per item (-1: none) and the labels the codes name
+    subject: tuple[np.ndarray, list[str]]
+
+    @classmethod
+    def of(cls, facets: ItemFacets) -> _FacetColumns:
+        return cls(pa.array(facets.ids, pa.string()), pa.array([facets.hashes.get(i) for i in facets.ids], pa.string()),
+                   np.asarray(facets.multimodal, dtype=bool), np.asarray(facets.korea_specific, dtype=bool),
+                   _codes(facets.part), _codes(facets.subject))
+
+
+def _codes(values: list[str | None]) -> tuple[np.ndarray, list[str]]:
+    labels = sorted({value for value in values if value})
+    code_of = {label: code for code, label in enumerate(labels)}
+    return np.array([code_of.get(value, -1) if value else -1 for value in values], dtype=np.int32), labels
 
 
 class FacetReader:

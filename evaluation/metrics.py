@@ -47,6 +47,7 @@ class RunData:
     stale: int = 0  # records left out because their item changed since (or predate content hashes)
     named_subsets: dict[str, set[str]] = field(default_factory=dict)  # e.g. hard, from the filtering record
     notes: list[str] = field(default_factory=list)
+    pending_count: int = 0  # items the manifest lists that have no current record yet
 
     @property
     def model_name(self) -> str:
@@ -79,7 +80,8 @@ class RunData:
     @cached_property
     def items(self) -> dict[str, Item]:
         """The run's items as they are now."""
-        return self.dataset.lookup([*self.manifest.get("item_ids", []), *self.skipped, *self.item_ids])
+        listed = read_manifest(self.run_dir).get("item_ids", [])
+        return self.dataset.lookup([*listed, *self.skipped, *self.item_ids])
 
     @cached_property
     def answered(self) -> set[str]:
@@ -91,7 +93,7 @@ class RunData:
         return dict(zip(self.item_ids, self.outcomes.tolist(), strict=True))
 
     def pending(self) -> int:
-        return sum(1 for item_id in self.manifest.get("item_ids", []) if item_id not in self.answered)
+        return self.pending_count
 
 
 def run_facets(dataset: Dataset, variant: str, wanted: list[str], reader: FacetReader) -> ItemFacets:
@@ -104,16 +106,19 @@ def run_facets(dataset: Dataset, variant: str, wanted: list[str], reader: FacetR
 def load_run(run_dir: Path, ws: Workspace, reader: FacetReader | None = None) -> RunData:
     """A run's current records as columns; `reader` shares the store's columns between runs."""
     manifest = read_manifest(run_dir)
+    listed = manifest.pop("item_ids", [])  # kept out of the run's data: a pool's ids per run add up
     dataset = dataset_from_manifest(manifest, ws.store, ws.blobs, ws.root)
     variant = manifest.get("variant", "implicit")
     skipped = manifest.get("skipped", {})
     logged = run_cells(run_dir)
-    logged_ids = logged["item_id"].to_pylist()
     reader = reader or FacetReader()
-    facets = run_facets(dataset, variant, [*manifest.get("item_ids", []), *skipped, *logged_ids], reader)
-    hashes = facets.hashes
-    current = pa.array([hashes.get(item_id) for item_id in logged_ids], type=pa.string())
-    cells = logged.filter(pc.fill_null(pc.equal(logged["content_hash"], current), False))
+    wanted = [] if isinstance(dataset, StoreDataset) and variant == "implicit" else [
+        *listed, *skipped, *logged["item_id"].to_pylist()]
+    facets = run_facets(dataset, variant, wanted, reader)
+    cells = logged.filter(pc.fill_null(pc.equal(logged["content_hash"], facets.current_hashes(logged["item_id"])),
+                                       False))
+    answered = pc.is_in(pa.array(listed, pa.string()), value_set=cells["item_id"])
+    pending = len(listed) - pc.sum(answered).as_py() if listed else 0
     if isinstance(dataset, StoreDataset) and variant == "implicit":
         subsets, notes = reader.store_subsets(dataset)
     else:
@@ -122,7 +127,8 @@ def load_run(run_dir: Path, ws: Workspace, reader: FacetReader | None = None) ->
     if stale:
         notes.insert(0, f"{manifest['run_id']}: {stale} stale record(s) skipped (their item changed since it was "
                         "answered; rerun the same command to ask them again)")
-    return RunData(manifest["run_id"], run_dir, manifest, cells, facets, dataset, skipped, stale, subsets, notes)
+    return RunData(manifest["run_id"], run_dir, manifest, cells, facets, dataset, skipped, stale, subsets, notes,
+                   pending)
 
 
 def bootstrap_ci(values: np.ndarray, seed: int, resamples: int = 2000, level: float = 0.95) -> tuple[float, float] | None:
@@ -160,25 +166,44 @@ def subset_order(names: Iterable[str]) -> list[str]:
     return [n for n in fixed if n in names] + sorted(n for n in names if n not in fixed)
 
 
-def _subset_samples(run: RunData, common: set[str] | None) -> tuple[dict[str, np.ndarray], dict[str, int]]:
-    """Subset → the outcomes of its current records, and subset → items not sent."""
-    masks = run.facets.masks(run.item_ids, run.named_subsets)
+OUTCOME_CODES = ("correct", "wrong", "unparseable", "error")
+
+
+def outcome_codes(run: RunData) -> np.ndarray:
+    """Per current record: its outcome's index in `OUTCOME_CODES` (a small int, not a string)."""
+    found = pc.index_in(run.cells["outcome"], value_set=pa.array(OUTCOME_CODES))
+    return np.asarray(pc.fill_null(found, len(OUTCOME_CODES)).to_numpy(zero_copy_only=False), dtype=np.int8)
+
+
+def common_items(runs: list[RunData]) -> pa.Array:
+    """The ids every run has a current record for."""
+    common = runs[0].cells["item_id"].combine_chunks()
+    for run in runs[1:]:
+        common = common.filter(pc.is_in(common, value_set=run.cells["item_id"]))
+    return common
+
+
+def _subset_samples(run: RunData, common: pa.Array | None) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+    """Subset → the outcome codes of its current records, and subset → items not sent."""
+    masks = run.facets.masks(run.cells["item_id"], run.named_subsets)
     if common is not None:
-        masks["common"] = np.fromiter((i in common for i in run.item_ids), dtype=bool, count=len(run.item_ids))
-    outcomes = {name: run.outcomes[mask] for name, mask in masks.items() if mask.any()}
+        masks["common"] = pc.is_in(run.cells["item_id"], value_set=common).to_numpy(zero_copy_only=False)
+    codes = outcome_codes(run)
+    outcomes = {name: codes[mask] for name, mask in masks.items() if mask.any()}
     not_sent = {name: int(mask.sum()) for name, mask in run.facets.masks(list(run.skipped), run.named_subsets).items()
                 if mask.any()}
     for name in not_sent:
-        outcomes.setdefault(name, np.array([], dtype=object))
+        outcomes.setdefault(name, np.array([], dtype=np.int8))
     return outcomes, not_sent
 
 
 def accuracy_by_subsets(runs: list[RunData], *, seed: int = 0, resamples: int = 2000,
-                        common: set[str] | None = None) -> list[list[SubsetScore]]:
+                        common: pa.Array | None = None) -> list[list[SubsetScore]]:
     """`accuracy_by_subset` of several runs at once: the runs' resamples of a subset are drawn once."""
+    correct, unparseable, error = (OUTCOME_CODES.index(name) for name in ("correct", "unparseable", "error"))
     samples = [_subset_samples(run, common) for run in runs]
     names = [subset_order(outcomes) for outcomes, _ in samples]
-    requests = [(_subset_seed(seed, name), outcomes[name] == "correct")
+    requests = [(_subset_seed(seed, name), outcomes[name] == correct)
                 for (outcomes, _), ordered in zip(samples, names, strict=True) for name in ordered]
     intervals = iter(binary_mean_intervals(requests, resamples=resamples))
     scores = []
@@ -186,16 +211,16 @@ def accuracy_by_subsets(runs: list[RunData], *, seed: int = 0, resamples: int = 
         run_scores = []
         for name in ordered:
             values = outcomes[name]
-            n, correct = int(values.size), int(np.count_nonzero(values == "correct"))
-            run_scores.append(SubsetScore(name, n, correct, int(np.count_nonzero(values == "unparseable")),
-                                          int(np.count_nonzero(values == "error")), not_sent.get(name, 0),
-                                          correct / n if n else None, next(intervals)))
+            n, right = int(values.size), int(np.count_nonzero(values == correct))
+            run_scores.append(SubsetScore(name, n, right, int(np.count_nonzero(values == unparseable)),
+                                          int(np.count_nonzero(values == error)), not_sent.get(name, 0),
+                                          right / n if n else None, next(intervals)))
         scores.append(run_scores)
     return scores
 
 
 def accuracy_by_subset(run: RunData, *, seed: int = 0, resamples: int = 2000,
-                       common: set[str] | None = None) -> list[SubsetScore]:
+                       common: pa.Array | None = None) -> list[SubsetScore]:
     return accuracy_by_subsets([run], seed=seed, resamples=resamples, common=common)[0]
 
 

@@ -18,6 +18,7 @@ from evaluation.metrics import (
     RunData,
     SubsetScore,
     accuracy_by_subsets,
+    common_items,
     reasoning_scores,
     subset_order,
 )
@@ -52,7 +53,7 @@ def _cell(score: SubsetScore | None) -> str:
 
 
 def build_reports(runs: list[RunData], *, seed: int = 0, resamples: int = 2000) -> list[RunReport]:
-    common = set.intersection(*(run.answered for run in runs)) if len(runs) > 1 else None
+    common = common_items(runs) if len(runs) > 1 else None
     subsets = accuracy_by_subsets(runs, seed=seed, resamples=resamples, common=common)
     return [RunReport(run, scores, reasoning_scores(run, seed=seed, resamples=resamples))
             for run, scores in zip(runs, subsets, strict=True)]

@@ -70,16 +70,20 @@ def binary_mean_intervals(samples: Sequence[tuple[int, np.ndarray]], *, resample
     def group_intervals(key: tuple[int, int]) -> None:
         seed, n = key
         members = groups[key]
-        columns = [np.asarray(samples[i][1]).astype(np.uint8) for i in members]
+        # A resample's sum of 0/1 values is how often it drew each index times that index's value:
+        # one count per index and resample, then one product with every member's values at once.
+        values = np.stack([np.asarray(samples[i][1], dtype=np.float64) for i in members], axis=1)
         rng = np.random.default_rng(seed)
-        sums = np.empty((len(members), resamples))
-        for start in range(0, resamples, batch):
-            rows = min(batch, resamples - start)
+        sums = np.empty((resamples, len(members)))
+        step = max(1, min(batch, (1 << 21) // n))  # resamples per draw: memory stays flat however large n is
+        for start in range(0, resamples, step):
+            rows = min(step, resamples - start)
             drawn = rng.integers(0, n, (rows, n))
-            for column, values in enumerate(columns):
-                sums[column, start:start + rows] = np.take(values, drawn).sum(axis=1, dtype=np.int64)
+            drawn += np.arange(rows)[:, None] * n
+            counts = np.bincount(drawn.ravel(), minlength=rows * n).reshape(rows, n)
+            sums[start:start + rows] = counts.astype(np.float64) @ values  # BLAS; integers below 2**53 are exact
         for column, index in enumerate(members):
-            low, high = np.quantile(sums[column] / n, [tail, 1 - tail])
+            low, high = np.quantile(sums[:, column] / n, [tail, 1 - tail])
             results[index] = (float(low), float(high))
 
     with ThreadPoolExecutor(max_workers=min(len(groups), os.cpu_count() or 1) or 1) as pool:
