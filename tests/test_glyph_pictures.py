@@ -6,7 +6,7 @@ from __future__ import annotations
 import pymupdf
 import pytest
 
-from curation.extract import ocr
+from curation.extract import ocr, tesseract_lib
 from curation.extract.confidence import read_confidence
 from curation.extract.glyph_pictures import (
     Crop,
@@ -107,28 +107,64 @@ def _one_process_per_attempt(page: pymupdf.Page, rect: pymupdf.Rect) -> str | No
     return None
 
 
+@pytest.fixture(params=["in this process", "as processes"])
+def glyph_tesseract(request, monkeypatch):
+    """Glyph pictures read by libtesseract in this process, or (where it does not load) by the
+    `tesseract` program; yields the image count of each Tesseract process started."""
+    if request.param == "in this process" and tesseract_lib.engine() is None:
+        pytest.skip("libtesseract does not load in this process")
+    if request.param == "as processes":
+        monkeypatch.setattr(tesseract_lib, "engine", lambda languages="eng": None)
+    processes: list[int] = []
+    run_pages = ocr.run_tesseract_pages
+    monkeypatch.setattr(ocr, "run_tesseract_pages", lambda images, *a, **k: processes.append(len(images)) or run_pages(images, *a, **k))
+    return request.param, processes
+
+
 @needs_tesseract
-def test_reading_a_documents_pictures_together_reads_each_as_a_process_of_its_own_would(glyph_exam, monkeypatch):
+def test_reading_a_documents_pictures_together_reads_each_as_a_process_of_its_own_would(glyph_exam, glyph_tesseract):
     pdf, _ = glyph_exam
     pictures = _variant_pictures(pymupdf.open(pdf))
     alone = {digest: _one_process_per_attempt(page, rect) for page, rect, digest in pictures}
-    processes = []
-    run_pages = ocr.run_tesseract_pages
-    monkeypatch.setattr(ocr, "run_tesseract_pages", lambda images, *a, **k: processes.append(len(images)) or run_pages(images, *a, **k))
+    how, processes = glyph_tesseract
+    processes.clear()
     reader = GlyphReader(tesseract=True)
     for page, rect, digest in pictures:
         reader.add(page, [(rect, digest)])
     reader.read_pending()
     assert reader.readings == alone
     assert len([r for r in alone.values() if r and r != "."]) >= 15 and None not in alone.values()
-    assert len(processes) <= 3 < len(pictures)  # rings, numbers at psm 7, the numbers psm 7 missed at psm 10
+    # as processes: rings, numbers at psm 7, the numbers psm 7 missed at psm 10
+    assert len(processes) == 0 if how == "in this process" else len(processes) <= 3 < len(pictures)
 
 
 @needs_tesseract
-def test_an_exam_s_glyph_pictures_take_a_few_tesseract_processes_in_all(glyph_exam, monkeypatch):
+def test_an_exam_s_glyph_pictures_take_a_few_tesseract_processes_at_most(glyph_exam, glyph_tesseract, monkeypatch):
     pdf, _ = glyph_exam
-    processes = []
-    run_pages = ocr.run_tesseract_pages
-    monkeypatch.setattr(ocr, "run_tesseract_pages", lambda images, *a, **k: processes.append(len(images)) or run_pages(images, *a, **k))
+    how, processes = glyph_tesseract
+    read: list[int] = []
+    engine = tesseract_lib.engine()
+    if engine is not None:
+        engine_read = engine.read
+        monkeypatch.setattr(engine, "read", lambda images, *a: read.append(len(images)) or engine_read(images, *a))
     extract_items(pdf, ExtractOptions())
-    assert len(processes) <= 3 and sum(processes) >= 20
+    if how == "in this process":
+        assert processes == [] and sum(read) >= 20
+    else:
+        assert len(processes) <= 3 and sum(processes) >= 20
+
+
+@needs_tesseract
+def test_tesseract_in_this_process_finds_the_words_and_boxes_the_program_finds(glyph_exam):
+    engine = tesseract_lib.engine()
+    if engine is None:
+        pytest.skip("libtesseract does not load in this process")
+    pdf, _ = glyph_exam
+    crops = [found for page, rect, _ in _variant_pictures(pymupdf.open(pdf))
+             if isinstance(found := by_shape(page, rect), Crop)]
+    for psm, whitelist in ((7, "0123456789.,()%+-/"), (10, "0123456789"), (6, "")):
+        images = [framed(crop.gray, scale) for crop in crops for scale in (1, 2)]
+        program = ocr.run_tesseract_pages(images, psm=psm, languages="eng",
+                                          extra=("-c", f"tessedit_char_whitelist={whitelist}"))
+        assert engine.read(images, psm, whitelist) == program
+        assert sum(map(len, program)) >= len(crops)
