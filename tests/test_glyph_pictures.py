@@ -3,6 +3,10 @@ marked for review, and kept as pictures when they cannot be read; no option is l
 
 from __future__ import annotations
 
+import os
+import time
+
+import numpy as np
 import pymupdf
 import pytest
 
@@ -168,3 +172,26 @@ def test_tesseract_in_this_process_finds_the_words_and_boxes_the_program_finds(g
                                           extra=("-c", f"tessedit_char_whitelist={whitelist}"))
         assert engine.read(images, psm, whitelist) == program
         assert sum(map(len, program)) >= len(crops)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_process_reads_with_a_tesseract_of_its_own():
+    engine = tesseract_lib.engine()
+    if engine is None:
+        pytest.skip("libtesseract does not load in this process")
+    with engine._lock:  # the parent is reading (in another thread) when it forks
+        pid = os.fork()
+        if pid == 0:
+            own = tesseract_lib.engine()
+            os._exit(0 if own is not None and own is not engine and own.read([framed(np.full((30, 30), 255, np.uint8), 1)],
+                                                                              7, "0123456789") == [[]] else 1)
+    for _ in range(300):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked process waited for its parent's Tesseract")
+    assert os.waitstatus_to_exitcode(status) == 0

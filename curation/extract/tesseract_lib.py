@@ -74,6 +74,18 @@ def engine(languages: str = "eng") -> TesseractEngine | None:
         return _engines[languages]
 
 
+def _forget_in_child() -> None:
+    """A forked process starts without its parent's engines (their locks may be held by a thread
+    the child does not have)."""
+    global _loading
+    _loading = threading.Lock()
+    _engines.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def close_engines() -> None:
     """End every engine (Tesseract reports its models as leaked when the process exits without)."""
     with _loading:
