@@ -114,23 +114,30 @@ def _one_process_per_attempt(page: pymupdf.Page, rect: pymupdf.Rect) -> str | No
 @pytest.fixture(params=["in this process", "as processes"])
 def glyph_tesseract(request, monkeypatch):
     """Glyph pictures read by libtesseract in this process, or (where it does not load) by the
-    `tesseract` program; yields the image count of each Tesseract process started."""
-    if request.param == "in this process" and tesseract_lib.engine() is None:
+    `tesseract` program; gives the image count of each Tesseract process started and of each
+    read in this process."""
+    engine = tesseract_lib.engine()
+    if request.param == "in this process" and engine is None:
         pytest.skip("libtesseract does not load in this process")
     if request.param == "as processes":
         monkeypatch.setattr(tesseract_lib, "engine", lambda languages="eng": None)
     processes: list[int] = []
     run_pages = ocr.run_tesseract_pages
     monkeypatch.setattr(ocr, "run_tesseract_pages", lambda images, *a, **k: processes.append(len(images)) or run_pages(images, *a, **k))
-    return request.param, processes
+    read: list[int] = []
+    if engine is not None:
+        engine_read = engine.read
+        monkeypatch.setattr(engine, "read", lambda images, *a: read.append(len(images)) or engine_read(images, *a))
+    return request.param, processes, read
 
 
 @needs_tesseract
 def test_reading_a_documents_pictures_together_reads_each_as_a_process_of_its_own_would(glyph_exam, glyph_tesseract):
     pdf, _ = glyph_exam
     pictures = _variant_pictures(pymupdf.open(pdf))
+    how, processes, read = glyph_tesseract
     alone = {digest: _one_process_per_attempt(page, rect) for page, rect, digest in pictures}
-    how, processes = glyph_tesseract
+    attempts = len(processes)
     processes.clear()
     reader = GlyphReader(tesseract=True)
     for page, rect, digest in pictures:
@@ -138,19 +145,16 @@ def test_reading_a_documents_pictures_together_reads_each_as_a_process_of_its_ow
     reader.read_pending()
     assert reader.readings == alone
     assert len([r for r in alone.values() if r and r != "."]) >= 15 and None not in alone.values()
-    # as processes: rings, numbers at psm 7, the numbers psm 7 missed at psm 10
-    assert len(processes) == 0 if how == "in this process" else len(processes) <= 3 < len(pictures)
+    if how == "in this process":  # each picture read at the attempts a process of its own makes, no more
+        assert processes == [] and sum(read) == attempts
+    else:  # rings, numbers at psm 7, the numbers psm 7 missed at psm 10
+        assert len(processes) <= 3 < len(pictures)
 
 
 @needs_tesseract
-def test_an_exam_s_glyph_pictures_take_a_few_tesseract_processes_at_most(glyph_exam, glyph_tesseract, monkeypatch):
+def test_an_exam_s_glyph_pictures_take_a_few_tesseract_processes_at_most(glyph_exam, glyph_tesseract):
     pdf, _ = glyph_exam
-    how, processes = glyph_tesseract
-    read: list[int] = []
-    engine = tesseract_lib.engine()
-    if engine is not None:
-        engine_read = engine.read
-        monkeypatch.setattr(engine, "read", lambda images, *a: read.append(len(images)) or engine_read(images, *a))
+    how, processes, read = glyph_tesseract
     extract_items(pdf, ExtractOptions())
     if how == "in this process":
         assert processes == [] and sum(read) >= 20

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pymupdf
@@ -25,6 +26,9 @@ from curation.extract.figures import render_crop
 from curation.extract.layout import Glyph, core_top_of
 from curation.extract.lines import CIRCLED_MARKERS, Figure
 from curation.extract.page_cache import page_image_info
+
+if TYPE_CHECKING:
+    from curation.extract.tesseract_lib import TesseractEngine
 
 GLYPH_DPI = 300
 WHITELIST = "0123456789.,()%+-/"
@@ -238,9 +242,13 @@ def _inside_ring(gray: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray
 
 def _first_readings(crops: list[Crop]) -> list[str]:
     """Each crop's first non-empty reading in the order of its attempts ("" when none reads).
-    In each round every waiting crop makes its next attempts that share a page segmentation mode,
-    one Tesseract process per (mode, whitelist) for all crops, processes side by side; a crop
-    waits for another round only when none of those read anything."""
+    In each round every waiting crop makes its next attempt, read by this process's Tesseract;
+    with Tesseract processes instead, its next attempts that share a page segmentation mode, one
+    process per (mode, whitelist) for all crops, processes side by side. A crop waits for another
+    round only when none of its attempts read anything."""
+    from curation.extract.tesseract_lib import engine
+
+    here = engine()
     readings = [""] * len(crops)
     waiting = dict.fromkeys(range(len(crops)), 0)  # crop -> its next attempt
     while waiting:
@@ -248,10 +256,11 @@ def _first_readings(crops: list[Crop]) -> list[str]:
         for index, start in waiting.items():
             crop = crops[index]
             mode = crop.attempts[start][1]
-            end = next((at for at in range(start, len(crop.attempts)) if crop.attempts[at][1] != mode), len(crop.attempts))
+            end = start + 1 if here is not None else next(
+                (at for at in range(start, len(crop.attempts)) if crop.attempts[at][1] != mode), len(crop.attempts))
             batches[mode, crop.whitelist] += [(index, framed(crop.gray, scale)) for scale, _ in crop.attempts[start:end]]
             waiting[index] = end
-        for entries, texts in zip(batches.values(), _read_batches(batches), strict=True):
+        for entries, texts in zip(batches.values(), _read_batches(batches, here), strict=True):
             for (index, _), text in zip(entries, texts, strict=True):
                 readings[index] = readings[index] or text
         waiting = {index: start for index, start in waiting.items()
@@ -259,13 +268,11 @@ def _first_readings(crops: list[Crop]) -> list[str]:
     return readings
 
 
-def _read_batches(batches: dict[tuple[int, str], list[tuple[int, np.ndarray]]]) -> list[list[str]]:
-    """The text of every image of each batch: by this process's Tesseract, one batch after another,
-    or else one Tesseract process per batch, run side by side."""
+def _read_batches(batches: dict[tuple[int, str], list[tuple[int, np.ndarray]]],
+                  here: TesseractEngine | None) -> list[list[str]]:
+    """The text of every image of each batch: by this process's Tesseract (`here`), one batch
+    after another, or else one Tesseract process per batch, run side by side."""
     from curation.extract.ocr import OcrWord, run_tesseract_pages
-    from curation.extract.tesseract_lib import engine
-
-    here = engine()
 
     def read(key: tuple[int, str]) -> list[str]:
         mode, whitelist = key
