@@ -3,10 +3,14 @@ marked for review, and kept as pictures when they cannot be read; no option is l
 
 from __future__ import annotations
 
+import os
+import time
+
+import numpy as np
 import pymupdf
 import pytest
 
-from curation.extract import ocr
+from curation.extract import ocr, tesseract_lib
 from curation.extract.confidence import read_confidence
 from curation.extract.glyph_pictures import (
     Crop,
@@ -107,28 +111,91 @@ def _one_process_per_attempt(page: pymupdf.Page, rect: pymupdf.Rect) -> str | No
     return None
 
 
-@needs_tesseract
-def test_reading_a_documents_pictures_together_reads_each_as_a_process_of_its_own_would(glyph_exam, monkeypatch):
-    pdf, _ = glyph_exam
-    pictures = _variant_pictures(pymupdf.open(pdf))
-    alone = {digest: _one_process_per_attempt(page, rect) for page, rect, digest in pictures}
-    processes = []
+@pytest.fixture(params=["in this process", "as processes"])
+def glyph_tesseract(request, monkeypatch):
+    """Glyph pictures read by libtesseract in this process, or (where it does not load) by the
+    `tesseract` program; gives the image count of each Tesseract process started and of each
+    read in this process."""
+    engine = tesseract_lib.engine()
+    if request.param == "in this process" and engine is None:
+        pytest.skip("libtesseract does not load in this process")
+    if request.param == "as processes":
+        monkeypatch.setattr(tesseract_lib, "engine", lambda languages="eng": None)
+    processes: list[int] = []
     run_pages = ocr.run_tesseract_pages
     monkeypatch.setattr(ocr, "run_tesseract_pages", lambda images, *a, **k: processes.append(len(images)) or run_pages(images, *a, **k))
+    read: list[int] = []
+    if engine is not None:
+        engine_read = engine.read
+        monkeypatch.setattr(engine, "read", lambda images, *a: read.append(len(images)) or engine_read(images, *a))
+    return request.param, processes, read
+
+
+@needs_tesseract
+def test_reading_a_documents_pictures_together_reads_each_as_a_process_of_its_own_would(glyph_exam, glyph_tesseract):
+    pdf, _ = glyph_exam
+    pictures = _variant_pictures(pymupdf.open(pdf))
+    how, processes, read = glyph_tesseract
+    alone = {digest: _one_process_per_attempt(page, rect) for page, rect, digest in pictures}
+    attempts = len(processes)
+    processes.clear()
     reader = GlyphReader(tesseract=True)
     for page, rect, digest in pictures:
         reader.add(page, [(rect, digest)])
     reader.read_pending()
     assert reader.readings == alone
     assert len([r for r in alone.values() if r and r != "."]) >= 15 and None not in alone.values()
-    assert len(processes) <= 3 < len(pictures)  # rings, numbers at psm 7, the numbers psm 7 missed at psm 10
+    if how == "in this process":  # each picture read at the attempts a process of its own makes, no more
+        assert processes == [] and sum(read) == attempts
+    else:  # rings, numbers at psm 7, the numbers psm 7 missed at psm 10
+        assert len(processes) <= 3 < len(pictures)
 
 
 @needs_tesseract
-def test_an_exam_s_glyph_pictures_take_a_few_tesseract_processes_in_all(glyph_exam, monkeypatch):
+def test_an_exam_s_glyph_pictures_take_a_few_tesseract_processes_at_most(glyph_exam, glyph_tesseract):
     pdf, _ = glyph_exam
-    processes = []
-    run_pages = ocr.run_tesseract_pages
-    monkeypatch.setattr(ocr, "run_tesseract_pages", lambda images, *a, **k: processes.append(len(images)) or run_pages(images, *a, **k))
+    how, processes, read = glyph_tesseract
     extract_items(pdf, ExtractOptions())
-    assert len(processes) <= 3 and sum(processes) >= 20
+    if how == "in this process":
+        assert processes == [] and sum(read) >= 20
+    else:
+        assert len(processes) <= 3 and sum(processes) >= 20
+
+
+@needs_tesseract
+def test_tesseract_in_this_process_finds_the_words_and_boxes_the_program_finds(glyph_exam):
+    engine = tesseract_lib.engine()
+    if engine is None:
+        pytest.skip("libtesseract does not load in this process")
+    pdf, _ = glyph_exam
+    crops = [found for page, rect, _ in _variant_pictures(pymupdf.open(pdf))
+             if isinstance(found := by_shape(page, rect), Crop)]
+    for psm, whitelist in ((7, "0123456789.,()%+-/"), (10, "0123456789"), (6, "")):
+        images = [framed(crop.gray, scale) for crop in crops for scale in (1, 2)]
+        program = ocr.run_tesseract_pages(images, psm=psm, languages="eng",
+                                          extra=("-c", f"tessedit_char_whitelist={whitelist}"))
+        assert engine.read(images, psm, whitelist) == program
+        assert sum(map(len, program)) >= len(crops)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork here")
+def test_a_forked_process_reads_with_a_tesseract_of_its_own():
+    engine = tesseract_lib.engine()
+    if engine is None:
+        pytest.skip("libtesseract does not load in this process")
+    with engine._lock:  # the parent is reading (in another thread) when it forks
+        pid = os.fork()
+        if pid == 0:
+            own = tesseract_lib.engine()
+            os._exit(0 if own is not None and own is not engine and own.read([framed(np.full((30, 30), 255, np.uint8), 1)],
+                                                                              7, "0123456789") == [[]] else 1)
+    for _ in range(300):
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked process waited for its parent's Tesseract")
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -8,7 +8,8 @@ Tesseract inside the ring) and otherwise by Tesseract with a digit/punctuation w
 is read becomes glyphs of the line's size on its baseline, flagged, so the line, its option
 markers and its formulas are built as if it had been text. A picture that cannot be read stays a
 picture (a `Figure`): on an option line it becomes the option's image. Tesseract reads all of a
-document's pictures in a few processes (`GlyphReader`), not one per picture and attempt.
+document's pictures together (`GlyphReader`), in this process where libtesseract loads
+(`tesseract_lib`), else in a few `tesseract` processes; never one per picture and attempt.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pymupdf
@@ -24,6 +26,9 @@ from curation.extract.figures import render_crop
 from curation.extract.layout import Glyph, core_top_of
 from curation.extract.lines import CIRCLED_MARKERS, Figure
 from curation.extract.page_cache import page_image_info
+
+if TYPE_CHECKING:
+    from curation.extract.tesseract_lib import TesseractEngine
 
 GLYPH_DPI = 300
 WHITELIST = "0123456789.,()%+-/"
@@ -98,15 +103,17 @@ def locate_glyph_pictures(page: pymupdf.Page, glyphs: list[Glyph]) -> list[Place
 class GlyphReader:
     """Readings of a document's glyph pictures by image digest. `add` reads a page's new pictures
     by shape and keeps the rest; `start_reading` has Tesseract read those, all pages' together
-    (a Tesseract process costs ~0.15 s to start, reading a small picture a few ms), in the
-    background; `place` turns a page's pictures into glyphs or, unread, figures, waiting for
-    Tesseract only when the page needs its readings."""
+    (starting Tesseract costs ~0.1 s, reading a small picture a few ms), in the background;
+    `place` turns a page's pictures into glyphs or, unread, figures, waiting for Tesseract only
+    when the page needs its readings. The first picture left to Tesseract has it load in the
+    background while the pages are still being read."""
 
     def __init__(self, readings: dict[str, str | None] | None = None, tesseract: bool | None = None):
         self.readings: dict[str, str | None] = {} if readings is None else readings
         self._tesseract = tesseract  # None: ask whether it is installed when a first picture is found
         self._pending: dict[str, Crop] = {}
         self._reading: list[tuple[dict[str, Crop], Future[list[str]]]] = []
+        self._worker: ThreadPoolExecutor | None = None  # one thread: loads Tesseract, then reads
 
     def add(self, page: pymupdf.Page, pictures: list[tuple[pymupdf.Rect, str]]) -> None:
         """Pictures of a page as (where, image digest); those seen before are skipped."""
@@ -119,17 +126,20 @@ class GlyphReader:
                 self._tesseract = available()
             found = by_shape(page, rect) if self._tesseract else None
             if isinstance(found, Crop):
+                if self._worker is None:
+                    from curation.extract.tesseract_lib import engine
+
+                    self._worker = ThreadPoolExecutor(1, thread_name_prefix="glyph-ocr")
+                    self._worker.submit(engine)
                 self._pending[digest] = found
             else:
                 self.readings[digest] = found
 
     def start_reading(self) -> None:
-        if not self._pending:
+        if not self._pending or self._worker is None:
             return
         crops, self._pending = self._pending, {}
-        pool = ThreadPoolExecutor(1)
-        self._reading.append((crops, pool.submit(_first_readings, list(crops.values()))))
-        pool.shutdown(wait=False)
+        self._reading.append((crops, self._worker.submit(_first_readings, list(crops.values()))))
 
     def read_pending(self) -> None:
         self.start_reading()
@@ -150,6 +160,9 @@ class GlyphReader:
             for (digest, crop), text in zip(crops.items(), texts, strict=True):
                 self.readings[digest] = crop.meaning(text)
         self._reading.clear()
+        if self._worker is not None and not self._pending:
+            self._worker.shutdown(wait=False)
+            self._worker = None
 
     def place(self, page: pymupdf.Page, page_number: int, placements: list[Placement]) -> GlyphPictures:
         if not self.ready(placements):
@@ -229,9 +242,13 @@ def _inside_ring(gray: np.ndarray, box: tuple[int, int, int, int]) -> np.ndarray
 
 def _first_readings(crops: list[Crop]) -> list[str]:
     """Each crop's first non-empty reading in the order of its attempts ("" when none reads).
-    In each round every waiting crop makes its next attempts that share a page segmentation mode,
-    one Tesseract process per (mode, whitelist) for all crops, processes side by side; a crop
-    waits for another round only when none of those read anything."""
+    In each round every waiting crop makes its next attempt, read by this process's Tesseract;
+    with Tesseract processes instead, its next attempts that share a page segmentation mode, one
+    process per (mode, whitelist) for all crops, processes side by side. A crop waits for another
+    round only when none of its attempts read anything."""
+    from curation.extract.tesseract_lib import engine
+
+    here = engine()
     readings = [""] * len(crops)
     waiting = dict.fromkeys(range(len(crops)), 0)  # crop -> its next attempt
     while waiting:
@@ -239,10 +256,11 @@ def _first_readings(crops: list[Crop]) -> list[str]:
         for index, start in waiting.items():
             crop = crops[index]
             mode = crop.attempts[start][1]
-            end = next((at for at in range(start, len(crop.attempts)) if crop.attempts[at][1] != mode), len(crop.attempts))
+            end = start + 1 if here is not None else next(
+                (at for at in range(start, len(crop.attempts)) if crop.attempts[at][1] != mode), len(crop.attempts))
             batches[mode, crop.whitelist] += [(index, framed(crop.gray, scale)) for scale, _ in crop.attempts[start:end]]
             waiting[index] = end
-        for entries, texts in zip(batches.values(), _read_batches(batches), strict=True):
+        for entries, texts in zip(batches.values(), _read_batches(batches, here), strict=True):
             for (index, _), text in zip(entries, texts, strict=True):
                 readings[index] = readings[index] or text
         waiting = {index: start for index, start in waiting.items()
@@ -250,18 +268,25 @@ def _first_readings(crops: list[Crop]) -> list[str]:
     return readings
 
 
-def _read_batches(batches: dict[tuple[int, str], list[tuple[int, np.ndarray]]]) -> list[list[str]]:
-    """The text of every image of each batch, one Tesseract process per batch, run side by side."""
-    from curation.extract.ocr import run_tesseract_pages
+def _read_batches(batches: dict[tuple[int, str], list[tuple[int, np.ndarray]]],
+                  here: TesseractEngine | None) -> list[list[str]]:
+    """The text of every image of each batch: by this process's Tesseract (`here`), one batch
+    after another, or else one Tesseract process per batch, run side by side."""
+    from curation.extract.ocr import OcrWord, run_tesseract_pages
 
     def read(key: tuple[int, str]) -> list[str]:
         mode, whitelist = key
-        pages = run_tesseract_pages([image for _, image in batches[key]], psm=mode,
-                                    extra=("-c", f"tessedit_char_whitelist={whitelist}"), languages="eng")
+        images = [image for _, image in batches[key]]
+        pages: list[list[OcrWord]]
+        if here is not None:
+            pages = here.read(images, mode, whitelist)
+        else:
+            pages = run_tesseract_pages(images, psm=mode, extra=("-c", f"tessedit_char_whitelist={whitelist}"),
+                                        languages="eng")
         return ["".join(word.text for word in words) for words in pages]
 
-    if len(batches) == 1:
-        return [read(next(iter(batches)))]
+    if here is not None or len(batches) == 1:
+        return [read(key) for key in batches]
     with ThreadPoolExecutor(len(batches)) as pool:
         return list(pool.map(read, batches))
 

@@ -88,14 +88,20 @@ def run_tesseract_pages(images: list[np.ndarray], psm: int = 6, extra: tuple[str
     if done.returncode != 0:
         raise OcrError(f"tesseract failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
     pages: list[list[OcrWord]] = [[] for _ in images]
-    for row in csv.DictReader(io.StringIO(done.stdout), delimiter="\t", quoting=csv.QUOTE_NONE):
-        text = (row.get("text") or "").strip()
-        if not text or row.get("level") != "5":
-            continue
-        left, top, width, height = (int(row[k]) for k in ("left", "top", "width", "height"))
-        pages[int(row["page_num"]) - 1].append(OcrWord(text, left, top, left + width, top + height,
-                                                       (int(row["block_num"]), int(row["par_num"]), int(row["line_num"]))))
+    tsv_words(done.stdout, pages)
     return pages
+
+
+def tsv_words(tsv: str, pages: list[list[OcrWord]]) -> None:
+    """Put the words of Tesseract's TSV output (with or without its header line) on their pages."""
+    for row in csv.reader(io.StringIO(tsv), delimiter="\t", quoting=csv.QUOTE_NONE):
+        # level, page_num, block_num, par_num, line_num, word_num, left, top, width, height, conf, text
+        text = row[11].strip() if len(row) > 11 else ""
+        if not text or row[0] != "5":
+            continue
+        left, top, width, height = (int(value) for value in row[6:10])
+        pages[int(row[1]) - 1].append(OcrWord(text, left, top, left + width, top + height,
+                                              (int(row[2]), int(row[3]), int(row[4]))))
 
 
 def render_gray(page: pymupdf.Page, dpi: int = OCR_DPI, clip: pymupdf.Rect | None = None) -> np.ndarray:
