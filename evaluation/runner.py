@@ -23,6 +23,7 @@ from typing import Any
 from curation.errors import BenchsmithError, WorkspaceError
 from curation.identity import content_hash
 from curation.item import Item
+from curation.pool_gc import pool_thresholds
 from curation.query import (
     in_play,
     parse_item_query,  # noqa: F401 - re-exported: the runner's --items syntax
@@ -251,6 +252,12 @@ def run_model(ws: Workspace, request: RunRequest,
               on_start: Callable[[int, int], None] | None = None,
               on_record: Callable[[dict[str, Any]], None] | None = None) -> RunSummary:
     """Run one model over the selected items in this process; resumable; returns the counts of this run."""
+    with pool_thresholds():
+        return _run_model(ws, request, on_start, on_record)
+
+
+def _run_model(ws: Workspace, request: RunRequest, on_start: Callable[[int, int], None] | None,
+               on_record: Callable[[dict[str, Any]], None] | None) -> RunSummary:
     started = time.perf_counter()
     run = prepare_run(ws, request)
     if on_start is not None:
