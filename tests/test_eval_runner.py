@@ -129,6 +129,28 @@ def test_resume_and_cache_never_resend_a_finished_request(workspace) -> None:
     assert read_records(fresh.run_dir / RESPONSES).keys() == read_records(first.run_dir / RESPONSES).keys()
 
 
+def test_a_run_loads_its_items_under_pool_gc_thresholds_and_gives_the_callers_back(workspace) -> None:
+    import gc
+
+    from curation.pool_gc import POOL_THRESHOLDS
+
+    seed_items(workspace, n_text=3, n_image=0)
+    before = gc.get_threshold()
+    during: list[tuple[int, int, int]] = []
+    try:
+        gc.set_threshold(700, 10, 10)
+        with ServerThread() as server:
+            run_model(workspace, RunRequest(_spec(server.url), settings=FAST),
+                      on_start=lambda total, done: during.append(gc.get_threshold()))
+        assert during == [POOL_THRESHOLDS] and gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(0)  # collection turned off by the caller stays off
+        run_model(workspace, RunRequest(resolve_model("baseline:longest")),
+                  on_start=lambda total, done: during.append(gc.get_threshold()))
+        assert during[1][0] == 0 and gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)
+
+
 def test_cache_key_covers_model_revision_decoding_prompt_and_image_bytes(workspace) -> None:
     seed_items(workspace, n_text=0, n_image=1)
     item = workspace.store.get("eval-image-001").item
