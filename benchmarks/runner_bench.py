@@ -225,8 +225,8 @@ def baseline_tree(ref: str, tmp: Path) -> Iterator[Path]:
 
 def report_speed(label: str, slow: dict, fast: dict | None, n: int, ideal: float) -> None:
     print(f"  {label}runner      median {slow['runner_wall']:.2f} s ({slow['runner_wall'] / ideal:.2f}× ideal)   "
-          f"runs {', '.join(f'{w:.2f}' for w in slow['runner_walls'])}; sending alone (after loading and "
-          f"preparing the items) {slow['execute_wall']:.2f} s ({slow['execute_wall'] / ideal:.2f}×)")
+          f"runs {', '.join(f'{w:.2f}' for w in slow['runner_walls'])}; sending (after opening the run and reading the first "
+          f"items) {slow['execute_wall']:.2f} s ({slow['execute_wall'] / ideal:.2f}×)")
     print(f"  {label}bare client median {slow['bare_wall']:.2f} s ({slow['bare_wall'] / ideal:.2f}× ideal)   "
           f"runs {', '.join(f'{w:.2f}' for w in slow['bare_walls'])}")
     if fast is None:
