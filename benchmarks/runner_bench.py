@@ -1,7 +1,7 @@
 """Runner speed and robustness against the project's fault-injecting server (a separate process
 on 127.0.0.1). Prints figures; asserts nothing.
 
-    python benchmarks/runner_bench.py [--items 2000] [--concurrency 64] [--repeats 3] [--baseline-ref d2140f4]
+    python benchmarks/runner_bench.py [--items 2000] [--concurrency 64] [--repeats 3] [--baseline-ref d2140f4] [--parts 1234]
 
 With --baseline-ref, parts 1 and 2 also measure that commit's runner (a temporary git worktree),
 each repeat alternating between the two trees in fresh subprocesses, so both see the same load.
@@ -223,12 +223,14 @@ def baseline_tree(ref: str, tmp: Path) -> Iterator[Path]:
         subprocess.run(["git", "-C", str(HERE), "worktree", "remove", "--force", str(tree)], check=True)
 
 
-def report_speed(label: str, slow: dict, fast: dict, n: int, ideal: float) -> None:
+def report_speed(label: str, slow: dict, fast: dict | None, n: int, ideal: float) -> None:
     print(f"  {label}runner      median {slow['runner_wall']:.2f} s ({slow['runner_wall'] / ideal:.2f}× ideal)   "
-          f"runs {', '.join(f'{w:.2f}' for w in slow['runner_walls'])}; sending alone (after loading and "
-          f"preparing the items) {slow['execute_wall']:.2f} s ({slow['execute_wall'] / ideal:.2f}×)")
+          f"runs {', '.join(f'{w:.2f}' for w in slow['runner_walls'])}; sending (after opening the run and reading the first "
+          f"items) {slow['execute_wall']:.2f} s ({slow['execute_wall'] / ideal:.2f}×)")
     print(f"  {label}bare client median {slow['bare_wall']:.2f} s ({slow['bare_wall'] / ideal:.2f}× ideal)   "
           f"runs {', '.join(f'{w:.2f}' for w in slow['bare_walls'])}")
+    if fast is None:
+        return
     print(f"  {label}latency 0, per item wall / client CPU: runner {1000 * fast['runner_wall'] / n:.2f} ms / "
           f"{1000 * fast['runner_cpu'] / n:.2f} ms, bare client {1000 * fast['bare_wall'] / n:.2f} ms / "
           f"{1000 * fast['bare_cpu'] / n:.2f} ms (runner overhead {1000 * (fast['runner_wall'] - fast['bare_wall']) / n:.2f}"
@@ -241,6 +243,7 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--baseline-ref", help="also measure this commit's runner (parts 1 and 2), side by side")
+    parser.add_argument("--parts", default="1234", help="which parts to run, e.g. 1 or 134 (2 comes with 1)")
     parser.add_argument("--speed-json", type=float, metavar="LATENCY", help=argparse.SUPPRESS)  # one side's repeat
     args = parser.parse_args()
     items = make_items(args.items)
@@ -252,20 +255,26 @@ def main() -> None:
             return
         ideal = n * 0.1 / c
         print(f"[latency 100 ms, {n} items, concurrency {c}] ideal {ideal:.2f} s; then latency 0  (load {load()})")
+        latencies = [0.1, 0.0] if "2" in args.parts else [0.1] if "1" in args.parts else []
         if args.baseline_ref:
             with baseline_tree(args.baseline_ref, tmp) as tree:
                 trees = {"": REPO, f"{args.baseline_ref}: ": tree}
-                slow = speed_side_by_side(trees, 0.1, n, c, args.repeats)
-                fast = speed_side_by_side(trees, 0.0, n, c, args.repeats)
-            for label in trees:
-                report_speed(label, slow[label], fast[label], n, ideal)
+                runs = [speed_side_by_side(trees, latency, n, c, args.repeats) for latency in latencies]
+            results = {label: [run[label] for run in runs] for label in trees}
         else:
-            report_speed("", speed(items, tmp, 0.1, c, args.repeats), speed(items, tmp, 0.0, c, args.repeats), n, ideal)
-        print(f"  (load after {load()})")
+            results = {"": [speed(items, tmp, latency, c, args.repeats) for latency in latencies]}
+        if latencies:
+            for label, (slow, *fast) in results.items():
+                report_speed(label, slow, fast[0] if fast else None, n, ideal)
+            print(f"  (load after {load()})")
+        if "3" not in args.parts:
+            return
         killed = kill_and_resume(items, tmp, c)
         print(f"[kill -9 at half, resume] finished at kill {killed['finished_at_kill']}, finished requests sent again "
               f"{killed['resent_finished']}, final {killed['final']}/{n}; server answered twice "
               f"{killed['server_duplicate_answers']} (in flight at the kill, ≤ {c})")
+        if "4" not in args.parts:
+            return
         broken = faults(items, tmp, c)
         print(f"[20% HTTP 500 + 5% malformed] outcomes {broken['counts']}, lost {broken['lost']}, "
               f"wall {broken['wall']:.2f} s, server {broken['server']}")

@@ -8,7 +8,6 @@ package really registers.
 
 from __future__ import annotations
 
-import gc
 import importlib
 import sys
 from typing import TYPE_CHECKING, Any
@@ -113,10 +112,9 @@ def main() -> None:
     from rich.markup import escape
 
     from curation.errors import BenchsmithError
+    from curation.pool_gc import use_pool_thresholds
 
-    # A pool command holds ~10^5 parsed items at once: with the default thresholds the cyclic
-    # collector rescans all of them every few thousand allocations (2/3 of parsing a pool).
-    gc.set_threshold(100_000, 50, 100)
+    use_pool_thresholds()  # a pool command holds ~10^5 parsed items at once
     try:
         app()
     except BenchsmithError as error:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
@@ -23,7 +23,8 @@ from evaluation.cache import ResponseCache
 from evaluation.models import ModelSpec
 from evaluation.runlog import RunLog
 
-_FEED_CHUNK = 64  # jobs looked up in the cache and queued at a time
+FEED_CHUNK = 64  # jobs looked up in the cache and queued at a time; the first chunk is sent before more are taken
+_AHEAD = 4096  # jobs built ahead of the workers, in the loop's idle time while the first requests are out
 
 
 class BackendUnreachable(BenchsmithError):
@@ -106,12 +107,13 @@ class ExecutionStats:
 
 class Executor:
     def __init__(self, backend: Backend, settings: ExecutorSettings, log: RecordSink, cache: ResponseCache | None,
-                 on_record: Callable[[dict[str, Any]], None] | None = None):
+                 on_record: Callable[[dict[str, Any]], None] | None = None, ready: asyncio.Event | None = None):
         self.backend = backend
         self.settings = settings
         self.log = log
         self.cache = cache
         self.on_record = on_record
+        self.ready = ready  # set once records may be logged (the run's manifest is written)
         self.stats = ExecutionStats(min_limit=settings.concurrency)
         self._random = random.Random(settings.seed)
         self._cached: dict[str, Completion] = {}
@@ -178,6 +180,8 @@ class Executor:
                     key = job.rekey(request)
                     continue
             break
+        if self.ready is not None:
+            await self.ready.wait()
         self.log.append(record)  # the log line first: it is what a resumed run trusts
         if completion is not None and error is None and self.cache is not None and not completion_meta["cached"]:
             self.cache.put(key, completion, self.backend.spec)
@@ -186,20 +190,22 @@ class Executor:
         if self.on_record is not None:
             self.on_record(record)
 
-    async def run(self, jobs: Iterable[Job]) -> ExecutionStats:
-        """Send every job; jobs are taken from the iterable as workers free up, so building the
-        later requests overlaps with waiting for the first responses."""
+    async def run(self, jobs: Iterable[Job] | AsyncIterable[Job]) -> ExecutionStats:
+        """Send every job; jobs are taken from the iterable a chunk at a time, so the first
+        requests go out at once and building the later ones overlaps with waiting for responses
+        (not with handling them: up to `_AHEAD` are built while the loop has nothing else to do)."""
         self._limiter = AdaptiveLimiter(self.settings.concurrency)
-        queue: asyncio.Queue[Job | None] = asyncio.Queue(maxsize=4 * _FEED_CHUNK)
+        queue: asyncio.Queue[Job | None] = asyncio.Queue(maxsize=_AHEAD)
         workers_n = self.settings.concurrency
 
         async def feed() -> None:
             chunk: list[Job] = []
-            for job in jobs:
+            async for job in _each(jobs):
                 chunk.append(job)
-                if len(chunk) == _FEED_CHUNK:
+                if len(chunk) == FEED_CHUNK:
                     await self._enqueue(chunk, queue)
                     chunk = []
+                    await asyncio.sleep(0)  # a put into a queue with room never yields: let the workers send
             await self._enqueue(chunk, queue)
             for _ in range(workers_n):
                 await queue.put(None)
@@ -226,14 +232,24 @@ class Executor:
             await queue.put(job)
 
 
-async def run_jobs(spec: ModelSpec, settings: ExecutorSettings, log_path: Path, jobs: Iterable[Job],
-                   cache_path: Path | None, on_record: Callable[[dict[str, Any]], None] | None = None) -> ExecutionStats:
+async def _each(jobs: Iterable[Job] | AsyncIterable[Job]) -> AsyncIterator[Job]:
+    if isinstance(jobs, AsyncIterable):
+        async for job in jobs:
+            yield job
+    else:
+        for job in jobs:
+            yield job
+
+
+async def run_jobs(spec: ModelSpec, settings: ExecutorSettings, log_path: Path, jobs: Iterable[Job] | AsyncIterable[Job],
+                   cache_path: Path | None, on_record: Callable[[dict[str, Any]], None] | None = None,
+                   ready: asyncio.Event | None = None) -> ExecutionStats:
     """Open the backend, the log and the cache, run the jobs, close everything (also on failure)."""
     backend = make_backend(spec, settings.concurrency)
     log = RunLog(log_path)
     cache = ResponseCache(cache_path) if cache_path is not None else None
     try:
-        return await Executor(backend, settings, log, cache, on_record).run(jobs)
+        return await Executor(backend, settings, log, cache, on_record, ready).run(jobs)
     finally:
         log.close()
         if cache is not None:

@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +23,7 @@ from typing import Any
 from curation.errors import BenchsmithError, WorkspaceError
 from curation.identity import content_hash
 from curation.item import Item
+from curation.pool_gc import pool_thresholds
 from curation.query import (
     in_play,
     parse_item_query,  # noqa: F401 - re-exported: the runner's --items syntax
@@ -33,7 +34,7 @@ from evaluation.backends.base import REFUSED_REASONS, TRUNCATED_REASONS, Backend
 from evaluation.cache import cache_key
 from evaluation.cells import run_cells
 from evaluation.datasets import Dataset, StoreDataset
-from evaluation.executor import ExecutorSettings, Job, run_jobs
+from evaluation.executor import FEED_CHUNK, ExecutorSettings, Job, run_jobs
 from evaluation.models import ModelSpec
 from evaluation.parsing import parse_response
 from evaluation.prompts import ImageResolver, Prompt, Variant, build_request, get_prompt
@@ -135,26 +136,134 @@ def _open_run_dir(ws: Workspace, request: RunRequest, config: dict[str, Any]) ->
     return run_id, run_dir
 
 
+class _Selection:
+    """Which items a run is about and where each stands. Only the items not already answered on
+    their current content are read from the dataset (under the implicit variant a store item's
+    hash is a column): a resumed or cached run costs what is left to do, not the pool. Those can
+    be read in parts (`read`), so the first requests go out before the rest is read."""
+
+    def __init__(self, dataset: Dataset, spec: ModelSpec, variant: Variant, logged: dict[str, tuple[str | None, str]],
+                 retry_errors: bool):
+        self._spec, self._variant, self._logged, self._retry_errors = spec, variant, logged, retry_errors
+        self.skipped: dict[str, str] = {}
+        self.done: dict[str, str] = {}  # item → outcome of its current record
+        self.to_ask: list[tuple[Item, str]] = []
+        self.changed = 0
+        self._store: StoreDataset | None = None
+        self._unread: list[str] = []  # store items to read, in dataset order
+        if isinstance(dataset, StoreDataset) and variant == "implicit":
+            self._store = dataset
+            current = dataset.current_hashes()
+            self.order = list(current)
+            for item_id, digest in current.items():
+                if self._settled(item_id, digest):
+                    self.done[item_id] = logged[item_id][1]
+                else:
+                    self._unread.append(item_id)
+        else:
+            fresh = dataset.items()
+            self.order = [item.id for item in fresh]
+            self._add(fresh, {})
+        if not self.order:
+            raise BenchsmithError("no items match the selection (import some with `benchsmith items import`)")
+
+    def _settled(self, item_id: str, digest: str) -> bool:
+        logged_hash, outcome = self._logged.get(item_id, (None, ""))
+        return logged_hash == digest and not (self._retry_errors and outcome == "error")
+
+    @property
+    def complete(self) -> bool:
+        return not self._unread
+
+    def read(self, count: int | None = None) -> None:
+        """Read the next `count` unread items (all by default)."""
+        ids = self._unread if count is None else self._unread[:count]
+        self._unread = self._unread[len(ids):]
+        if self._store is not None and ids:
+            found = self._store.lookup_hashed(ids)
+            self._add([found[item_id][0] for item_id in ids if item_id in found],
+                      {item_id: digest for item_id, (_, digest) in found.items()})
+
+    def _add(self, fresh: list[Item], hashes: dict[str, str | None]) -> None:
+        chosen, skipped = select_items(fresh, self._spec)
+        self.skipped.update(skipped)
+        for item in chosen:
+            digest = hashes.get(item.id) or content_hash(item, self._variant)
+            if self._settled(item.id, digest):
+                self.done[item.id] = self._logged[item.id][1]
+            else:
+                self.changed += item.id in self._logged and self._logged[item.id][0] != digest
+                self.to_ask.append((item, digest))
+
+    def item_ids(self) -> list[str]:
+        """The items asked or to ask, in dataset order."""
+        asked = self.done.keys() | {item.id for item, _ in self.to_ask}
+        return [item_id for item_id in self.order if item_id in asked]
+
+
+_READ_PART = 256  # items read at a time while the first requests are out
+
+
 @dataclass
 class PreparedRun:
-    """A run ready to execute: its folder and manifest exist, finished items are known."""
+    """A run ready to execute: its folder exists and finished items are known. Its manifest is
+    written once every item is read: by `prepare_run`, or by `stream_jobs` when only the first
+    items were read."""
 
     run_id: str
     run_dir: Path
-    item_ids: list[str]  # the items asked (or to ask), in dataset order
-    skipped: dict[str, str]
-    done: dict[str, str]  # item → the outcome of its current record
-    changed: int  # items answered before whose content has changed since
-    to_ask: list[tuple[Item, str]]  # (item, its content hash): what is left to do, in item order
+    selection: _Selection
     job_for: Callable[[Item, str], Job]
+    describe: Callable[[list[str], dict[str, str]], None]  # writes the manifest: item ids, skipped
+    item_ids: list[str] = field(default_factory=list)  # the items asked (or to ask), in dataset order, once all are read
+    complete: bool = False  # every item read and the manifest written
+
+    @property
+    def skipped(self) -> dict[str, str]:
+        return self.selection.skipped
+
+    @property
+    def done(self) -> dict[str, str]:
+        return self.selection.done
+
+    @property
+    def changed(self) -> int:
+        return self.selection.changed
+
+    @property
+    def to_ask(self) -> list[tuple[Item, str]]:
+        """(item, its content hash): what is left to do, in item order."""
+        return self.selection.to_ask
 
     @property
     def done_before(self) -> int:
         return len(self.item_ids) - len(self.to_ask)
 
+    def read_rest(self) -> None:
+        """Read the items not read yet and write the manifest (the selection as of this (re)run)."""
+        self.selection.read()
+        self.item_ids = self.selection.item_ids()
+        self.describe(self.item_ids, self.selection.skipped)
+        self.complete = True
+
     def jobs(self) -> Iterator[Job]:
         """The requests still to send, built one by one (the executor overlaps this with sending)."""
         return (self.job_for(item, digest) for item, digest in self.to_ask)
+
+    async def stream_jobs(self, on_complete: Callable[[], None]) -> AsyncIterator[Job]:
+        """Like `jobs`, for a run whose items were read only in part: the first requests, then
+        (while they are out) the rest of the items read a part at a time, the manifest written,
+        `on_complete` called, and the rest of the requests."""
+        first = len(self.to_ask)
+        for item, digest in self.to_ask[:first]:
+            yield self.job_for(item, digest)
+        while not self.selection.complete:
+            await asyncio.sleep(0)  # the loop sends and receives between parts
+            self.selection.read(_READ_PART)
+        self.read_rest()
+        on_complete()
+        for item, digest in self.to_ask[first:]:
+            yield self.job_for(item, digest)
 
     def counts(self) -> dict[str, int]:
         counts = {outcome: 0 for outcome in OUTCOMES}
@@ -168,57 +277,10 @@ def store_dataset(ws: Workspace, query: ItemQuery | None = None, limit: int | No
     return StoreDataset(ws.store, in_play(query), limit, ws.root)
 
 
-@dataclass
-class _Selection:
-    """Which items a run is about and where each stands."""
-
-    item_ids: list[str]  # asked or to ask, in dataset order
-    skipped: dict[str, str]
-    done: dict[str, str]  # item → outcome of its current record
-    to_ask: list[tuple[Item, str]]
-    changed: int
-
-
-def _select(dataset: Dataset, spec: ModelSpec, variant: Variant, logged: dict[str, tuple[str | None, str]],
-            retry_errors: bool) -> _Selection:
-    """Only the items not already answered on their current content are read from the dataset
-    (under the implicit variant a store item's hash is a column): a resumed or cached run costs
-    what is left to do, not the pool."""
-    def settled(item_id: str, digest: str) -> bool:
-        logged_hash, outcome = logged.get(item_id, (None, ""))
-        return logged_hash == digest and not (retry_errors and outcome == "error")
-
-    unchanged: list[str] = []
-    hashes: dict[str, str | None] = {}
-    if isinstance(dataset, StoreDataset) and variant == "implicit":
-        current = dataset.current_hashes()
-        unchanged = [item_id for item_id, digest in current.items() if settled(item_id, digest)]
-        kept = set(unchanged)
-        found = dataset.lookup_hashed([item_id for item_id in current if item_id not in kept])
-        fresh = [found[item_id][0] for item_id in current if item_id in found]
-        hashes = {item_id: digest for item_id, (_, digest) in found.items()}
-        order = list(current)
-    else:
-        fresh = dataset.items()
-        order = [item.id for item in fresh]
-    if not order:
-        raise BenchsmithError("no items match the selection (import some with `benchsmith items import`)")
-    chosen, skipped = select_items(fresh, spec)
-    selection = _Selection([], skipped, {item_id: logged[item_id][1] for item_id in unchanged}, [], 0)
-    for item in chosen:
-        digest = hashes.get(item.id) or content_hash(item, variant)
-        if settled(item.id, digest):
-            selection.done[item.id] = logged[item.id][1]
-        else:
-            selection.changed += item.id in logged and logged[item.id][0] != digest
-            selection.to_ask.append((item, digest))
-    asked = selection.done.keys() | {item.id for item, _ in selection.to_ask}
-    selection.item_ids = [item_id for item_id in order if item_id in asked]
-    return selection
-
-
-def prepare_run(ws: Workspace, request: RunRequest) -> PreparedRun:
-    """Select the items, open (or resume) the run folder and build the requests still to send."""
+def prepare_run(ws: Workspace, request: RunRequest, first: int | None = None) -> PreparedRun:
+    """Open (or resume) the run folder, select the items and build the requests still to send;
+    with `first`, items are read only until that many requests are to send (`PreparedRun.stream_jobs`
+    reads the rest)."""
     spec = request.spec
     prompt = get_prompt(request.prompt_name, spec)
     dataset = request.dataset or store_dataset(ws)
@@ -227,52 +289,77 @@ def prepare_run(ws: Workspace, request: RunRequest) -> PreparedRun:
     cells = run_cells(run_dir)
     logged = dict(zip(cells["item_id"].to_pylist(), zip(cells["content_hash"].to_pylist(),
                                                         cells["outcome"].to_pylist(), strict=True), strict=True))
-    selection = _select(dataset, spec, request.variant, logged, request.retry_errors)
-    manifest = {
-        "run_id": run_id, "kind": "answers", "created_at": now_iso(), "config_hash": config_hash(config),
-        "model": spec.model_dump(mode="json"), "prompt": {"name": prompt.name, "version": prompt.version},
-        "variant": request.variant, "config": config, "dataset": dataset.describe(),
-        "item_ids": selection.item_ids, "skipped": selection.skipped, "workspace": str(ws.root),
-    }
-    if (run_dir / "manifest.json").exists():
-        manifest["created_at"] = read_manifest(run_dir).get("created_at", manifest["created_at"])
-    write_manifest(run_dir, manifest)  # the selection as of this (re)run
+    selection = _Selection(dataset, spec, request.variant, logged, request.retry_errors)
+    created_at = read_manifest(run_dir).get("created_at") if (run_dir / "manifest.json").exists() else None
+
+    def describe(item_ids: list[str], skipped: dict[str, str]) -> None:
+        write_manifest(run_dir, {
+            "run_id": run_id, "kind": "answers", "created_at": created_at or now_iso(), "config_hash": config_hash(config),
+            "model": spec.model_dump(mode="json"), "prompt": {"name": prompt.name, "version": prompt.version},
+            "variant": request.variant, "config": config, "dataset": dataset.describe(),
+            "item_ids": item_ids, "skipped": skipped, "workspace": str(ws.root),
+        })
+
     images = ImageResolver(ws.blobs)
 
     def job_for(item: Item, digest: str) -> Job:
         chat = build_request(item, prompt, images, request.variant)
         return Job(item.id, chat, cache_key(spec, chat, prompt.version), _finisher(item, digest))
 
-    return PreparedRun(run_id, run_dir, selection.item_ids, selection.skipped, selection.done, selection.changed,
-                       selection.to_ask, job_for)
+    run = PreparedRun(run_id, run_dir, selection, job_for, describe)
+    while first is not None and not selection.complete and len(selection.to_ask) < first:
+        selection.read(first - len(selection.to_ask))
+    if first is None or selection.complete:
+        run.read_rest()
+    return run
 
 
 def run_model(ws: Workspace, request: RunRequest,
               on_start: Callable[[int, int], None] | None = None,
               on_record: Callable[[dict[str, Any]], None] | None = None) -> RunSummary:
     """Run one model over the selected items in this process; resumable; returns the counts of this run."""
+    with pool_thresholds():
+        return _run_model(ws, request, on_start, on_record)
+
+
+def _run_model(ws: Workspace, request: RunRequest, on_start: Callable[[int, int], None] | None,
+               on_record: Callable[[dict[str, Any]], None] | None) -> RunSummary:
+    from evaluation.local_answers import answer_locally, local_chooser
+
     started = time.perf_counter()
-    run = prepare_run(ws, request)
-    if on_start is not None:
-        on_start(len(run.item_ids), run.done_before)
-    counts = run.counts()
+    choose = local_chooser(request.spec)
+    # a model that is asked has its first requests out while the rest of its items are read
+    run = prepare_run(ws, request, first=None if choose is not None else FEED_CHUNK)
     stats: dict[str, Any] = {}
     prepared = time.perf_counter()
-    if run.to_ask:
-        from evaluation.local_answers import answer_locally, local_chooser
+    ready = None if run.complete else asyncio.Event()  # set once the manifest is written: no record is logged before
 
-        choose = local_chooser(request.spec)
-        if choose is not None:
+    def begin() -> None:
+        if on_start is not None:
+            on_start(len(run.item_ids), run.done_before)
+        if ready is not None:
+            ready.set()
+
+    if run.complete:
+        begin()
+    if choose is not None:
+        if run.to_ask:
             log = RunLog(run.run_dir / RESPONSES)
             try:
                 stats = answer_locally(run.to_ask, choose, request.variant == "question_only", log, on_record)
             finally:
                 log.close()
-        else:
-            cache_path = ws.cache_path if request.use_cache else None
-            stats = asyncio.run(run_jobs(request.spec, request.settings, run.run_dir / RESPONSES, run.jobs(),
-                                         cache_path, on_record)).__dict__
+    elif run.to_ask or not run.complete:
+        cache_path = ws.cache_path if request.use_cache else None
+        jobs = run.jobs() if run.complete else run.stream_jobs(begin)
+        try:
+            stats = asyncio.run(run_jobs(request.spec, request.settings, run.run_dir / RESPONSES, jobs,
+                                         cache_path, on_record, ready)).__dict__
+        finally:
+            if not run.complete:  # stopped before all was read (backend unreachable, ^C): the run is still described
+                run.read_rest()
     stats.update(prepare_s=round(prepared - started, 3), execute_s=round(time.perf_counter() - prepared, 3))
+    counts = run.counts()
     for outcome, count in stats.get("by_outcome", {}).items():
         counts[outcome] = counts.get(outcome, 0) + count
     stats["changed_since"] = run.changed

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -127,6 +128,73 @@ def test_resume_and_cache_never_resend_a_finished_request(workspace) -> None:
     assert fresh.run_id != first.run_id and fresh.stats["cached"] == 10
     assert requests_seen == 10
     assert read_records(fresh.run_dir / RESPONSES).keys() == read_records(first.run_dir / RESPONSES).keys()
+
+
+def test_a_run_loads_its_items_under_pool_gc_thresholds_and_gives_the_callers_back(workspace) -> None:
+    import gc
+
+    from curation.pool_gc import POOL_THRESHOLDS
+
+    seed_items(workspace, n_text=3, n_image=0)
+    before = gc.get_threshold()
+    during: list[tuple[int, int, int]] = []
+    try:
+        gc.set_threshold(700, 10, 10)
+        with ServerThread() as server:
+            run_model(workspace, RunRequest(_spec(server.url), settings=FAST),
+                      on_start=lambda total, done: during.append(gc.get_threshold()))
+        assert during == [POOL_THRESHOLDS] and gc.get_threshold() == (700, 10, 10)
+        gc.set_threshold(0)  # collection turned off by the caller stays off
+        run_model(workspace, RunRequest(resolve_model("baseline:longest")),
+                  on_start=lambda total, done: during.append(gc.get_threshold()))
+        assert during[1][0] == 0 and gc.get_threshold()[0] == 0
+    finally:
+        gc.set_threshold(*before)
+
+
+def test_a_long_run_sends_its_first_requests_before_reading_the_rest_of_its_items(workspace) -> None:
+    import asyncio
+
+    from evaluation.runner import prepare_run
+
+    seed_items(workspace, n_text=150, n_image=70)  # image items come first in id order; text-only: skipped
+    spec = _spec("http://127.0.0.1:9")
+    eager = prepare_run(workspace, RunRequest(spec, run_id="eager"))
+    run = prepare_run(workspace, RunRequest(spec, run_id="streamed"), first=64)
+    assert not run.complete and len(run.to_ask) == 64 and not (run.run_dir / "manifest.json").exists()
+
+    built: list[str] = []
+    completed_after: list[int] = []
+
+    async def consume() -> None:
+        async for job in run.stream_jobs(lambda: completed_after.append(len(built))):
+            built.append(job.id)
+
+    asyncio.run(consume())
+    assert completed_after == [64] and built == [item.id for item, _ in eager.to_ask]
+    manifest = json.loads((run.run_dir / "manifest.json").read_text())
+    assert manifest["item_ids"] == eager.item_ids and manifest["skipped"] == eager.skipped and len(eager.skipped) == 70
+    assert run.complete and run.done_before == 0 and run.item_ids == eager.item_ids
+
+
+def test_no_record_is_logged_before_the_run_is_described(workspace) -> None:
+    seed_items(workspace, n_text=150, n_image=0)
+    seen: list[str] = []
+
+    def on_start(total: int, done: int) -> None:
+        seen.append(f"start {total} {done}")
+
+    def on_record(record: dict) -> None:
+        manifest = next(workspace.runs_dir.glob("*/manifest.json"), None)
+        seen.append("record" if manifest and record["item_id"] in json.loads(manifest.read_text())["item_ids"] else "early")
+
+    with ServerThread() as server:
+        run_model(workspace, RunRequest(_spec(server.url), settings=FAST))
+        for path in workspace.runs_dir.iterdir():  # a second run answered from the cache: no request to wait for
+            shutil.rmtree(path)
+        summary = run_model(workspace, RunRequest(_spec(server.url), settings=FAST), on_start, on_record)
+    assert seen == ["start 150 0"] + ["record"] * 150
+    assert summary.stats["cached"] == 150 and sum(summary.counts.values()) == 150
 
 
 def test_cache_key_covers_model_revision_decoding_prompt_and_image_bytes(workspace) -> None:
