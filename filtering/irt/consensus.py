@@ -72,7 +72,7 @@ def _normalised(log_post: np.ndarray) -> np.ndarray:
 
 
 def _curve_loglik(choice: np.ndarray, theta: np.ndarray, k: np.ndarray, width: int, priors: Priors,
-                  steps: int = 8) -> np.ndarray:
+                  steps: int = 5) -> np.ndarray:
     n_items = choice.shape[1]
     chose = (choice > 0).astype(float)
     counts = np.stack([(choice == t).sum(axis=0) for t in range(1, width + 1)], axis=1).astype(float)

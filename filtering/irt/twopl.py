@@ -52,45 +52,64 @@ class TwoPL:
 
 
 def probability(theta: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    return expit(a * np.subtract.outer(theta, b))
+    z = np.subtract.outer(theta, b)
+    z *= a
+    return expit(z, out=z)
 
 
 STEP_CAP = 1.0
+Mask = np.ndarray | None  # models × items, 1 where answered; None when every cell is
 
 
-def _prepared(y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    return np.where(w > 0, y, 0.0).astype(float), (w > 0).astype(float)
+def _prepared(y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, Mask]:
+    answered = w > 0
+    if answered.all():
+        return y.astype(float), None
+    return np.where(answered, y, 0.0).astype(float), answered.astype(float)
 
 
-def _theta_step(y: np.ndarray, w: np.ndarray, a: np.ndarray, b: np.ndarray, theta: np.ndarray,
+def _masked(x: np.ndarray, w: Mask) -> np.ndarray:
+    if w is not None:
+        x *= w
+    return x
+
+
+def _moments(theta: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Per item: Σ x, Σ θ·x, Σ θ²·x over the models (one matrix product)."""
+    return np.stack([np.ones_like(theta), theta, theta * theta]) @ x
+
+
+def _theta_step(y: np.ndarray, w: Mask, a: np.ndarray, b: np.ndarray, theta: np.ndarray,
                 priors: Priors) -> tuple[np.ndarray, np.ndarray]:
     """One Newton step on every ability (items fixed); returns the new θ and its information."""
     p = probability(theta, a, b)
-    gradient = (w * (y - p)) @ a - theta / priors.theta_sd**2
-    information = (w * p * (1 - p)) @ (a * a) + 1 / priors.theta_sd**2
+    gradient = _masked(y - p, w) @ a - theta / priors.theta_sd**2
+    p *= 1 - p
+    information = _masked(p, w) @ (a * a) + 1 / priors.theta_sd**2
     return theta + np.clip(gradient / information, -STEP_CAP, STEP_CAP), information
 
 
-def _item_objective(y: np.ndarray, w: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.ndarray,
+def _item_objective(y: np.ndarray, w: Mask, theta: np.ndarray, a: np.ndarray, b: np.ndarray,
                     priors: Priors) -> np.ndarray:
     """Per item: log-likelihood of its answers plus the log priors of (a, b)."""
     z = a * np.subtract.outer(theta, b)
-    loglik = (w * (y * z - np.logaddexp(0, z))).sum(axis=0)
+    loglik = _masked(y * z - np.logaddexp(0, z), w).sum(axis=0)
     return loglik - (a - priors.a_mean) ** 2 / (2 * priors.a_sd**2) - (b - priors.b_mean) ** 2 / (2 * priors.b_sd**2)
 
 
-def _item_step(y: np.ndarray, w: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.ndarray,
+def _item_step(y: np.ndarray, w: Mask, theta: np.ndarray, a: np.ndarray, b: np.ndarray,
                priors: Priors, safeguard: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """One Newton step on every (a, b) (abilities fixed; a 2×2 system per item), halved
     where it would lower the item's posterior: near a = 0 the difficulty is barely identified and
     plain steps oscillate."""
     p = probability(theta, a, b)
-    residual = w * (y - p)
-    v = w * p * (1 - p)
-    # sums over models of residual·(θ − b)^k and v·(θ − b)^k, without another models × items array
-    r0 = residual.sum(axis=0)
-    r1 = theta @ residual - b * r0
-    v0, v1t, v2t = v.sum(axis=0), theta @ v, (theta * theta) @ v
+    residual = _moments(theta, _masked(y - p, w))
+    p *= 1 - p
+    v = _moments(theta, _masked(p, w))
+    # sums over models of residual·(θ − b)^k and v·(θ − b)^k from the moments about 0
+    r0 = residual[0]
+    r1 = residual[1] - b * r0
+    v0, v1t, v2t = v
     v1 = v1t - b * v0
     v2 = v2t - 2 * b * v1t + b * b * v0
     g_a = r1 - (a - priors.a_mean) / priors.a_sd**2
@@ -111,8 +130,9 @@ def _item_step(y: np.ndarray, w: np.ndarray, theta: np.ndarray, a: np.ndarray, b
     if not len(large) or not safeguard:
         return new_a, new_b
     cols = (slice(None), large)
-    before = _item_objective(y[cols], w[cols], theta, a[large], b[large], priors)
-    after = _item_objective(y[cols], w[cols], theta, new_a[large], new_b[large], priors)
+    wl = None if w is None else w[cols]
+    before = _item_objective(y[cols], wl, theta, a[large], b[large], priors)
+    after = _item_objective(y[cols], wl, theta, new_a[large], new_b[large], priors)
     worse, before = large[after < before], before[after < before]
     scale = 1.0
     for _ in range(4):
@@ -121,22 +141,25 @@ def _item_step(y: np.ndarray, w: np.ndarray, theta: np.ndarray, a: np.ndarray, b
         scale /= 2
         new_a[worse], new_b[worse] = a[worse] + scale * step_a[worse], b[worse] + scale * step_b[worse]
         cols = (slice(None), worse)
-        still = _item_objective(y[cols], w[cols], theta, new_a[worse], new_b[worse], priors) < before
+        still = _item_objective(y[cols], None if w is None else w[cols], theta, new_a[worse], new_b[worse],
+                                priors) < before
         worse, before = worse[still], before[still]
     new_a[worse], new_b[worse] = a[worse], b[worse]
     return new_a, new_b
 
 
-def _start(y: np.ndarray, w: np.ndarray, priors: Priors) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    share = ((w * y).sum(axis=1) + 0.5) / (w.sum(axis=1) + 1)
+def _start(y: np.ndarray, w: Mask, priors: Priors) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    answered = np.ones_like(y) if w is None else w
+    share = (y.sum(axis=1) + 0.5) / (answered.sum(axis=1) + 1)
     logit = np.log(share / (1 - share))
     spread = logit.std()
     theta = (logit - logit.mean()) / spread if spread > 0 else np.zeros_like(logit)
-    item_share = ((w * y).sum(axis=0) + 0.5) / (w.sum(axis=0) + 1)
+    item_share = (y.sum(axis=0) + 0.5) / (answered.sum(axis=0) + 1)
     return theta, np.full(y.shape[1], priors.a_mean), -np.log(item_share / (1 - item_share)) / priors.a_mean
 
 
 LEARN_PRIORS_FROM = 50  # items: fewer make the item priors' own estimates too noisy
+BOOTSTRAP_STEPS = 1
 
 
 def fit_2pl(y: np.ndarray, w: np.ndarray, priors: Priors = Priors(), max_iter: int = 200,
@@ -148,12 +171,12 @@ def fit_2pl(y: np.ndarray, w: np.ndarray, priors: Priors = Priors(), max_iter: i
     flat ones cost no full rounds. Learning the item priors across items (with `LEARN_PRIORS_FROM`
     items or more) brings recovery to what the true abilities would give (checked in the tests)."""
     learn = y.shape[1] >= LEARN_PRIORS_FROM
-    y, w = _prepared(y, w)
-    theta, a, b = _start(y, w, priors)
+    y, mask = _prepared(y, w)
+    theta, a, b = _start(y, mask, priors)
     iteration = 0
     for iteration in range(1, max_iter + 1):  # noqa: B007
-        new_theta, _ = _theta_step(y, w, a, b, theta, priors)
-        a, b = _item_step(y, w, new_theta, a, b, priors)
+        new_theta, _ = _theta_step(y, mask, a, b, theta, priors)
+        a, b = _item_step(y, mask, new_theta, a, b, priors)
         mean, sd = new_theta.mean(), new_theta.std()
         if sd > 0 and len(new_theta) > 1:
             new_theta, a, b = (new_theta - mean) / sd, a * sd, (b - mean) / sd
@@ -166,38 +189,28 @@ def fit_2pl(y: np.ndarray, w: np.ndarray, priors: Priors = Priors(), max_iter: i
     active = np.arange(y.shape[1])
     for _ in range(max_iter):
         cols = (slice(None), active)
-        new_a, new_b = _item_step(y[cols], w[cols], theta, a[active], b[active], priors)
+        new_a, new_b = _item_step(y[cols], None if mask is None else mask[cols], theta, a[active], b[active], priors)
         moved = np.maximum(np.abs(new_a - a[active]), np.abs(new_b - b[active])) > tol * 10
         a[active], b[active] = new_a, new_b
         active = active[moved]
         if not len(active):
             break
-    theta, information = _theta_step(y, w, a, b, theta, priors)
+    theta, information = _theta_step(y, mask, a, b, theta, priors)
     return TwoPL(a, b, theta, 1 / np.sqrt(information), iteration, not len(active), priors)
-
-
-def refit_items(y: np.ndarray, w: np.ndarray, theta: np.ndarray, a: np.ndarray, b: np.ndarray,
-                priors: Priors = Priors(), steps: int = 2) -> tuple[np.ndarray, np.ndarray]:
-    """(a, b) refitted to these answers with the abilities held fixed: `steps` unguarded Newton steps
-    from the full fit's values (a cheap refit, as in a one-step bootstrap)."""
-    y, w = _prepared(y, w)
-    for _ in range(steps):
-        a, b = _item_step(y, w, theta, a, b, priors, safeguard=False)
-    return a, b
 
 
 def ability_map(y: np.ndarray, w: np.ndarray, a: np.ndarray, b: np.ndarray, priors: Priors = Priors(),
                 steps: int = 50) -> tuple[np.ndarray, np.ndarray]:
     """MAP abilities (and their standard errors) of models answering items of known (a, b)."""
-    y, w = _prepared(y, w)
+    y, mask = _prepared(y, w)
     theta = np.zeros(y.shape[0])
     for _ in range(steps):
-        new, _ = _theta_step(y, w, a, b, theta, priors)
+        new, _ = _theta_step(y, mask, a, b, theta, priors)
         done = np.abs(new - theta).max(initial=0) < 1e-6
         theta = new
         if done:
             break
-    _, information = _theta_step(y, w, a, b, theta, priors)
+    _, information = _theta_step(y, mask, a, b, theta, priors)
     return theta, 1 / np.sqrt(information)
 
 
@@ -206,10 +219,15 @@ def bootstrap_items(y: np.ndarray, w: np.ndarray, fit: TwoPL, resamples: int,
     """(a, b) of each item under `resamples` resamplings of the models, abilities held at the fit's:
     two arrays resamples × items."""
     rng = np.random.default_rng(seed)
+    y, mask = _prepared(y, w)
     models = y.shape[0]
     a_draws = np.empty((resamples, y.shape[1]))
     b_draws = np.empty((resamples, y.shape[1]))
     for r in range(resamples):
         rows = rng.integers(0, models, models)
-        a_draws[r], b_draws[r] = refit_items(y[rows], w[rows], fit.theta[rows], fit.a.copy(), fit.b.copy(), fit.priors)
+        a, b = fit.a, fit.b
+        for _ in range(BOOTSTRAP_STEPS):  # unguarded Newton steps from the full fit's values: a cheap refit
+            a, b = _item_step(y[rows], None if mask is None else mask[rows], fit.theta[rows], a, b, fit.priors,
+                              safeguard=False)
+        a_draws[r], b_draws[r] = a, b
     return a_draws, b_draws
