@@ -230,6 +230,26 @@ def test_suspects_through_the_cli_find_keys_changed_before_the_runs(tmp_path):
     assert done.returncode == 0, done.stderr
     analysis = json.loads(done.stdout)
     assert len(analysis["models"]) == models and len(analysis["items"]) == len(records)
+    assert analysis["stale_skipped"] == 0
+
+    # dedup's answer conflicts carry over as a reason; an item edited after the runs is stale: skipped, counted
+    from curation.revise import with_review_reason
+
+    calm = [r["id"] for r in records if r["id"] not in flipped]
+    stored = store.get(calm[0])
+    store.update(with_review_reason(stored.item, f"answer conflict with {calm[1]} (ratio 0.970): the same question "
+                                    "with another correct answer; fix the wrong key, then exclude one"),
+                 expect_rev=stored.rev, author="test", stage="dedup")
+    done = run_cli("items", "edit", calm[2], "--set", "stem=고친 문제: 다음 중 옳은 것은?", "--expect-rev",
+                   str(store.get(calm[2]).rev), "--reason", "test", "-w", str(ws))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("analyze", "suspects", "--json", "--min-score", "0", "-w", str(ws))
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["stale_skipped"] == models
+    by_id = {row["item_id"]: row for row in data["suspects"]}
+    assert calm[2] not in by_id and data["items"] == len(records) - 1
+    assert any(reason.startswith("dedup: answer conflict") for reason in by_id[calm[0]]["reasons"])
     assert (ws / "filtering" / "item_analysis" / "items.csv").is_file()
     assert re.search(r"^# Item analysis", (ws / "filtering" / "item_analysis" / "item_analysis.md").read_text(
         encoding="utf-8"))
