@@ -96,6 +96,26 @@ def test_edges_one_model_silent_model_saturated_items_missing_cells():
     assert record.models[2].n == 30
 
 
+def test_cells_become_responses_unparseable_missing_unless_asked_and_stale_counted():
+    from filtering.irt.responses import ItemFacts, from_solve_matrix
+    from filtering.matrix import Cell, SolveMatrix
+
+    cells = [Cell("q1", "m1", 0, "r1", "correct", "2", None, None, "h1", 2),
+             Cell("q1", "m1", 1, "r2", "wrong", "3", None, None, "h1", 3),  # a second attempt: share correct 0.5
+             Cell("q1", "m2", 0, "r3", "unparseable", None, None, None, "h1", None),
+             Cell("q2", "m1", 0, "r1", "error", None, None, None, "h2", None),
+             Cell("q2", "m2", 0, "r3", "wrong", "1", None, None, "old", 1)]  # answered on other content
+    matrix = SolveMatrix.from_cells(cells, {"m1": {}, "m2": {}})
+    facts = {"q1": ItemFacts("h1", 2, 4), "q2": ItemFacts("h2", 1, 4, ["answer conflict with q1"])}
+    missing = from_solve_matrix(matrix, facts)
+    assert missing.items == ["q1", "q2"] and missing.models == ["m1", "m2"] and missing.stale_skipped == 1
+    assert missing.correct[0, 0] == 0.5 and np.isnan(missing.correct[1, 0]) and np.isnan(missing.correct[0, 1])
+    assert missing.choice is not None and missing.choice[0, 0] == 2  # the first attempt's choice
+    assert list(missing.unparseable) == [1, 1] and missing.conflicts == {"q2": ["answer conflict with q1"]}
+    wrong = from_solve_matrix(matrix, facts, unparseable_as_wrong=True)
+    assert wrong.correct[1, 0] == 0.0 and wrong.correct[0, 1] == 0.0 and np.isnan(wrong.correct[1, 1])
+
+
 def test_malformed_matrix_files_are_one_clear_line(tmp_path):
     bad = tmp_path / "bad.csv"
     bad.write_text("model,i1,i2\nm1,1,0\nm2,1,x\n", encoding="utf-8")
@@ -250,6 +270,16 @@ def test_suspects_through_the_cli_find_keys_changed_before_the_runs(tmp_path):
     by_id = {row["item_id"]: row for row in data["suspects"]}
     assert calm[2] not in by_id and data["items"] == len(records) - 1
     assert any(reason.startswith("dedup: answer conflict") for reason in by_id[calm[0]]["reasons"])
+
+    done = run_cli("analyze", "subset", "--k", "20", "--out", str(tmp_path / "subset.json"), "-w", str(ws))
+    assert done.returncode == 0, done.stderr
+    done = run_cli("analyze", "estimate", "--subset", str(tmp_path / "subset.json"), "--json", "-w", str(ws))
+    assert done.returncode == 0, done.stderr
+    estimates = json.loads(done.stdout)["models"]
+    assert len(estimates) == models
+    share = {m["model"]: m["share_correct"] for m in analysis["models"]}
+    assert np.mean([abs(e["accuracy"] - share[e["model"]]) for e in estimates]) < 0.15
+    assert all(e["low"] <= e["accuracy"] <= e["high"] and e["answered"] == 20 for e in estimates)
     assert (ws / "filtering" / "item_analysis" / "items.csv").is_file()
     assert re.search(r"^# Item analysis", (ws / "filtering" / "item_analysis" / "item_analysis.md").read_text(
         encoding="utf-8"))

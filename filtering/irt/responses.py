@@ -117,7 +117,8 @@ VALUES = {"": np.nan, "0": 0.0, "1": 1.0, "0.0": 0.0, "1.0": 1.0, "false": 0.0, 
 
 def read_matrix_file(path: Path) -> Responses:
     """A wide 0/1 matrix (CSV or parquet): first column the model id, then one column per item,
-    the header naming the items; an empty cell is missing. A malformed file is one clear error."""
+    the header naming the items; an empty cell is missing. A malformed file is one clear error
+    naming the row (the header is row 1, in a parquet file too) and the column (1-based)."""
     if not path.is_file():
         raise BenchsmithError(f"{path}: no such matrix file")
     if path.suffix.lower() in (".parquet", ".pq"):

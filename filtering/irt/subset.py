@@ -122,6 +122,8 @@ def load_subset(path: Path) -> SubsetSpec:
         spec = SubsetSpec.model_validate_json(path.read_text(encoding="utf-8"))
     except OSError as error:
         raise BenchsmithError(f"{path}: cannot read the subset: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise BenchsmithError(f"{path}: not a subset written by `analyze subset` (not UTF-8 JSON)") from None
     except ValidationError as error:
         first = error.errors()[0]
         raise BenchsmithError(f"{path}: not a subset written by `analyze subset` "
