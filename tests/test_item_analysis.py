@@ -66,14 +66,18 @@ def _panel(models: int, items: int, flips: int, seed: int, options: int = 4, lur
 
 def test_seeded_miskeys_rank_first():
     models, items, flips = 30, 400, 12
-    choice, keys, flipped = _panel(models, items, flips, seed=1)
-    responses = Responses([f"q{j:03d}" for j in range(items)], [f"m{i}" for i in range(models)],
-                          (choice == keys[None, :]).astype(float), choice, keys, np.full(items, 4, dtype=np.int16))
-    ranked = [int(s.item_id[1:]) for s in find_suspects(analyse(responses, bootstrap=10))]
-    precision = len(set(ranked[:flips]) & flipped) / flips
-    recall = len(set(ranked[: 2 * flips]) & flipped) / flips
-    assert precision >= 0.75, (precision, ranked[:flips], sorted(flipped))
-    assert recall >= 0.9, (recall, ranked[: 2 * flips], sorted(flipped))
+    precision, recall = [], []
+    for seed in range(3):
+        choice, keys, flipped = _panel(models, items, flips, seed=seed)
+        responses = Responses([f"q{j:03d}" for j in range(items)], [f"m{i}" for i in range(models)],
+                              (choice == keys[None, :]).astype(float), choice, keys, np.full(items, 4, dtype=np.int16))
+        ranked = [int(s.item_id[1:]) for s in find_suspects(analyse(responses, bootstrap=10))]
+        precision.append(len(set(ranked[:flips]) & flipped) / flips)  # changed keys among the top k
+        recall.append(len(set(ranked[: 2 * flips]) & flipped) / flips)  # changed keys found in the top 2k
+    # measured 0.83, 0.75, 0.92 and 0.92, 0.92, 1.0: a hard item whose lure draws the strong models
+    # too can outrank a changed key whose right answer few models find
+    assert np.mean(precision) >= 0.75 and min(precision) >= 0.66, precision
+    assert np.mean(recall) >= 0.9, recall
 
 
 def test_edges_one_model_silent_model_saturated_items_missing_cells():
