@@ -335,3 +335,146 @@ def gap_command(
         out.print(f"left out (only one of the two metrics, {len(gap.without_both)}): {', '.join(gap.without_both)}",
                   highlight=False)
     out.print(f"per-model values: {files[0]}", highlight=False)
+
+
+# --- item analysis ---------------------------------------------------------------------------
+
+MatrixFileOption = Annotated[Path | None, typer.Option(
+    "--matrix", help="a wide 0/1 matrix instead of the workspace: CSV or parquet, first column the model id, "
+    "one column per item (header = item ids), empty = missing")]
+UnparseableOption = Annotated[bool, typer.Option(
+    "--unparseable-as-wrong", help="count unparseable and error answers as wrong (default: missing)")]
+BootstrapOption = Annotated[int, typer.Option("--bootstrap", min=0, help="model resamples for the item intervals")]
+
+
+def _irt_inputs(workspace: Path | None, matrix_file: Path | None, unparseable_as_wrong: bool):  # noqa: ANN202
+    from filtering.irt.sources import load_responses
+
+    ws = workspace_from(workspace) if matrix_file is None or workspace is not None else None
+    return ws, load_responses(ws, matrix_file, unparseable_as_wrong)
+
+
+def _analysis_dir(ws, out_dir: Path | None) -> Path:  # noqa: ANN001
+    from evaluation.records import ITEM_ANALYSIS_FOLDER
+
+    return out_dir or (ws.root / ITEM_ANALYSIS_FOLDER if ws is not None else Path("item_analysis"))
+
+
+@analyze_app.command("items")
+def items_command(
+    workspace: WorkspaceOption = None, matrix_file: MatrixFileOption = None,
+    unparseable_as_wrong: UnparseableOption = False, bootstrap: BootstrapOption = 30,
+    level: Annotated[float, typer.Option(min=0.5, max=0.999, help="interval level")] = 0.9, seed: int = 0,
+    out_dir: OutOption = None, as_json: JsonOption = False,
+) -> None:
+    """2PL item analysis: per item share correct, item–rest r, difficulty and discrimination with intervals,
+    option shares (all and strongest third), top distractor; per model ability ± se. JSON, CSV, Markdown."""
+    from filtering.irt.analysis import analyse, to_record
+    from filtering.irt.report import write_item_analysis
+
+    ws, responses = _irt_inputs(workspace, matrix_file, unparseable_as_wrong)
+    with console.status(f"fitting {len(responses.items)} items × {len(responses.models)} models…"):
+        record = to_record(analyse(responses, bootstrap, level, seed), unparseable_as_wrong)
+    paths = write_item_analysis(record, _analysis_dir(ws, out_dir))
+    if as_json:
+        print_json(record.model_dump(mode="json") | {"files": [str(p) for p in paths]})
+        return
+    _print_stale(record.stale_skipped)
+    for note in record.notes:
+        out.print(f"note: {note}", highlight=False)
+    negative = sum(1 for i in record.items if i.discrimination < 0)
+    out.print(f"item analysis of {len(record.items)} items × {len(record.models)} models (2PL, "
+              f"{'converged' if record.converged else 'not converged'} in {record.iterations} rounds): "
+              f"{negative} items with negative discrimination; report: {paths[3]}", highlight=False)
+
+
+@analyze_app.command("suspects")
+def suspects_command(
+    workspace: WorkspaceOption = None, matrix_file: MatrixFileOption = None,
+    unparseable_as_wrong: UnparseableOption = False,
+    limit: Annotated[int | None, typer.Option("--limit", min=1, help="at most N rows")] = None,
+    min_score: Annotated[float, typer.Option("--min-score", min=0.0, max=1.0, help="list items scoring this or more")] = 0.2,
+    bootstrap: BootstrapOption = 30, seed: int = 0, out_dir: OutOption = None, as_json: JsonOption = False,
+) -> None:
+    """Items whose key or wording the answers put in doubt, highest score first: the models' consensus against
+    the key, negative or flat discrimination, no option above chance among strong models, dedup answer
+    conflicts, many unparseable answers."""
+    from filtering.irt.analysis import analyse
+    from filtering.irt.suspects import find_suspects
+
+    ws, responses = _irt_inputs(workspace, matrix_file, unparseable_as_wrong)
+    with console.status(f"fitting {len(responses.items)} items × {len(responses.models)} models…"):
+        analysis = analyse(responses, bootstrap, seed=seed)
+        rows = find_suspects(analysis, min_score)
+    folder = _analysis_dir(ws, out_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {"suspects": [row.model_dump(mode="json") for row in rows], "items": len(responses.items),
+            "models": len(analysis.responses.models), "stale_skipped": responses.stale_skipped,
+            "notes": analysis.notes}
+    (folder / "suspects.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    shown = rows[:limit] if limit else rows
+    if as_json:
+        print_json(data | {"suspects": data["suspects"][: len(shown)]})
+        return
+    _print_stale(responses.stale_skipped)
+    for note in analysis.notes:
+        out.print(f"note: {note}", highlight=False)
+    from rich.table import Table
+
+    table = Table("item", "score", "key", "consensus", "reasons")
+    for row in shown:
+        table.add_row(row.item_id, f"{row.score:.3f}", str(row.key or "—"), str(row.consensus_option or "—"),
+                      "; ".join(row.reasons))
+    out.print(table)
+    out.print(f"{len(rows)} suspect item(s) of {len(responses.items)} (score ≥ {min_score}); "
+              f"all rows: {folder / 'suspects.json'}", highlight=False)
+
+
+@analyze_app.command("subset")
+def subset_command(
+    out_file: Annotated[Path, typer.Option("--out", "-o", help="where to write the subset (JSON)")],
+    k: Annotated[int, typer.Option("--k", min=1, help="items in the subset")] = 100,
+    workspace: WorkspaceOption = None, matrix_file: MatrixFileOption = None,
+    unparseable_as_wrong: UnparseableOption = False, seed: int = 0, as_json: JsonOption = False,
+) -> None:
+    """Pick k items whose answers predict full-set accuracy (`analyze estimate`), with the item parameters needed."""
+    from filtering.irt.subset import make_subset
+
+    _, responses = _irt_inputs(workspace, matrix_file, unparseable_as_wrong)
+    spec = make_subset(responses, k, seed)
+    out_file.parent.mkdir(parents=True, exist_ok=True)
+    out_file.write_text(spec.model_dump_json(indent=1), encoding="utf-8")
+    if as_json:
+        print_json({"items": spec.items, "k": len(spec.items), "of": len(spec.all_items),
+                    "training_models": len(spec.training_models), "file": str(out_file)})
+        return
+    out.print(f"{len(spec.items)} of {len(spec.all_items)} items, fitted on {len(spec.training_models)} models "
+              f"→ {out_file}", highlight=False)
+
+
+@analyze_app.command("estimate")
+def estimate_command(
+    subset_file: Annotated[Path, typer.Option("--subset", help="a subset written by `analyze subset`")],
+    workspace: WorkspaceOption = None, matrix_file: MatrixFileOption = None,
+    unparseable_as_wrong: UnparseableOption = False,
+    level: Annotated[float, typer.Option(min=0.5, max=0.999, help="interval level")] = 0.9, seed: int = 0,
+    as_json: JsonOption = False,
+) -> None:
+    """Each model's full-set accuracy estimated from its answers on the subset, with an interval."""
+    from filtering.irt.subset import estimate, load_subset, subset_answers
+
+    spec = load_subset(subset_file)
+    _, responses = _irt_inputs(workspace, matrix_file, unparseable_as_wrong)
+    answers, notes = subset_answers(spec, responses)
+    rows = estimate(spec, answers, level, seed=seed)
+    if as_json:
+        print_json({"models": [row.model_dump(mode="json") for row in rows], "level": level,
+                    "subset": len(spec.items), "of": len(spec.all_items), "notes": notes,
+                    "stale_skipped": responses.stale_skipped})
+        return
+    _print_stale(responses.stale_skipped)
+    for note in notes:
+        out.print(f"note: {note}", highlight=False)
+    for row in rows:
+        out.print(f"{row.model}: {row.accuracy:.1%} ({level:.0%} interval {row.low:.1%} … {row.high:.1%}; "
+                  f"{row.answered}/{len(spec.items)} subset items answered)", highlight=False)

@@ -1,0 +1,188 @@
+"""The answers item analysis reads: models × items arrays built from a workspace's solve matrix
+or from a wide 0/1 file (`--matrix`: first column the model id, one column per item).
+
+A cell's value is the share of the model's determined attempts that were correct (0 or 1 for a
+single attempt), NaN where it has none. `unparseable` and `error` outcomes are missing, not
+wrong, unless `unparseable_as_wrong`. Only cells answered on the item's current content count;
+the rest are counted in `stale_skipped`.
+"""
+
+from __future__ import annotations
+
+import csv
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from curation.errors import BenchsmithError
+from filtering.matrix import SolveMatrix
+
+
+@dataclass
+class ItemFacts:
+    """What the store says about an item: its key, how many options it has, dedup's conflicts."""
+
+    content_hash: str | None
+    key: int | None  # the one correct option (None: none or several)
+    options: int
+    conflicts: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Responses:
+    items: list[str]
+    models: list[str]
+    correct: np.ndarray  # models × items, share correct, NaN = no determined answer
+    choice: np.ndarray | None = None  # models × items, the option chosen (0 = none); None when unknown
+    keys: np.ndarray | None = None  # per item, the key option (0 = unknown or several)
+    options: np.ndarray | None = None  # per item, the number of options (0 = unknown)
+    hashes: dict[str, str] = field(default_factory=dict)
+    unparseable: np.ndarray | None = None  # per item, cells with an unparseable or error outcome
+    cells: np.ndarray | None = None  # per item, cells recorded (any outcome)
+    conflicts: dict[str, list[str]] = field(default_factory=dict)  # item → dedup answer-conflict reasons
+    stale_skipped: int = 0
+    source: str = "workspace"
+
+    @property
+    def answered(self) -> np.ndarray:
+        return ~np.isnan(self.correct)
+
+    def models_without_answers(self) -> list[str]:
+        return [m for m, n in zip(self.models, self.answered.sum(axis=1), strict=True) if n == 0]
+
+    def take(self, models: np.ndarray | None = None, items: np.ndarray | None = None) -> Responses:
+        """These models (row indices) and items (column indices) only."""
+        rows = np.arange(len(self.models)) if models is None else models
+        cols = np.arange(len(self.items)) if items is None else items
+
+        def per_item(values: np.ndarray | None) -> np.ndarray | None:
+            return None if values is None else values[cols]
+
+        item_ids = [self.items[j] for j in cols]
+        return Responses(item_ids, [self.models[i] for i in rows], self.correct[np.ix_(rows, cols)],
+                         None if self.choice is None else self.choice[np.ix_(rows, cols)],
+                         per_item(self.keys), per_item(self.options),
+                         {i: self.hashes[i] for i in item_ids if i in self.hashes}, per_item(self.unparseable),
+                         per_item(self.cells), {i: self.conflicts[i] for i in item_ids if i in self.conflicts},
+                         self.stale_skipped, self.source)
+
+
+def from_solve_matrix(matrix: SolveMatrix, facts: dict[str, ItemFacts], unparseable_as_wrong: bool = False) -> Responses:
+    """Arrays from the matrix's cells on items the store has now (`facts`); cells answered on other
+    content are stale and counted."""
+    table = matrix.table
+    current = pa.array([facts[i].content_hash if i in facts else None for i in table["item_id"].to_pylist()],
+                       type=pa.string())
+    fresh = pc.fill_null(pc.equal(table["content_hash"], current), False)
+    stale = matrix.stale_skipped + (table.num_rows - pc.sum(fresh).as_py() if table.num_rows else 0)
+    table = table.filter(fresh)
+    item_ids = sorted(set(table["item_id"].to_pylist()))
+    models = sorted(set(table["model"].to_pylist()) | set(matrix.models))
+    row_of = {m: r for r, m in enumerate(models)}
+    col_of = {i: c for c, i in enumerate(item_ids)}
+    rows = np.array([row_of[m] for m in table["model"].to_pylist()], dtype=np.int64)
+    cols = np.array([col_of[i] for i in table["item_id"].to_pylist()], dtype=np.int64)
+    outcome = np.asarray(table["outcome"].to_pylist(), dtype=object)
+    right = outcome == "correct"
+    problem = (outcome == "unparseable") | (outcome == "error")
+    determined = right | (outcome == "wrong") | (problem & unparseable_as_wrong)
+    shape = (len(models), len(item_ids))
+    hits, counted = np.zeros(shape), np.zeros(shape)
+    np.add.at(hits, (rows, cols), right)
+    np.add.at(counted, (rows, cols), determined)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        correct = np.where(counted > 0, hits / np.maximum(counted, 1), np.nan)
+    choice = np.zeros(shape, dtype=np.int16)
+    chosen = np.asarray(table["choice"].fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int16)
+    attempt = np.asarray(table["attempt"].to_numpy(zero_copy_only=False))
+    order = np.argsort(-attempt, kind="stable")  # the first attempt's choice is written last and wins
+    keep = order[chosen[order] > 0]
+    choice[rows[keep], cols[keep]] = chosen[keep]
+    n_items = len(item_ids)
+    return Responses(
+        item_ids, models, correct, choice,
+        np.array([facts[i].key or 0 for i in item_ids], dtype=np.int16),
+        np.array([facts[i].options for i in item_ids], dtype=np.int16),
+        {i: h for i in item_ids if (h := facts[i].content_hash)},
+        np.bincount(cols[problem], minlength=n_items), np.bincount(cols, minlength=n_items),
+        {i: facts[i].conflicts for i in item_ids if facts[i].conflicts}, int(stale))
+
+
+VALUES = {"": np.nan, "0": 0.0, "1": 1.0, "0.0": 0.0, "1.0": 1.0, "false": 0.0, "true": 1.0, "False": 0.0,
+          "True": 1.0}
+
+
+def read_matrix_file(path: Path) -> Responses:
+    """A wide 0/1 matrix (CSV or parquet): first column the model id, then one column per item,
+    the header naming the items; an empty cell is missing. A malformed file is one clear error
+    naming the row (the header is row 1, in a parquet file too) and the column (1-based)."""
+    if not path.is_file():
+        raise BenchsmithError(f"{path}: no such matrix file")
+    if path.suffix.lower() in (".parquet", ".pq"):
+        header, rows = _parquet_rows(path)
+    else:
+        header, rows = _csv_rows(path)
+    if len(header) < 2:
+        raise BenchsmithError(f"{path}: the header needs the model column and at least one item column")
+    items = header[1:]
+    seen: set[str] = set()
+    for column, item in enumerate(items, start=2):
+        if not item.strip():
+            raise BenchsmithError(f"{path}: row 1, column {column}: an item column without a name")
+        if item in seen:
+            raise BenchsmithError(f"{path}: row 1, column {column}: item {item!r} appears twice in the header")
+        seen.add(item)
+    models, values = [], np.empty((len(rows), len(items)))
+    for r, row in enumerate(rows):
+        line = r + 2
+        if len(row) != len(header):
+            raise BenchsmithError(f"{path}: row {line}: {len(row)} columns, the header has {len(header)}")
+        model = row[0].strip()
+        if not model:
+            raise BenchsmithError(f"{path}: row {line}, column 1: no model id")
+        if model in models:
+            raise BenchsmithError(f"{path}: row {line}, column 1: model {model!r} appears twice")
+        models.append(model)
+        cells = [cell.strip() for cell in row[1:]]
+        try:
+            values[r] = [VALUES[cell] for cell in cells]
+        except KeyError:
+            column = next(c for c, cell in enumerate(cells) if cell not in VALUES)
+            raise BenchsmithError(f"{path}: row {line}, column {column + 2} ({items[column]}): {cells[column]!r} is "
+                                  "not 0, 1 or empty") from None
+    if not models:
+        raise BenchsmithError(f"{path}: no model rows under the header")
+    return Responses(list(items), models, values, source=str(path))
+
+
+def _csv_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    try:
+        with path.open(encoding="utf-8-sig", newline="") as handle:
+            reader = csv.reader(handle)
+            header = next(reader, [])
+            return header, [row for row in reader if row]
+    except (UnicodeDecodeError, csv.Error) as error:
+        raise BenchsmithError(f"{path}: not a readable CSV file: {error}") from None
+
+
+def _parquet_rows(path: Path) -> tuple[list[str], list[list[str]]]:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (OSError, pa.ArrowException) as error:
+        raise BenchsmithError(f"{path}: not a readable parquet file: {error}") from None
+    columns = [["" if v is None else _cell_text(v) for v in table.column(i).to_pylist()]
+               for i in range(table.num_columns)]
+    return [str(name) for name in table.column_names], [list(row) for row in zip(*columns, strict=True)]
+
+
+def _cell_text(value: object) -> str:
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int | float):
+        return "0" if value == 0 else "1" if value == 1 else repr(value)
+    return str(value)

@@ -1,0 +1,40 @@
+"""Where the answers come from: the workspace (its solve matrix, rebuilt from the run logs, and
+the store's keys, option counts and dedup conflicts) or a wide 0/1 matrix file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from curation.workspace import Workspace
+from filtering.irt.responses import ItemFacts, Responses, from_solve_matrix, read_matrix_file
+
+CONFLICT_PREFIX = "answer conflict"  # how the dedup stage words an answer conflict in review_reasons
+
+
+def from_workspace(ws: Workspace, unparseable_as_wrong: bool = False) -> Responses:
+    """Answers of the runs on the store's items as they are (implicit variant); stale cells skipped."""
+    from filtering.adversarial import matrix_from_workspace
+
+    matrix = matrix_from_workspace(ws)
+    implicit = [label for label, description in matrix.models.items()
+                if description.get("variant", "implicit") == "implicit"]
+    matrix.table = matrix.table.filter(pc.is_in(matrix.table["model"], value_set=pa.array(implicit, pa.string())))
+    matrix.models = {label: matrix.models[label] for label in implicit}
+    stored = ws.store.get_many(sorted(set(matrix.table["item_id"].to_pylist())))
+    facts = {}
+    for item_id, found in stored.items():
+        item = found.item
+        keys = item.answer_list()
+        facts[item_id] = ItemFacts(found.content_hash, keys[0] if len(keys) == 1 else None, len(item.options),
+                                   [r for r in item.flags.review_reasons if r.startswith(CONFLICT_PREFIX)])
+    return from_solve_matrix(matrix, facts, unparseable_as_wrong)
+
+
+def load_responses(ws: Workspace | None, matrix_file: Path | None, unparseable_as_wrong: bool = False) -> Responses:
+    if matrix_file is not None:
+        return read_matrix_file(matrix_file)
+    assert ws is not None
+    return from_workspace(ws, unparseable_as_wrong)

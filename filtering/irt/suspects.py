@@ -1,0 +1,104 @@
+"""Suspect items, ranked: the evidence that an item's key or wording is broken, as one score.
+
+Signals, each a strength s in [0, 1], combined as a noisy-or: evidence = Σ −log(1 − s) ranks the
+items (it does not saturate), score = 1 − exp(−evidence) = 1 − Π(1 − s) is what a person reads.
+- the models-as-annotators consensus puts the key in doubt (`consensus`): s = P(key wrong);
+- negative or near-zero discrimination: the stronger a model, the likelier it misses the item;
+- no option chosen above chance by the strongest third of the models (ambiguous or broken);
+- dedup found the same question with another key (an answer conflict);
+- many unparseable or error answers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from evaluation.records import Suspect
+from filtering.irt.analysis import Analysis
+from filtering.irt.consensus import consensus
+
+NEGATIVE_SURE, NEGATIVE, FLAT = 0.5, 0.3, 0.15
+AMBIGUOUS, CONFLICT = 0.3, 0.4
+FLAT_BELOW = 0.2  # discrimination under this counts as near zero
+MIN_STRONG = 3  # strong models that must have chosen an option before "no option above chance" is said
+UNPARSEABLE_FROM = 0.25
+
+
+def find_suspects(analysis: Analysis, min_score: float = 0.2, key_prior: float = 0.8) -> list[Suspect]:
+    r, fit = analysis.responses, analysis.fit
+    n_items = len(r.items)
+    evidence = np.zeros(n_items)
+    reasons: list[list[str]] = [[] for _ in range(n_items)]
+    key_wrong = np.full(n_items, np.nan)
+    option = np.zeros(n_items, dtype=int)
+    option_post = np.full(n_items, np.nan)
+    keys = r.keys if r.keys is not None else np.zeros(n_items, dtype=np.int16)
+    if r.choice is not None and r.choice.any():
+        found = consensus(r.choice, fit.theta, keys,
+                          r.options if r.options is not None else np.zeros(n_items, dtype=np.int16), fit.priors, key_prior)
+        key_wrong, option = found.key_wrong, found.option
+        option_post = found.posterior[np.arange(n_items), np.maximum(option, 1) - 1]
+        evidence += np.nan_to_num(found.key_surprise)
+        for j in np.flatnonzero(np.isfinite(key_wrong)).tolist():
+            if key_wrong[j] >= 0.5:
+                reasons[j].append(f"models' consensus picks option {option[j]} (posterior {option_post[j]:.2f}), "
+                                  f"the key says {keys[j]}: P(key wrong) = {key_wrong[j]:.2f}")
+            elif key_wrong[j] >= min_score:
+                reasons[j].append(f"models' consensus doubts the key {keys[j]}: P(key wrong) = {key_wrong[j]:.2f}")
+    for j in range(n_items):
+        a, high = fit.a[j], analysis.a_high[j]
+        if analysis.n[j] < 2:
+            continue
+        if a < 0 and np.isfinite(high) and high < 0:
+            evidence[j] += _weight(NEGATIVE_SURE)
+            reasons[j].append(f"negative discrimination {a:.2f} (interval top {high:.2f}): stronger models miss it more")
+        elif a < 0:
+            evidence[j] += _weight(NEGATIVE)
+            reasons[j].append(f"negative discrimination {a:.2f}: stronger models miss it more")
+        elif a < FLAT_BELOW:
+            evidence[j] += _weight(FLAT)
+            reasons[j].append(f"near-zero discrimination {a:.2f}: the item does not separate strong from weak models")
+    if analysis.option_share_strong is not None and r.choice is not None:
+        strong_chose = (r.choice[analysis.strong] > 0).sum(axis=0)
+        width = analysis.option_share_strong.shape[1]
+        k = np.where(r.options > 0, r.options, width) if r.options is not None else np.full(n_items, width)
+        top = np.nan_to_num(analysis.option_share_strong, nan=0.0).max(axis=1)
+        for j in np.flatnonzero((strong_chose >= MIN_STRONG) & (top <= 1 / np.maximum(k, 2) + 0.15)).tolist():
+            evidence[j] += _weight(AMBIGUOUS)
+            reasons[j].append(f"no option chosen above chance by the strongest third (top share {top[j]:.2f} of "
+                              f"{strong_chose[j]} models, {k[j]} options)")
+    position = {item_id: j for j, item_id in enumerate(r.items)}
+    for item_id, found_conflicts in r.conflicts.items():
+        j = position[item_id]
+        evidence[j] += _weight(CONFLICT)
+        reasons[j].extend(f"dedup: {reason}" for reason in found_conflicts)
+    if r.unparseable is not None and r.cells is not None:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            rate = np.where(r.cells > 0, r.unparseable / np.maximum(r.cells, 1), 0.0)
+        for j in np.flatnonzero(rate >= UNPARSEABLE_FROM).tolist():
+            evidence[j] += _weight(float(min(0.4, rate[j] / 2)))
+            reasons[j].append(f"{r.unparseable[j]} of {r.cells[j]} answers unparseable or error")
+    rows = []
+    for j in np.argsort(-evidence, kind="stable").tolist():
+        item_id = r.items[j]
+        score = -float(np.expm1(-evidence[j]))
+        if score < min_score or not reasons[j]:
+            continue
+        strong = analysis.option_share_strong
+        rows.append(Suspect(
+            item_id=item_id, content_hash=r.hashes.get(item_id), score=round(score, 4),
+            evidence=round(float(evidence[j]), 3), reasons=reasons[j],
+            key=int(keys[j]) or None, consensus_option=int(option[j]) or None,
+            key_wrong_posterior=None if not np.isfinite(key_wrong[j]) else round(float(key_wrong[j]), 4),
+            consensus_posterior=None if not np.isfinite(option_post[j]) else round(float(option_post[j]), 4),
+            discrimination=round(float(fit.a[j]), 4),
+            discrimination_high=None if not np.isfinite(analysis.a_high[j]) else round(float(analysis.a_high[j]), 4),
+            share_correct=None if not np.isfinite(analysis.share[j]) else round(float(analysis.share[j]), 4),
+            options_strong={} if strong is None else {str(o + 1): round(float(v), 4) for o, v in enumerate(strong[j])
+                                                      if np.isfinite(v)},
+            n=int(analysis.n[j])))
+    return rows
+
+
+def _weight(strength: float) -> float:
+    return -float(np.log1p(-min(strength, 0.999999)))
