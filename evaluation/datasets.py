@@ -18,6 +18,7 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
+from curation.arrow import pa
 from curation.blobs import BlobStore
 from curation.errors import BenchsmithError, NotFoundError
 from curation.identity import content_hash
@@ -57,6 +58,7 @@ class StoreDataset:
     label: str = "store"
     _read: dict[str, tuple[Item, str | None]] = field(default_factory=dict, repr=False, compare=False)
     _hashes: dict[str, str] | None = field(default=None, repr=False, compare=False)
+    _hash_columns: tuple[pa.Array, pa.Array] | None = field(default=None, repr=False, compare=False)
 
     def identity(self) -> dict[str, Any]:
         return {"kind": "store", "query": {k: v for k, v in self.query.__dict__.items() if v is not None},
@@ -79,6 +81,13 @@ class StoreDataset:
             pairs = zip(columns["id"], columns["content_hash"], strict=True)
             self._hashes = dict(islice(pairs, self.limit)) if self.limit else dict(pairs)
         return self._hashes
+
+    def current_columns(self) -> tuple[pa.Array, pa.Array]:
+        """`current_hashes` as two Arrow columns (ids, hashes), for readers that work in Arrow."""
+        if self._hash_columns is None:
+            hashes = self.current_hashes()
+            self._hash_columns = (pa.array(list(hashes), pa.string()), pa.array(list(hashes.values()), pa.string()))
+        return self._hash_columns
 
     def lookup(self, item_ids: Sequence[str]) -> dict[str, Item]:
         return {item_id: stored.item for item_id, stored in self.store.get_many(list(item_ids)).items()}

@@ -17,9 +17,13 @@ import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import pyarrow.compute as pc
+
+from curation.arrow import pa
 from curation.errors import BenchsmithError, WorkspaceError
 from curation.identity import content_hash
 from curation.item import Item
@@ -142,9 +146,8 @@ class _Selection:
     hash is a column): a resumed or cached run costs what is left to do, not the pool. Those can
     be read in parts (`read`), so the first requests go out before the rest is read."""
 
-    def __init__(self, dataset: Dataset, spec: ModelSpec, variant: Variant, logged: dict[str, tuple[str | None, str]],
-                 retry_errors: bool):
-        self._spec, self._variant, self._logged, self._retry_errors = spec, variant, logged, retry_errors
+    def __init__(self, dataset: Dataset, spec: ModelSpec, variant: Variant, cells: pa.Table, retry_errors: bool):
+        self._spec, self._variant, self._cells, self._retry_errors = spec, variant, cells, retry_errors
         self.skipped: dict[str, str] = {}
         self.done: dict[str, str] = {}  # item → outcome of its current record
         self.to_ask: list[tuple[Item, str]] = []
@@ -153,13 +156,11 @@ class _Selection:
         self._unread: list[str] = []  # store items to read, in dataset order
         if isinstance(dataset, StoreDataset) and variant == "implicit":
             self._store = dataset
-            current = dataset.current_hashes()
-            self.order = list(current)
-            for item_id, digest in current.items():
-                if self._settled(item_id, digest):
-                    self.done[item_id] = logged[item_id][1]
-                else:
-                    self._unread.append(item_id)
+            ids, digests = dataset.current_columns()
+            self.order = ids.to_pylist()
+            settled, outcomes = self._settled_columns(ids, digests)
+            self.done = dict(zip(ids.filter(settled).to_pylist(), outcomes.filter(settled).to_pylist(), strict=True))
+            self._unread = ids.filter(pc.invert(settled)).to_pylist()
         else:
             fresh = dataset.items()
             self.order = [item.id for item in fresh]
@@ -167,9 +168,26 @@ class _Selection:
         if not self.order:
             raise BenchsmithError("no items match the selection (import some with `benchsmith items import`)")
 
+    @cached_property
+    def _logged(self) -> dict[str, tuple[str | None, str]]:
+        """Item → (content hash, outcome) of its last logged record."""
+        columns = (self._cells[name].to_pylist() for name in ("item_id", "content_hash", "outcome"))
+        ids, hashes, outcomes = columns
+        return dict(zip(ids, zip(hashes, outcomes, strict=True), strict=True))
+
     def _settled(self, item_id: str, digest: str) -> bool:
         logged_hash, outcome = self._logged.get(item_id, (None, ""))
         return logged_hash == digest and not (self._retry_errors and outcome == "error")
+
+    def _settled_columns(self, ids: pa.Array, digests: pa.Array) -> tuple[pa.Array, pa.Array]:
+        """`_settled` for every item at once, in Arrow; and each item's logged outcome."""
+        row = pc.index_in(ids, value_set=self._cells["item_id"])
+        logged_hash = self._cells["content_hash"].take(row)
+        outcome = self._cells["outcome"].take(row)
+        settled = pc.fill_null(pc.equal(logged_hash, digests), False)
+        if self._retry_errors:
+            settled = pc.and_(settled, pc.fill_null(pc.not_equal(outcome, "error"), True))
+        return settled, outcome
 
     @property
     def complete(self) -> bool:
@@ -286,19 +304,18 @@ def prepare_run(ws: Workspace, request: RunRequest, first: int | None = None) ->
     dataset = request.dataset or store_dataset(ws)
     config = run_config(spec, prompt, request.variant, dataset)
     run_id, run_dir = _open_run_dir(ws, request, config)
-    cells = run_cells(run_dir)
-    logged = dict(zip(cells["item_id"].to_pylist(), zip(cells["content_hash"].to_pylist(),
-                                                        cells["outcome"].to_pylist(), strict=True), strict=True))
-    selection = _Selection(dataset, spec, request.variant, logged, request.retry_errors)
-    created_at = read_manifest(run_dir).get("created_at") if (run_dir / "manifest.json").exists() else None
+    selection = _Selection(dataset, spec, request.variant, run_cells(run_dir), request.retry_errors)
+    before = read_manifest(run_dir) if (run_dir / "manifest.json").exists() else {}
 
     def describe(item_ids: list[str], skipped: dict[str, str]) -> None:
-        write_manifest(run_dir, {
-            "run_id": run_id, "kind": "answers", "created_at": created_at or now_iso(), "config_hash": config_hash(config),
-            "model": spec.model_dump(mode="json"), "prompt": {"name": prompt.name, "version": prompt.version},
-            "variant": request.variant, "config": config, "dataset": dataset.describe(),
-            "item_ids": item_ids, "skipped": skipped, "workspace": str(ws.root),
-        })
+        manifest = {
+            "run_id": run_id, "kind": "answers", "created_at": before.get("created_at") or now_iso(),
+            "config_hash": config_hash(config), "model": spec.model_dump(mode="json"),
+            "prompt": {"name": prompt.name, "version": prompt.version}, "variant": request.variant, "config": config,
+            "dataset": dataset.describe(), "item_ids": item_ids, "skipped": skipped, "workspace": str(ws.root),
+        }
+        if manifest != before:  # a rerun with nothing new leaves the manifest as it was
+            write_manifest(run_dir, manifest)
 
     images = ImageResolver(ws.blobs)
 

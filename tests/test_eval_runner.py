@@ -277,3 +277,26 @@ def test_explicit_variant_and_prompt_versions_reach_the_request(workspace) -> No
     assert implicit.run_id != explicit.run_id
     assert "우리나라" in users[0] and "한국(대한민국)" in users[1]
     assert "대한민국을 뜻합니다" in systems[1] and "대한민국을 뜻합니다" not in systems[0]
+
+
+def test_a_rerun_leaves_settled_items_and_retry_errors_asks_the_errors_again(workspace):
+    from tests.conftest import run_cli as cli
+    from tests.eval_support import seed_items
+
+    ids = seed_items(workspace, n_text=6, n_image=0)
+    ws = str(workspace.root)
+    assert cli("run", "-m", "baseline:longest", "--run-id", "r", "--no-progress", "-w", ws).returncode == 0
+    log = workspace.runs_dir / "r" / "responses.jsonl"
+    manifest = (workspace.runs_dir / "r" / "manifest.json").read_bytes()
+    lines = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    failed = lines[2] | {"outcome": "error", "answer": None, "error": {"message": "HTTP 500"}}  # same content
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(failed, ensure_ascii=False) + "\n")
+    again = cli("run", "-m", "baseline:longest", "--run-id", "r", "--no-progress", "--json", "-w", ws)
+    assert again.returncode == 0, again.stderr
+    assert (workspace.runs_dir / "r" / "manifest.json").read_bytes() == manifest  # nothing new: left as it was
+    assert len(log.read_text(encoding="utf-8").splitlines()) == len(ids) + 1  # nothing asked
+    retried = cli("run", "-m", "baseline:longest", "--run-id", "r", "--no-progress", "--retry-errors", "-w", ws)
+    assert retried.returncode == 0, retried.stderr
+    added = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()][len(ids) + 1:]
+    assert [record["item_id"] for record in added] == [failed["item_id"]] and added[0]["outcome"] != "error"
