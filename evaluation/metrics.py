@@ -103,9 +103,11 @@ def run_facets(dataset: Dataset, variant: str, wanted: list[str], reader: FacetR
     return ItemFacets.from_items(dataset.lookup(wanted).values(), variant)
 
 
-def load_run(run_dir: Path, ws: Workspace, reader: FacetReader | None = None) -> RunData:
-    """A run's current records as columns; `reader` shares the store's columns between runs."""
-    manifest = read_manifest(run_dir)
+def load_run(run_dir: Path, ws: Workspace, reader: FacetReader | None = None,
+             manifest: dict[str, Any] | None = None) -> RunData:
+    """A run's current records as columns; `reader` shares the store's columns between runs;
+    `manifest`, the run's manifest when the caller has just read it (it is taken over)."""
+    manifest = manifest if manifest is not None else read_manifest(run_dir)
     listed = manifest.pop("item_ids", [])  # kept out of the run's data: a pool's ids per run add up
     dataset = dataset_from_manifest(manifest, ws.store, ws.blobs, ws.root)
     variant = manifest.get("variant", "implicit")

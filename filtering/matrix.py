@@ -211,7 +211,7 @@ def build_matrix(run_dirs: list[Path], ws: Workspace, reader: FacetReader | None
         manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
         if manifest.get("kind") != "answers":
             continue
-        run = load_run(run_dir, ws, reader)
+        run = load_run(run_dir, ws, reader, manifest)
         label = model_label(manifest)
         attempt = attempts[label]
         attempts[label] += 1
@@ -223,9 +223,9 @@ def build_matrix(run_dirs: list[Path], ws: Workspace, reader: FacetReader | None
         matrix.not_sent.setdefault(label, {}).update(manifest.get("skipped", {}))
         matrix.stale_skipped += run.stale
         rows = run.cells.num_rows
-        tables.append(run.cells.append_column("model", pa.array([label] * rows, pa.string()))
-                      .append_column("attempt", pa.array([attempt] * rows, pa.int32()))
-                      .append_column("run_id", pa.array([manifest["run_id"]] * rows, pa.string()))
+        tables.append(run.cells.append_column("model", pa.repeat(pa.scalar(label, pa.string()), rows))
+                      .append_column("attempt", pa.repeat(pa.scalar(attempt, pa.int32()), rows))
+                      .append_column("run_id", pa.repeat(pa.scalar(manifest["run_id"], pa.string()), rows))
                       .select(MATRIX_SCHEMA.names).cast(MATRIX_SCHEMA))
     if tables:
         matrix.table = pa.concat_tables(tables)
