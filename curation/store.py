@@ -435,20 +435,22 @@ class Store:
         return self._stored(row)
 
     def get_many(self, item_ids: Sequence[str]) -> dict[str, StoredItem]:
-        found: dict[str, StoredItem] = {}
+        return {stored.item.id: stored for stored in self.iter_many(item_ids)}
+
+    def iter_many(self, item_ids: Sequence[str]) -> Iterator[StoredItem]:
+        """The stored items among `item_ids` (absent ids are left out), streamed, in no set order."""
         with self.engine.connect() as conn:
             if len(item_ids) > 2000 and 4 * len(item_ids) > conn.execute(select(func.count()).select_from(
                     items_table)).scalar_one():
                 # Most of the store: one pass over the table costs less than a statement per 500 ids.
                 wanted = set(item_ids)
                 for rows in conn.execution_options(yield_per=_BATCH).execute(select(items_table)).partitions():
-                    found.update((row.id, self._stored(row)) for row in rows if row.id in wanted)
-                return found
+                    yield from (self._stored(row) for row in rows if row.id in wanted)
+                return
             for start in range(0, len(item_ids), 500):
                 chunk = list(item_ids[start : start + 500])
-                for row in conn.execute(select(items_table).where(items_table.c.id.in_(chunk))).all():
-                    found[row.id] = self._stored(row)
-        return found
+                yield from (self._stored(row) for row in conn.execute(
+                    select(items_table).where(items_table.c.id.in_(chunk))).all())
 
     def _where(self, statement, query: ItemQuery | None):  # noqa: ANN001
         if query is None:

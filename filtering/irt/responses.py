@@ -72,27 +72,26 @@ class Responses:
 
 def from_solve_matrix(matrix: SolveMatrix, facts: dict[str, ItemFacts], unparseable_as_wrong: bool = False) -> Responses:
     """Arrays from the matrix's cells on items the store has now (`facts`); cells answered on other
-    content are stale and counted."""
+    content are stale and counted. Computed in Arrow and numpy: no Python object per cell."""
     table = matrix.table
-    current = pa.array([facts[i].content_hash if i in facts else None for i in table["item_id"].to_pylist()],
-                       type=pa.string())
+    known = pa.array(list(facts), pa.string())
+    known_hashes = pa.array([fact.content_hash for fact in facts.values()], pa.string())
+    current = known_hashes.take(pc.index_in(table["item_id"], value_set=known))
     fresh = pc.fill_null(pc.equal(table["content_hash"], current), False)
     stale = matrix.stale_skipped + (table.num_rows - pc.sum(fresh).as_py() if table.num_rows else 0)
     table = table.filter(fresh)
-    item_ids = sorted(set(table["item_id"].to_pylist()))
-    models = sorted(set(table["model"].to_pylist()) | set(matrix.models))
-    row_of = {m: r for r, m in enumerate(models)}
-    col_of = {i: c for c, i in enumerate(item_ids)}
-    rows = np.array([row_of[m] for m in table["model"].to_pylist()], dtype=np.int64)
-    cols = np.array([col_of[i] for i in table["item_id"].to_pylist()], dtype=np.int64)
-    outcome = np.asarray(table["outcome"].to_pylist(), dtype=object)
-    right = outcome == "correct"
-    problem = (outcome == "unparseable") | (outcome == "error")
-    determined = right | (outcome == "wrong") | (problem & unparseable_as_wrong)
+    item_ids = sorted(pc.unique(table["item_id"]).to_pylist())
+    models = sorted(set(pc.unique(table["model"]).to_pylist()) | set(matrix.models))
+    rows = _positions(table["model"], models)
+    cols = _positions(table["item_id"], item_ids)
+    right, wrong, unparseable, error = (pc.fill_null(pc.equal(table["outcome"], name), False).to_numpy(
+        zero_copy_only=False) for name in ("correct", "wrong", "unparseable", "error"))
+    problem = unparseable | error
+    determined = right | wrong | (problem & unparseable_as_wrong)
     shape = (len(models), len(item_ids))
-    hits, counted = np.zeros(shape), np.zeros(shape)
-    np.add.at(hits, (rows, cols), right)
-    np.add.at(counted, (rows, cols), determined)
+    flat = rows * len(item_ids) + cols
+    hits = np.bincount(flat[right], minlength=shape[0] * shape[1]).reshape(shape)
+    counted = np.bincount(flat[determined], minlength=shape[0] * shape[1]).reshape(shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         correct = np.where(counted > 0, hits / np.maximum(counted, 1), np.nan)
     choice = np.zeros(shape, dtype=np.int16)
@@ -109,6 +108,11 @@ def from_solve_matrix(matrix: SolveMatrix, facts: dict[str, ItemFacts], unparsea
         {i: h for i in item_ids if (h := facts[i].content_hash)},
         np.bincount(cols[problem], minlength=n_items), np.bincount(cols, minlength=n_items),
         {i: facts[i].conflicts for i in item_ids if facts[i].conflicts}, int(stale))
+
+
+def _positions(column: pa.ChunkedArray, values: list[str]) -> np.ndarray:
+    return np.asarray(pc.index_in(column, value_set=pa.array(values, pa.string())).to_numpy(zero_copy_only=False),
+                      dtype=np.int64)
 
 
 VALUES = {"": np.nan, "0": 0.0, "1": 1.0, "0.0": 0.0, "1.0": 1.0, "false": 0.0, "true": 1.0, "False": 0.0,

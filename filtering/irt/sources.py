@@ -23,12 +23,11 @@ def from_workspace(ws: Workspace, unparseable_as_wrong: bool = False) -> Respons
                 if description.get("variant", "implicit") == "implicit"]
     matrix.table = matrix.table.filter(pc.is_in(matrix.table["model"], value_set=pa.array(implicit, pa.string())))
     matrix.models = {label: matrix.models[label] for label in implicit}
-    stored = ws.store.get_many(sorted(set(matrix.table["item_id"].to_pylist())))
     facts = {}
-    for item_id, found in stored.items():
+    for found in ws.store.iter_many(pc.unique(matrix.table["item_id"]).to_pylist()):  # streamed: no pool of items held
         item = found.item
         keys = item.answer_list()
-        facts[item_id] = ItemFacts(found.content_hash, keys[0] if len(keys) == 1 else None, len(item.options),
+        facts[item.id] = ItemFacts(found.content_hash, keys[0] if len(keys) == 1 else None, len(item.options),
                                    [r for r in item.flags.review_reasons if r.startswith(CONFLICT_PREFIX)])
     return from_solve_matrix(matrix, facts, unparseable_as_wrong)
 
