@@ -214,10 +214,9 @@ class SuspectDesk:
 
     def navigate(self, user: str, current: str | None, how: SuspectMove) -> str | None:
         found = self.membership()
-        order = [s.item_id for s in found.loaded.result.suspects] if found.loaded else None
-        if order is not None:
-            scores = {s.item_id: (-s.score, -s.evidence) for s in found.loaded.result.suspects}  # type: ignore[union-attr]
-            order = sorted(order, key=lambda i: scores[i])
+        order = None
+        if found.loaded is not None:  # the whole result's order places an item that has left the queue
+            order = [s.item_id for s in sorted(found.loaded.result.suspects, key=lambda s: (-s.score, -s.evidence))]
         return neighbour(found.ids, current, how, user, self.assigned(user) if how == "unreviewed" else None, order)
 
     def decide(self, user: str, item_id: str, expect_rev: int, fingerprint: str, decision: str, reason: str,
