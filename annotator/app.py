@@ -27,6 +27,8 @@ from annotator.progress import ProgressBars
 from annotator.queues import FLAG_FILTERS, QUEUES, Filters
 from annotator.render import PdfRenderer, RenderError
 from annotator.score_desk import ScoreDesk, ScoreMove, ScoreSession, ScoreView
+from annotator.suspects import SuspectDesk
+from annotator.suspects_tab import SuspectsTab
 from curation.errors import BenchsmithError
 from curation.item import STATUSES
 from curation.store import get_path
@@ -49,9 +51,11 @@ class AppContext:
     order: str = "id"  # the item queues' order when a page opens (queues.ORDERS; annotate --order)
 
     progress: ProgressBars = dataclasses.field(init=False)
+    suspects: SuspectDesk = dataclasses.field(init=False)
 
     def __post_init__(self) -> None:
         self.progress = ProgressBars(self.workspace.store.engine)
+        self.suspects = SuspectDesk(self.workspace.store, self.workspace.root)
 
     def user(self, request: gr.Request | None) -> auth.User:
         name = getattr(request, "username", None) if request is not None else None
@@ -594,6 +598,10 @@ def stats_html(ctx: AppContext) -> str:
     counts = ctx.workspace.store.stats()
     queue_counts = [{"queue": q, "items": queues.count(engine, q, Filters())} for q in queues.ITEM_QUEUES]
     queue_counts.append({"queue": "score", "items": len(scoring.tasks(engine))})
+    try:
+        queue_counts.append({"queue": "suspects", "items": len(ctx.suspects.membership().open)})
+    except BenchsmithError:
+        pass  # a suspects.json that is not a result: the tab says so
     agreement = [row.__dict__ for row in stats.agreement_rows(engine)]
     return (f"<h3>문항 · Items</h3><p>{counts['items']} items, {counts['revisions']} revisions · "
             + " · ".join(f"{views.esc(k)} {v}" for k, v in counts["by_status"].items()) + "</p>"
@@ -636,6 +644,8 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             with gr.Tab(QUEUES["score"].title, id="score", elem_id="tab-score") as tabs["score"]:
                 score_tab = ScoreTab(ctx)
                 score_tab.wire()
+            with gr.Tab(QUEUES["suspects"].title, id="suspects", elem_id="tab-suspects") as tabs["suspects"]:
+                suspects_tab = SuspectsTab(ctx, item_markdown)
             with gr.Tab("관리 · Admin", id="admin", elem_id="tab-admin") as tabs["admin"]:
                 admin_tab = AdminTab(ctx, users)
             with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats") as stats_tab:
@@ -651,6 +661,8 @@ def build_app(ctx: AppContext) -> gr.Blocks:
 
         for queue, tab in (("korea", korea_tab), ("rationale", rationale_tab), ("score", score_tab)):
             tab.open_on_select(tabs[queue])
+        _open_on_select(ctx, tabs["suspects"], suspects_tab.state, lambda session: session.item_id is not None,
+                        suspects_tab.open, suspects_tab.open_outputs, suspects_tab.status)
 
         def open_admin(request: gr.Request) -> list[Any]:
             return admin_tab.load() if ctx.user(request).role == "admin" else ["", ""]
@@ -663,11 +675,12 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             header = f"**{user.name}** · {user.role}" + (" · 로컬 모드 · local mode (no users configured)" if ctx.local_mode else "")
             # visible=False does not hide a tab button in this Gradio; "hidden" does. Tabs shown
             # anyway get no update: a visibility update makes the page walk the whole tab.
-            allowed = [user.role in QUEUES[q].roles for q in ("korea", "rationale", "score")] + [user.role == "admin"]
+            allowed = ([user.role in QUEUES[q].roles for q in ("korea", "rationale", "score", "suspects")]
+                       + [user.role == "admin"])
             visible = [gr.skip() if ok else gr.Tab(visible="hidden") for ok in allowed]
             return [header, *visible, *item_tab.open(user)]
 
-        hideable = [tabs[q] for q in ("korea", "rationale", "score", "admin")]
+        hideable = [tabs[q] for q in ("korea", "rationale", "score", "suspects", "admin")]
         blocks.load(on_load, None, [who, *hideable, *item_tab.open_outputs], api_visibility="private", **fast(who))
         _register_api(ctx)
     return blocks

@@ -134,7 +134,7 @@ def export_scores_command(
 
 @annotate_app.command("assign")
 def assign_command(
-    queue: Annotated[str, typer.Option(help=f"one of {', '.join(queues.ITEM_QUEUES)}")],
+    queue: Annotated[str, typer.Option(help=f"one of {', '.join(queues.ITEM_QUEUES)}, suspects")],
     users: Annotated[str, typer.Option(help="comma-separated user names")],
     overlap: Annotated[int, typer.Option(help="how many people see each item")] = 1,
     status: Annotated[list[str], typer.Option(help="only items with this status (repeatable)")] = [],  # noqa: B006
@@ -147,9 +147,37 @@ def assign_command(
     unknown = [name for name in names if name not in known]
     if unknown:
         raise BenchsmithError(f"unknown users: {', '.join(unknown)} (add them with `benchsmith users add`)")
-    report = queues.assign(ws.store.engine, queue, names, overlap, queues.Filters(status=tuple(status)))
+    ids = None
+    if queue == "suspects":  # its open items come from `analyze suspects`, not from a filter on the items table
+        if status:
+            raise BenchsmithError("--status does not apply to the suspects queue (its open items are assigned)")
+        from annotator.suspects import SuspectDesk
+
+        ids = SuspectDesk(ws.store, ws.root).membership().ids
+    report = queues.assign(ws.store.engine, queue, names, overlap, queues.Filters(status=tuple(status)), item_ids=ids)
     out.print(f"{queue}: {report.items} items, {report.added} new assignments "
               + ", ".join(f"{user} +{n}" for user, n in sorted(report.per_user.items())), highlight=False)
+
+
+@annotate_app.command("suspects")
+def suspects_command(workspace: WorkspaceOption = None, as_json: JsonOption = False) -> None:
+    """The Suspects queue as the app shows it: open suspects, highest score first, and how many are
+    stale, decided on these answers, rejected or excluded."""
+    from annotator.suspects import SuspectDesk
+
+    ws = _workspace(workspace)
+    found = SuspectDesk(ws.store, ws.root).membership()
+    if as_json:
+        print_json({"result": str(found.loaded.path) if found.loaded else None,
+                    "fingerprint": found.loaded.fingerprint if found.loaded else None,
+                    "open": [{"item_id": s.item_id, "score": s.score, "key": s.key,
+                              "consensus_option": s.consensus_option} for s in found.open],
+                    "stale": found.stale, "decided": found.decided, "closed": found.closed, "missing": found.missing})
+        return
+    out.print(found.summary(), highlight=False)
+    for suspect in found.open:
+        out.print(f"{suspect.item_id}\t{suspect.score:.3f}\tkey {suspect.key or '—'}\tconsensus "
+                  f"{suspect.consensus_option or '—'}", highlight=False)
 
 
 @users_app.command("add")

@@ -47,6 +47,9 @@ QUEUES: dict[str, QueueSpec] = {
     "rationale": QueueSpec("rationale", "풀이 검토 · Rationale review", ("expert", "admin"),
                            ("adopted", "minor_fix", "major_fix")),
     "score": QueueSpec("score", "전문가 채점 · Expert scoring", ("expert", "admin"), ("scored",)),
+    # membership from `analyze suspects`, not from the items table: annotator/suspects.py
+    "suspects": QueueSpec("suspects", "의심 문항 · Suspects", ("expert", "admin"),
+                          ("fix_key", "ambiguous", "reject", "keep")),
 }
 
 ITEM_QUEUES = ("item", "korea", "rationale")
@@ -256,16 +259,19 @@ class AssignReport:
     items: int = 0
 
 
-def assign(engine: Engine, queue: str, users: Sequence[str], overlap: int, filters: Filters = Filters()) -> AssignReport:
-    """Give each item in the queue to `overlap` different users, spreading the load evenly.
-    Existing assignments are kept; running it again only fills items that have fewer."""
+def assign(engine: Engine, queue: str, users: Sequence[str], overlap: int, filters: Filters = Filters(),
+           item_ids: Sequence[str] | None = None) -> AssignReport:
+    """Give each item in the queue (or `item_ids`, for a queue not read from the items table) to
+    `overlap` different users, spreading the load evenly. Existing assignments are kept; running it
+    again only fills items that have fewer."""
     users = list(dict.fromkeys(users))
     if not users:
         raise QueueError("assign: name at least one user")
     if not 1 <= overlap <= len(users):
         raise QueueError(f"assign: overlap must be 1..{len(users)} (the number of users named), got {overlap}")
     with engine.connect() as conn:
-        item_ids = list(conn.execute(select(ITEMS.id).where(where(queue, filters)).order_by(ITEMS.id)).scalars())
+        if item_ids is None:
+            item_ids = list(conn.execute(select(ITEMS.id).where(where(queue, filters)).order_by(ITEMS.id)).scalars())
         current: dict[str, set[str]] = defaultdict(set)
         for item_id, user in conn.execute(select(assignments.c.item_id, assignments.c.user)
                                           .where(assignments.c.queue == queue)):

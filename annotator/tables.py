@@ -2,8 +2,8 @@
 
 Items are never written here: item edits go through `curation.store.Store`, so every save
 is a revision with its author. These tables hold what belongs to the review app itself:
-users, login attempts, per-user drafts and positions, assignments, review decisions,
-scoring tasks, expert scores and imported judge scores.
+users, login attempts, per-user drafts and positions, assignments, review decisions, suspect
+decisions (with the content and answers they were made on), scoring tasks, expert scores and imported judge scores.
 """
 
 from __future__ import annotations
@@ -86,6 +86,23 @@ reviews = Table(
     Column("rev", Integer, nullable=False),
     Column("at", String(32), nullable=False),
     Index("ix_annot_reviews_user", "user", "queue", "item_id"),
+)
+
+suspect_decisions = Table(  # the Suspects queue's decisions, with what they were made on
+    "annot_suspect_decisions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("item_id", String(200), nullable=False),
+    Column("user", String(100), nullable=False),
+    Column("decision", String(32), nullable=False),
+    Column("reason", Text),
+    Column("rev", Integer, nullable=False),  # the item's revision after the decision
+    Column("content_hash", String(64)),  # the item's content when it was decided (before a key fix)
+    Column("fingerprint", String(64), nullable=False),  # of the answers the suspects result was found in
+    Column("score", Float),
+    Column("new_key", Integer),
+    Column("at", String(32), nullable=False),
+    Index("ix_annot_suspect_decisions_item", "item_id", "fingerprint"),
 )
 
 scoring_tasks = Table(

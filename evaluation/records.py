@@ -335,6 +335,27 @@ class Suspect(BaseModel):
     share_correct: float | None = None
     options_strong: dict[str, float] = Field(default_factory=dict)
     n: int = 0
+    option_counts: dict[str, int] = Field(default_factory=dict)  # option → models that chose it (all)
+    option_counts_strong: dict[str, int] = Field(default_factory=dict)  # among the strongest third
+    conflict_partners: list[str] = Field(default_factory=list)  # items dedup found with another key
+
+
+class SuspectsResult(BaseModel):
+    """What `analyze suspects` writes (suspects.json) and the annotator's Suspects queue reads.
+    `matrix_fingerprint` names the answers the suspects were found in: a reviewer's "keep"
+    holds until the item's content or this fingerprint changes."""
+
+    model_config = ConfigDict(extra="forbid")
+    suspects: list[Suspect]
+    items: int
+    models: int
+    stale_skipped: int = 0
+    notes: list[str] = Field(default_factory=list)
+    matrix_fingerprint: str | None = None
+    created_at: str | None = None
+
+
+SUSPECTS_FILE = "suspects.json"
 
 
 class SubsetSpec(BaseModel):

@@ -399,6 +399,7 @@ def suspects_command(
     """Items whose key or wording the answers put in doubt, highest score first: the models' consensus against
     the key, negative or flat discrimination, no option above chance among strong models, dedup answer
     conflicts, many unparseable answers."""
+    from evaluation.records import SUSPECTS_FILE, SuspectsResult, now_iso
     from filtering.irt.analysis import analyse
     from filtering.irt.suspects import find_suspects
 
@@ -408,10 +409,11 @@ def suspects_command(
         rows = find_suspects(analysis, min_score)
     folder = _analysis_dir(ws, out_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    data = {"suspects": [row.model_dump(mode="json") for row in rows], "items": len(responses.items),
-            "models": len(analysis.responses.models), "stale_skipped": responses.stale_skipped,
-            "notes": analysis.notes}
-    (folder / "suspects.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    result = SuspectsResult(suspects=rows, items=len(responses.items), models=len(analysis.responses.models),
+                            stale_skipped=responses.stale_skipped, notes=analysis.notes,
+                            matrix_fingerprint=responses.fingerprint(), created_at=now_iso())
+    data = result.model_dump(mode="json")
+    (folder / SUSPECTS_FILE).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     shown = rows[:limit] if limit else rows
     if as_json:
         print_json(data | {"suspects": data["suspects"][: len(shown)]})
@@ -427,7 +429,7 @@ def suspects_command(
                       "; ".join(row.reasons))
     out.print(table)
     out.print(f"{len(rows)} suspect item(s) of {len(responses.items)} (score ≥ {min_score}); "
-              f"all rows: {folder / 'suspects.json'}", highlight=False)
+              f"all rows: {folder / SUSPECTS_FILE}", highlight=False)
 
 
 @analyze_app.command("subset")

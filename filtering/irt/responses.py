@@ -10,6 +10,8 @@ the rest are counted in `stale_skipped`.
 from __future__ import annotations
 
 import csv
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +51,16 @@ class Responses:
     @property
     def answered(self) -> np.ndarray:
         return ~np.isnan(self.correct)
+
+    def fingerprint(self) -> str:
+        """A hash of the answers as read: items, their content hashes, models, cells and choices.
+        Equal answers give an equal fingerprint; a new run, a new record or an edited item change it."""
+        digest = hashlib.sha256(json.dumps([self.items, self.models, [self.hashes.get(i) for i in self.items]],
+                                           ensure_ascii=False).encode())
+        digest.update(np.nan_to_num(self.correct, nan=-1.0).astype("<f8").tobytes())
+        if self.choice is not None:
+            digest.update(self.choice.astype("<i2").tobytes())
+        return digest.hexdigest()[:32]
 
     def models_without_answers(self) -> list[str]:
         return [m for m, n in zip(self.models, self.answered.sum(axis=1), strict=True) if n == 0]

@@ -11,6 +11,8 @@ items (it does not saturate), score = 1 − exp(−evidence) = 1 − Π(1 − s)
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from evaluation.records import Suspect
@@ -22,6 +24,7 @@ AMBIGUOUS, CONFLICT = 0.3, 0.4
 FLAT_BELOW = 0.2  # discrimination under this counts as near zero
 MIN_STRONG = 3  # strong models that must have chosen an option before "no option above chance" is said
 UNPARSEABLE_FROM = 0.25
+CONFLICT_PARTNER = re.compile(r"answer conflict with (\S+)")  # dedup's wording (curation/steps/dedup_stage.py)
 
 
 def find_suspects(analysis: Analysis, min_score: float = 0.2, key_prior: float = 0.8) -> list[Suspect]:
@@ -78,6 +81,11 @@ def find_suspects(analysis: Analysis, min_score: float = 0.2, key_prior: float =
         for j in np.flatnonzero(rate >= UNPARSEABLE_FROM).tolist():
             evidence[j] += _weight(float(min(0.4, rate[j] / 2)))
             reasons[j].append(f"{r.unparseable[j]} of {r.cells[j]} answers unparseable or error")
+    counts = counts_strong = None
+    if r.choice is not None:
+        width = int(max(r.choice.max(initial=0), 0))
+        counts = np.stack([(r.choice == o).sum(axis=0) for o in range(1, width + 1)], axis=1)
+        counts_strong = np.stack([(r.choice[analysis.strong] == o).sum(axis=0) for o in range(1, width + 1)], axis=1)
     rows = []
     for j in np.argsort(-evidence, kind="stable").tolist():
         item_id = r.items[j]
@@ -96,8 +104,16 @@ def find_suspects(analysis: Analysis, min_score: float = 0.2, key_prior: float =
             share_correct=None if not np.isfinite(analysis.share[j]) else round(float(analysis.share[j]), 4),
             options_strong={} if strong is None else {str(o + 1): round(float(v), 4) for o, v in enumerate(strong[j])
                                                       if np.isfinite(v)},
-            n=int(analysis.n[j])))
+            n=int(analysis.n[j]),
+            option_counts={} if counts is None else _counts(counts[j]),
+            option_counts_strong={} if counts_strong is None else _counts(counts_strong[j]),
+            conflict_partners=sorted({m.group(1) for reason in r.conflicts.get(item_id, [])
+                                      if (m := CONFLICT_PARTNER.match(reason))})))
     return rows
+
+
+def _counts(row: np.ndarray) -> dict[str, int]:
+    return {str(o + 1): int(v) for o, v in enumerate(row) if v}
 
 
 def _weight(strength: float) -> float:
