@@ -89,15 +89,15 @@ def from_solve_matrix(matrix: SolveMatrix, facts: dict[str, ItemFacts], unparsea
     known = pa.array(list(facts), pa.string())
     known_hashes = pa.array([fact.content_hash for fact in facts.values()], pa.string())
     current = known_hashes.take(pc.index_in(table["item_id"], value_set=known))
-    fresh = pc.fill_null(pc.equal(table["content_hash"], current), False)
-    stale = matrix.stale_skipped + (table.num_rows - pc.sum(fresh).as_py() if table.num_rows else 0)
-    table = table.filter(fresh)
-    item_ids = sorted(pc.unique(table["item_id"]).to_pylist())
+    fresh_cells = pc.fill_null(pc.equal(table["content_hash"], current), False)
+    stale = matrix.stale_skipped + (table.num_rows - pc.sum(fresh_cells).as_py() if table.num_rows else 0)
+    fresh = fresh_cells.to_numpy(zero_copy_only=False)  # cells are masked in numpy: the table is not copied
+    item_ids = sorted(pc.unique(table["item_id"].filter(fresh_cells)).to_pylist())
     models = sorted(set(pc.unique(table["model"]).to_pylist()) | set(matrix.models))
-    rows = _positions(table["model"], models)
-    cols = _positions(table["item_id"], item_ids)
+    rows = _positions(table["model"], models)[fresh]
+    cols = _positions(table["item_id"], item_ids)[fresh]
     right, wrong, unparseable, error = (pc.fill_null(pc.equal(table["outcome"], name), False).to_numpy(
-        zero_copy_only=False) for name in ("correct", "wrong", "unparseable", "error"))
+        zero_copy_only=False)[fresh] for name in ("correct", "wrong", "unparseable", "error"))
     problem = unparseable | error
     determined = right | wrong | (problem & unparseable_as_wrong)
     shape = (len(models), len(item_ids))
@@ -107,8 +107,8 @@ def from_solve_matrix(matrix: SolveMatrix, facts: dict[str, ItemFacts], unparsea
     with np.errstate(invalid="ignore", divide="ignore"):
         correct = np.where(counted > 0, hits / np.maximum(counted, 1), np.nan)
     choice = np.zeros(shape, dtype=np.int16)
-    chosen = np.asarray(table["choice"].fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int16)
-    attempt = np.asarray(table["attempt"].to_numpy(zero_copy_only=False))
+    chosen = np.asarray(table["choice"].fill_null(0).to_numpy(zero_copy_only=False), dtype=np.int16)[fresh]
+    attempt = np.asarray(table["attempt"].to_numpy(zero_copy_only=False))[fresh]
     order = np.argsort(-attempt, kind="stable")  # the first attempt's choice is written last and wins
     keep = order[chosen[order] > 0]
     choice[rows[keep], cols[keep]] = chosen[keep]

@@ -21,8 +21,9 @@ def from_workspace(ws: Workspace, unparseable_as_wrong: bool = False) -> Respons
     matrix = matrix_from_workspace(ws)
     implicit = [label for label, description in matrix.models.items()
                 if description.get("variant", "implicit") == "implicit"]
-    matrix.table = matrix.table.filter(pc.is_in(matrix.table["model"], value_set=pa.array(implicit, pa.string())))
-    matrix.models = {label: matrix.models[label] for label in implicit}
+    if len(implicit) < len(matrix.models):
+        matrix.table = matrix.table.filter(pc.is_in(matrix.table["model"], value_set=pa.array(implicit, pa.string())))
+        matrix.models = {label: matrix.models[label] for label in implicit}
     facts = {}
     for found in ws.store.iter_many(pc.unique(matrix.table["item_id"]).to_pylist()):  # streamed: no pool of items held
         item = found.item
