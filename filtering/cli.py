@@ -400,6 +400,7 @@ def suspects_command(
     the key, negative or flat discrimination, no option above chance among strong models, dedup answer
     conflicts, many unparseable answers."""
     from filtering.irt.analysis import analyse
+    from filtering.irt.report import write_suspects
     from filtering.irt.suspects import find_suspects
 
     ws, responses = _irt_inputs(workspace, matrix_file, unparseable_as_wrong)
@@ -407,11 +408,7 @@ def suspects_command(
         analysis = analyse(responses, bootstrap, seed=seed)
         rows = find_suspects(analysis, min_score)
     folder = _analysis_dir(ws, out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    data = {"suspects": [row.model_dump(mode="json") for row in rows], "items": len(responses.items),
-            "models": len(analysis.responses.models), "stale_skipped": responses.stale_skipped,
-            "notes": analysis.notes}
-    (folder / "suspects.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    data = write_suspects(rows, analysis, folder)
     shown = rows[:limit] if limit else rows
     if as_json:
         print_json(data | {"suspects": data["suspects"][: len(shown)]})

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
+from typing import Any
 
-from evaluation.records import ItemAnalysis, ItemStats
+from evaluation.records import ItemAnalysis, ItemStats, Suspect
+from filtering.irt.analysis import Analysis
 
 ITEM_COLUMNS = ["item_id", "content_hash", "n", "share_correct", "item_rest", "difficulty", "difficulty_low",
                 "difficulty_high", "discrimination", "discrimination_low", "discrimination_high", "key",
@@ -32,6 +35,16 @@ def write_item_analysis(record: ItemAnalysis, folder: Path) -> list[Path]:
                              _cell(model.ability_se)])
     paths[3].write_text(markdown(record), encoding="utf-8")
     return paths
+
+
+def write_suspects(rows: list[Suspect], analysis: Analysis, folder: Path) -> dict[str, Any]:
+    """`suspects.json` (what the annotator's Suspects queue reads); returns what it wrote."""
+    folder.mkdir(parents=True, exist_ok=True)
+    responses = analysis.responses
+    data = {"suspects": [row.model_dump(mode="json") for row in rows], "items": len(responses.items),
+            "models": len(responses.models), "stale_skipped": responses.stale_skipped, "notes": analysis.notes}
+    (folder / "suspects.json").write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    return data
 
 
 def _cell(value: object) -> str:
