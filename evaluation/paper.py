@@ -149,11 +149,12 @@ def add_paper_to_report(runs: list[RunData], markdown: Path, *, seed: int = 0, r
     paper = write_paper(runs, markdown.parent / PAPER_DIR, seed=seed, resamples=resamples,
                         expert_scores=expert_scores, charts=charts)
     text = paper_section(paper, markdown.parent)
-    for make in sections if ws is not None else ():
-        extra = make(ws, runs, paper.out_dir, seed=seed, charts=charts)
-        paper.files += extra.files
-        paper.notes += extra.notes
-        text += extra.markdown
+    for make in sections:
+        if ws is not None:
+            extra = make(ws, runs, paper.out_dir, seed=seed, charts=charts)
+            paper.files += extra.files
+            paper.notes += extra.notes
+            text += extra.markdown
     with markdown.open("a", encoding="utf-8") as handle:
         handle.write(text)
     return paper
