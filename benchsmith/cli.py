@@ -53,7 +53,22 @@ def load_package_commands(module_name: str) -> TyperGroup:
     module.register(holder)
     if module_name.startswith("curation."):
         _wire_model_client()
+    if module_name == "evaluation.cli":
+        _wire_paper_sections()
     return typer.main.get_group(holder)
+
+
+def _wire_paper_sections() -> None:
+    """`report --paper` gets filtering's item analysis (imported when a report asks for it)."""
+    from evaluation.paper_sections import SECTION_MAKERS
+
+    def item_analysis(ws: Any, runs: Any, out_dir: Any, *, seed: int = 0, charts: bool = True) -> Any:
+        from filtering.irt.paper import item_analysis_section
+
+        return item_analysis_section(ws, runs, out_dir, seed=seed, charts=charts)
+
+    if not SECTION_MAKERS:
+        SECTION_MAKERS.append(item_analysis)
 
 
 def _wire_model_client() -> None:

@@ -166,6 +166,12 @@ def stage_filter(ctx: DemoContext) -> str:
     return filter_sample(ctx.workspace)
 
 
+def stage_item_analysis(ctx: DemoContext) -> str:
+    from benchsmith.demo_filter import item_analysis
+
+    return item_analysis(ctx.workspace)
+
+
 def stage_shift(ctx: DemoContext) -> str:
     from benchsmith.demo_filter import shift_report
 
@@ -185,6 +191,7 @@ STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("evaluate", stage_evaluate),
     ("judge", stage_judge),
     ("filter", stage_filter),
+    ("item analysis", stage_item_analysis),
     ("shift", stage_shift),
     ("release", stage_release),
 ]
@@ -200,7 +207,7 @@ def run_demo(directory: Path) -> DemoContext:
         with console.status(f"{name}…"):
             line = stage(ctx)
         ctx.results[name] = line
-        console.print(f"[green]✓[/] {name:<12} {escape(line)}  [dim]({time.perf_counter() - started:.1f} s)[/]",
+        console.print(f"[green]✓[/] {name:<13} {escape(line)}  [dim]({time.perf_counter() - started:.1f} s)[/]",
                       highlight=False)
     return ctx
 

@@ -1,6 +1,6 @@
 """The demo's evaluation stage: the option-only baselines (and the packaged local model when
 the `llamacpp` extra is installed) over the sample items, then a report with the paper's tables
-(leaderboard, correlation heatmap over the runs)."""
+(leaderboard, correlation heatmap, item analysis over the runs)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ from evaluation.models import resolve_model
 from evaluation.paper import add_paper_to_report
 from evaluation.report import write_report
 from evaluation.runner import RunRequest, run_model, store_dataset
+from filtering.irt.paper import item_analysis_section
 
 DEMO_MODELS = ("baseline:longest", "baseline:similar", "baseline:position-1")
 LOCAL_MODEL = "llamacpp:gemma3-270m?max_tokens=32"
@@ -32,6 +33,7 @@ def evaluate_sample(workspace: Workspace, local_limit: int = 5) -> tuple[Path, l
     summaries = [run_model(workspace, request) for request in requests]
     runs = [load_run(s.run_dir, workspace) for s in summaries]
     report = write_report(runs, workspace.root / "report")
-    add_paper_to_report(runs, report.markdown)  # leaderboard, correlations and their heatmap over the demo's runs
+    # leaderboard, correlations and their heatmap, and the item analysis, over the demo's runs
+    add_paper_to_report(runs, report.markdown, ws=workspace, sections=[item_analysis_section])
     lines = [f"{s.run_id}: {s.counts.get('correct', 0)}/{s.total} correct" for s in summaries]
     return report.markdown, lines

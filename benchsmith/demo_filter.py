@@ -41,3 +41,25 @@ def shift_report(workspace: Workspace) -> str:
     kl = ", ".join(f"KL({k}) {v:.3f}" for k, v in report.kl.items())
     notes = "".join(f" ({note})" for note in report.notes if note.startswith("plots skipped"))
     return f"{name} embeddings, {report.projection.split(' (')[0]}: {kl}; {out_dir / 'shift.json'}{notes}"
+
+
+def item_analysis(workspace: Workspace) -> str:
+    """`analyze items` and `analyze suspects` over the demo's runs; suspects.json gives the
+    annotator's Suspects queue its work."""
+    from evaluation.records import ITEM_ANALYSIS_FOLDER
+    from filtering.irt.analysis import analyse, to_record
+    from filtering.irt.paper import too_few_models
+    from filtering.irt.report import write_item_analysis, write_suspects
+    from filtering.irt.sources import from_workspace
+    from filtering.irt.suspects import find_suspects
+
+    folder = workspace.root / ITEM_ANALYSIS_FOLDER
+    analysis = analyse(from_workspace(workspace))
+    record = to_record(analysis)
+    write_item_analysis(record, folder)
+    suspects = find_suspects(analysis)
+    write_suspects(suspects, analysis, folder)
+    top = ", ".join(f"{s.item_id} ({s.score:.2f})" for s in suspects[:3]) or "none"
+    caveat = too_few_models(len(record.models))
+    return (f"{len(record.items)} items × {len(record.models)} models (2PL): {len(suspects)} suspects, top {top}; "
+            f"{folder / 'suspects.json'}" + (f". {caveat}" if caveat else ""))

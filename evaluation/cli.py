@@ -225,7 +225,8 @@ def report_command(
     resamples: Annotated[int, typer.Option(min=100, help="bootstrap resamples")] = 2000,
     charts: Annotated[bool, typer.Option("--charts/--no-charts", help="radar and bar charts (matplotlib)")] = True,
     paper: Annotated[bool, typer.Option("--paper", help="also the paper's tables (Markdown and LaTeX) under OUT/paper/: "
-                                        "leaderboard, correlations with a heatmap, judge agreement")] = False,
+                                        "leaderboard, correlations with a heatmap, judge agreement, item analysis "
+                                        "(difficulty–discrimination scatter, Wright map, top suspects)")] = False,
     expert_scores: Annotated[Path | None, typer.Option("--expert-scores", help="experts' scores JSONL (`annotate "
                                                        "export-scores`) for the judge agreement table")] = None,
 ) -> None:
@@ -241,10 +242,13 @@ def report_command(
     result = write_report(data, out_dir, seed=seed, resamples=resamples, charts=charts)
     if paper or expert_scores is not None:
         from evaluation.paper import add_paper_to_report
+        from evaluation.paper_sections import SECTION_MAKERS
 
-        tables = add_paper_to_report(data, result.markdown, seed=seed, resamples=resamples,
-                                     expert_scores=expert_scores, charts=charts)
+        tables = add_paper_to_report(data, result.markdown, seed=seed, resamples=resamples, ws=ws,
+                                     sections=SECTION_MAKERS, expert_scores=expert_scores, charts=charts)
         out.print(f"paper tables: {tables.out_dir} ({len(tables.files)} files)", highlight=False)
+        for note in tables.notes:
+            console.print(note, highlight=False)
     for note in result.notes:
         console.print(note, highlight=False)
     out.print(f"report: {result.markdown}", highlight=False)

@@ -5,17 +5,21 @@
   axis, and the unparseable and error rates;
 - correlations: Kendall τb / Spearman ρ between the metrics across models, and the τb heatmap;
 - judge agreement (with expert scores): α and ICC judge vs each expert and the expert mean,
-  model-level τb with a CI.
+  model-level τb with a CI;
+- sections from packages evaluation may not import (`PaperSectionMaker`): the item analysis
+  (filtering/irt/paper.py), which the root command registers in `paper_sections.SECTION_MAKERS`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from curation.errors import MissingExtraError
+from curation.workspace import Workspace
 from evaluation.correlation import correlate_table, correlation_table, plot_heatmap
 from evaluation.judge_agreement import (
     ScoreSheet,
@@ -32,6 +36,7 @@ from evaluation.metrics_table import (
     metrics_from_runs,
     reasoning_columns,
 )
+from evaluation.paper_sections import PaperSectionMaker
 from evaluation.text_tables import TextTable, write_table
 
 PAPER_DIR = "paper"
@@ -137,11 +142,20 @@ def paper_section(paper: PaperFiles, report_dir: Path) -> str:
 
 
 def add_paper_to_report(runs: list[RunData], markdown: Path, *, seed: int = 0, resamples: int = 2000,
-                        expert_scores: Path | None = None, charts: bool = True) -> PaperFiles:
-    """Write the paper tables under REPORT_DIR/paper/ and append them to report.md."""
+                        expert_scores: Path | None = None, charts: bool = True, ws: Workspace | None = None,
+                        sections: Sequence[PaperSectionMaker] = ()) -> PaperFiles:
+    """Write the paper tables under REPORT_DIR/paper/ and append them to report.md; with a workspace,
+    also each of `sections`."""
     paper = write_paper(runs, markdown.parent / PAPER_DIR, seed=seed, resamples=resamples,
                         expert_scores=expert_scores, charts=charts)
+    text = paper_section(paper, markdown.parent)
+    for make in sections:
+        if ws is not None:
+            extra = make(ws, runs, paper.out_dir, seed=seed, charts=charts)
+            paper.files += extra.files
+            paper.notes += extra.notes
+            text += extra.markdown
     with markdown.open("a", encoding="utf-8") as handle:
-        handle.write(paper_section(paper, markdown.parent))
+        handle.write(text)
     return paper
 

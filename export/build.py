@@ -35,6 +35,8 @@ from export.integrity import content_hash, write_checksums
 from export.parquet import WRITER_SETTINGS, arrow_rows, portable_yaml_list, write_shards
 from export.release_config import ReleaseConfig, check_version
 from export.rows import item_row, row_hash
+from export.tiny import ESTIMATION_FILE, TinyPlan, plan_tiny, write_estimation
+from export.tiny import card_text as tiny_card_text
 from export.vlmevalkit import write_vlmevalkit
 
 CONFIG_FILTERS = {
@@ -100,19 +102,26 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
     if not items:
         raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release")
     notes = []
+    released = store.hashes(ItemQuery(status=list(config.statuses)))
     record = _filtering(workspace)
     hard = None
     if record is not None:
-        survivors, stale = record.current_survivors(store.hashes(ItemQuery(status=list(config.statuses))))
+        survivors, stale = record.current_survivors(released)
         hard = set(survivors)
         if stale:
             notes.append(f"hard: {stale} item(s) changed since filtering and are left out (filter again to decide them)")
     filters = dict(CONFIG_FILTERS)
     if hard is not None:
         filters["hard"] = lambda item: item.id in hard
-    wanted: list[str] = [name for name in config.configs if name in filters]
     if "hard" in config.configs and hard is None:
         notes.append("hard: not built (no filtering result in the workspace yet)")
+    tiny: TinyPlan | None = None
+    if "tiny" in config.configs and config.tiny:
+        tiny = plan_tiny(config.tiny, workspace, released)
+        notes += tiny.notes
+        tiny_items = tiny.items
+        filters["tiny"] = lambda item: item.id in tiny_items
+    wanted: list[str] = [name for name in config.configs if name in filters]
 
     features = release_features()
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
@@ -150,13 +159,20 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         changelog = build_changelog(store, previous, row_hashes)
         manifest = _manifest(config, version, rows_by_config, files, sizes, row_hashes, full_hash, workspace, previous,
                              hash_of)
+        if tiny is not None and "tiny" in rows_by_config:
+            write_estimation(tiny, tmp)
+            manifest["tiny"] = {"subset_file": config.tiny, "subset_sha256": tiny.sha256, "estimation": ESTIMATION_FILE,
+                                "covered_items": len(tiny.estimation.all_items)}
+        else:
+            tiny = None
         (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
                                     encoding="utf-8")
         if config.license == "other" and license_fields(config)["license_link"] == LICENSE_FILE:
             (tmp / LICENSE_FILE).write_text(f"# {config.pretty_name}: terms of use\n\n{config.source_license}\n",
                                             encoding="utf-8")
         (tmp / "README.md").write_text(
-            render_card(config, version, items, rows_by_config, features, manifest, changelog, workspace, notes, record),
+            render_card(config, version, items, rows_by_config, features, manifest, changelog, workspace, notes, record,
+                        tiny),
             encoding="utf-8")
         harness_job.wait()
         sums = write_checksums(tmp)
@@ -259,7 +275,7 @@ def _filtering_text(record: FilterRecord | None, rows_by_config: dict) -> str:
 
 def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_config: dict,
                 features, manifest: dict, changelog: Changelog, workspace: Workspace, notes: list[str],  # noqa: ANN001
-                record=None) -> str:  # noqa: ANN001
+                record=None, tiny: TinyPlan | None = None) -> str:  # noqa: ANN001
     full = rows_by_config.get("full", [])
     task_categories = ["multiple-choice", "question-answering"]
     if any(row["multimodal"] for row in full):
@@ -314,6 +330,7 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
         "writer_settings": ", ".join(f"{k}={v}" for k, v in WRITER_SETTINGS.items()),
         "pyarrow_version": manifest["builder"]["pyarrow"], "content_hash": manifest["content_hash"],
         "group_task": harness.tag_name(config.name), "harness_prompt": config.harness_prompt,
+        "tiny_text": tiny_card_text(tiny, len(rows_by_config.get("tiny", []))),
         "citation_text": f"\n## Citation\n\n```\n{config.citation}\n```\n" if config.citation else "",
     }
     body = string.Template(_template(config)).safe_substitute(values)

@@ -8,13 +8,15 @@ from pathlib import Path
 from typing import Literal, get_args
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from curation.errors import BenchsmithError
 from curation.item import describe_validation_error
 
-ConfigName = Literal["full", "hard", "korea_specific", "multimodal", "reasoning", "explicit"]
+ConfigName = Literal["full", "hard", "korea_specific", "multimodal", "reasoning", "explicit", "tiny"]
 CONFIG_NAMES: tuple[ConfigName, ...] = get_args(ConfigName)
+# built unless the config lists its own; `tiny` needs a subset file, so it is built only when asked for
+DEFAULT_CONFIGS: tuple[ConfigName, ...] = tuple(name for name in CONFIG_NAMES if name != "tiny")
 VERSION_PATTERN = re.compile(r"^\d+\.\d+\.\d+$")
 
 
@@ -30,7 +32,7 @@ class ReleaseConfig(BaseModel):
         description="licence or terms of the source material, quoted in the card")
     language: list[str] = ["ko"]
     statuses: list[Literal["extracted", "in_review", "accepted"]] = ["accepted"]
-    configs: list[ConfigName] = list(CONFIG_NAMES)
+    configs: list[ConfigName] = list(DEFAULT_CONFIGS)
     default_config: str = "full"
     hub_repo: str | None = Field(None, description="ORG/NAME on the Hugging Face Hub (the card's links)")
     canary: str | None = Field(None, description="canary GUID; derived from the name when not given")
@@ -42,6 +44,17 @@ class ReleaseConfig(BaseModel):
         "standard", description="benchsmith prompt the harness exports send (as `benchsmith evaluate --prompt`)")
     license_name: str | None = Field(None, description="the licence's name when `license` is 'other'")
     license_link: str | None = Field(None, description="where its text is (a URL or a file in the release)")
+    tiny: str | None = Field(None, description="subset file written by `benchsmith analyze subset` (the `tiny` "
+                             "config's items and their estimation parameters); relative to the current folder "
+                             "or else the workspace")
+
+    @model_validator(mode="after")
+    def _tiny_needs_its_subset(self) -> ReleaseConfig:
+        if "tiny" in self.configs and not self.tiny:
+            raise ValueError("configs lists `tiny` but no `tiny:` subset file (written by `benchsmith analyze subset`)")
+        if self.tiny and "tiny" not in self.configs:
+            raise ValueError("`tiny:` names a subset file but configs does not list `tiny`")
+        return self
 
     def canary_guid(self) -> str:
         return self.canary or str(uuid.uuid5(uuid.NAMESPACE_URL, f"benchsmith:{self.name}"))

@@ -399,8 +399,9 @@ def suspects_command(
     """Items whose key or wording the answers put in doubt, highest score first: the models' consensus against
     the key, negative or flat discrimination, no option above chance among strong models, dedup answer
     conflicts, many unparseable answers."""
-    from evaluation.records import SUSPECTS_FILE, SuspectsResult, now_iso
+    from evaluation.records import SUSPECTS_FILE
     from filtering.irt.analysis import analyse
+    from filtering.irt.report import write_suspects
     from filtering.irt.suspects import find_suspects
 
     ws, responses = _irt_inputs(workspace, matrix_file, unparseable_as_wrong)
@@ -408,12 +409,7 @@ def suspects_command(
         analysis = analyse(responses, bootstrap, seed=seed)
         rows = find_suspects(analysis, min_score)
     folder = _analysis_dir(ws, out_dir)
-    folder.mkdir(parents=True, exist_ok=True)
-    result = SuspectsResult(suspects=rows, items=len(responses.items), models=len(analysis.responses.models),
-                            stale_skipped=responses.stale_skipped, notes=analysis.notes,
-                            matrix_fingerprint=responses.fingerprint(), created_at=now_iso())
-    data = result.model_dump(mode="json")
-    (folder / SUSPECTS_FILE).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    data = write_suspects(rows, analysis, folder)
     shown = rows[:limit] if limit else rows
     if as_json:
         print_json(data | {"suspects": data["suspects"][: len(shown)]})

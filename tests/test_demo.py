@@ -12,8 +12,14 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
     assert first.stdout.rstrip().endswith(f"benchsmith annotate -w {ws.resolve()}")  # the demo's last line
     for stage in ("sample exam", "extract", "dedup", "shuffle", "korea", "taxonomy", "rationales", "stats", "export",
                   "evaluate", "judge",
-                  "filter", "shift", "release"):
+                  "filter", "item analysis", "shift", "release"):
         assert f"✓ {stage}" in first.stdout, stage
+    # the demo's few models feed the item analysis and the Suspects queue, with a plain warning
+    suspects = json.loads((ws / "filtering" / "item_analysis" / "suspects.json").read_text(encoding="utf-8"))
+    assert suspects["items"] >= 20 and suspects["suspects"]
+    assert f"Only {suspects['models']} models answered: with fewer than 10" in first.stdout.replace("\n", " ")
+    report = (ws / "report" / "report.md").read_text(encoding="utf-8")
+    assert "## Item analysis of these runs (2PL)" in report and "Only " in report
     stats = json.loads(run_cli("items", "stats", "--json", "-w", str(ws)).stdout)
     assert stats["items"] >= 24
     assert stats["flags"]["multimodal"].get("True", 0) >= 3

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
+from typing import Any
 
-from evaluation.records import ItemAnalysis, ItemStats
+from evaluation.records import SUSPECTS_FILE, ItemAnalysis, ItemStats, Suspect, SuspectsResult, now_iso
+from filtering.irt.analysis import Analysis
 
 ITEM_COLUMNS = ["item_id", "content_hash", "n", "share_correct", "item_rest", "difficulty", "difficulty_low",
                 "difficulty_high", "discrimination", "discrimination_low", "discrimination_high", "key",
@@ -32,6 +35,18 @@ def write_item_analysis(record: ItemAnalysis, folder: Path) -> list[Path]:
                              _cell(model.ability_se)])
     paths[3].write_text(markdown(record), encoding="utf-8")
     return paths
+
+
+def write_suspects(rows: list[Suspect], analysis: Analysis, folder: Path) -> dict[str, Any]:
+    """`suspects.json` (the `SuspectsResult` the annotator's Suspects queue reads); returns what it wrote."""
+    folder.mkdir(parents=True, exist_ok=True)
+    responses = analysis.responses
+    result = SuspectsResult(suspects=rows, items=len(responses.items), models=len(responses.models),
+                            stale_skipped=responses.stale_skipped, notes=analysis.notes,
+                            matrix_fingerprint=responses.fingerprint(), created_at=now_iso())
+    data = result.model_dump(mode="json")
+    (folder / SUSPECTS_FILE).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
+    return data
 
 
 def _cell(value: object) -> str:

@@ -14,11 +14,12 @@ from filtering.irt.responses import ItemFacts, Responses, from_solve_matrix, rea
 CONFLICT_PREFIX = "answer conflict"  # how the dedup stage words an answer conflict in review_reasons
 
 
-def from_workspace(ws: Workspace, unparseable_as_wrong: bool = False) -> Responses:
-    """Answers of the runs on the store's items as they are (implicit variant); stale cells skipped."""
+def from_workspace(ws: Workspace, unparseable_as_wrong: bool = False, run_ids: list[str] | None = None) -> Responses:
+    """Answers of the runs (all, or `run_ids`) on the store's items as they are (implicit variant);
+    stale cells skipped."""
     from filtering.adversarial import matrix_from_workspace
 
-    matrix = matrix_from_workspace(ws)
+    matrix = matrix_from_workspace(ws, run_ids)
     implicit = [label for label, description in matrix.models.items()
                 if description.get("variant", "implicit") == "implicit"]
     if len(implicit) < len(matrix.models):
