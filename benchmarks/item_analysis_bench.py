@@ -9,9 +9,10 @@
    runs it there on the saved matrix.
 3. Subset estimation on the real solve matrices (../shared/realdata/irt_matrices): 100-item
    subsets fitted on 14 families, full-set accuracy of the other 4 estimated; MAE as a ratio to
-   random 100-item subsets' MAE, over `--splits` splits per matrix, beside the issue's anchors.
+   random 100-item subsets' MAE (the subset mean), over `--splits` splits per matrix, beside the
+   issue's anchors, with how often the 90% intervals hold the true accuracy.
 
-    python benchmarks/item_analysis_bench.py [--girth-python /tmp/irtvenv/bin/python] [--splits 10]
+    python benchmarks/item_analysis_bench.py [--girth-python /tmp/irtvenv/bin/python] [--splits 20]
 """
 
 from __future__ import annotations
@@ -106,33 +107,37 @@ def subset_ratio(splits: int, k: int = 100) -> None:
     if not REALDATA.is_dir():
         print("subset estimation: ../shared/realdata/irt_matrices not present, skipped")
         return
-    rng = np.random.default_rng(0)
+    anchors = ", ".join(f"{name} {value:.2f}×" for name, value in ANCHORS.items())
     every = []
     for path in sorted(REALDATA.glob("*.csv")):
+        rng = np.random.default_rng(1)  # the splits the method was not chosen on (those were seed 0's)
         responses = read_matrix_file(path)
         family = np.array([m.rsplit("_", 1)[0] for m in responses.models])
-        ratios = []
+        ratios, covered = [], []
         for split in range(splits):
             held = set(rng.choice(sorted(set(family)), 4, replace=False))
             tested = responses.take(models=np.flatnonzero([f in held for f in family]))
             spec = make_subset(responses.take(models=np.flatnonzero([f not in held for f in family])), k, seed=split)
             truth = np.nanmean(tested.correct, axis=1)
-            predicted = np.array([row.accuracy for row in estimate(spec, subset_answers(spec, tested)[0])])
+            rows = estimate(spec, subset_answers(spec, tested)[0])
+            predicted = np.array([row.accuracy for row in rows])
+            covered += [row.low <= t <= row.high for row, t in zip(rows, truth, strict=True)]
             random_mae = np.mean([np.abs(np.nanmean(tested.correct[:, rng.choice(len(responses.items), k,
                                                                                  replace=False)], axis=1) - truth).mean()
                                   for _ in range(200)])
             ratios.append(np.abs(predicted - truth).mean() / random_mae)
-        every += ratios
-        print(f"  {path.stem}: MAE ratio to random {np.mean(ratios):.3f} (splits {min(ratios):.2f} … {max(ratios):.2f})")
+        every.append(np.mean(ratios))
+        print(f"  {path.stem}: MAE ratio to random {np.mean(ratios):.3f} (splits {min(ratios):.2f} … {max(ratios):.2f}); "
+              f"90% intervals hold the truth for {np.mean(covered):.2f}; anchors: {anchors}")
     print(f"subset estimation, {k} items, 4 held-out families × {splits} splits per matrix: MAE ratio to random "
-          f"{np.mean(every):.3f}; anchors: " + ", ".join(f"{name} {value:.2f}×" for name, value in ANCHORS.items()))
+          f"{np.mean(every):.3f} (mean of the matrices; target well below 0.75×)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--girth-python", help="a python with girth installed (default: this one)")
     parser.add_argument("--girth-items", type=int, default=1000)
-    parser.add_argument("--splits", type=int, default=10)
+    parser.add_argument("--splits", type=int, default=20)
     args = parser.parse_args()
     fit_and_suspects(50, 10_000, 5)
     fit_and_suspects(20, 65_000, 30)

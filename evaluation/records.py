@@ -373,6 +373,9 @@ class SubsetSpec(BaseModel):
     training_models: list[str]
     source: str
     record_version: int = ITEM_ANALYSIS_VERSION
+    # estimation parameters (absent in older files: a N(0, 1) ability prior, the full likelihood)
+    training_abilities: list[float] = Field(default_factory=list)  # the ability prior's support
+    likelihood_weight: float = 1.0
 
 
 class AccuracyEstimate(BaseModel):

@@ -145,11 +145,11 @@ def _families(models: list[str]) -> np.ndarray:
 @pytest.mark.realdata
 def test_subset_predicts_held_out_families_better_than_random_subsets(realdata):
     rng = np.random.default_rng(0)
-    ratios = []
+    ratios, covered = [], []
     for name in ("arc-challenge", "commonsenseqa", "quail"):
         responses = read_matrix_file(realdata / "irt_matrices" / f"{name}.csv")
         family = _families(responses.models)
-        for split in range(2):
+        for split in range(4):
             held = set(rng.choice(sorted(set(family)), 4, replace=False))
             test_rows = np.flatnonzero([f in held for f in family])
             train = responses.take(models=np.flatnonzero([f not in held for f in family]))
@@ -157,13 +157,17 @@ def test_subset_predicts_held_out_families_better_than_random_subsets(realdata):
             tested = responses.take(models=test_rows)
             answers, _ = subset_answers(spec, tested)
             truth = np.nanmean(tested.correct, axis=1)
-            predicted = np.array([row.accuracy for row in estimate(spec, answers)])
+            rows = estimate(spec, answers)
+            predicted = np.array([row.accuracy for row in rows])
+            covered += [row.low <= t <= row.high for row, t in zip(rows, truth, strict=True)]
             ours = np.abs(predicted - truth).mean()
             random_mae = np.mean([np.abs(np.nanmean(tested.correct[:, rng.choice(len(responses.items), 100,
                                                                                  replace=False)], axis=1) - truth).mean()
                                   for _ in range(100)])
             ratios.append(ours / random_mae)
-    assert np.mean(ratios) < 1.0, ratios
+    # measured: mean 0.76 over these 12 splits, 90% intervals holding the truth for 0.98 of the models
+    assert np.mean(ratios) < 0.85, ratios
+    assert np.mean(covered) >= 0.85, np.mean(covered)
 
 
 @pytest.mark.realdata

@@ -6,10 +6,15 @@ one item drawn from each (seeded), so the subset spans the difficulty range as t
 than random on CommonsenseQA and QuAIL under family hold-out: the items that look most
 discriminating on the training families are not so on new ones.)
 
-Estimate: the model's ability by MAP on the subset items it answered; its full-set accuracy is
-(correct on the subset + Σ over the other items of P(correct | θ̂)) / N — the subset's own score
-where it was seen, the fit's prediction where not. The interval draws θ from its posterior
-(normal, the MAP's standard error) and adds the binomial spread of the unseen items.
+Estimate: the model's ability posterior on a grid, from its answers on the subset, with the
+training models' abilities (a kernel density, plus a wide normal for models beyond them) as the
+prior and the likelihood weighted by `LIKELIHOOD_WEIGHT`: item parameters carry over poorly from
+one family of models to another, so a 100-item likelihood taken at face value is overconfident.
+Full-set accuracy is (correct on the subset + Σ over the other items of E[P(correct | θ)]) / N,
+plus the model's mean residual on the subset (observed − expected) for the other items, shrunk
+towards 0 by its own noise (positive-part James–Stein): the 2PL fitted on weaker families
+underestimates stronger ones, and the residual shows it. The interval draws θ from the
+posterior, adds the binomial spread of the unseen items and the residual's standard error.
 """
 
 from __future__ import annotations
@@ -23,9 +28,14 @@ from pydantic import ValidationError
 from curation.errors import BenchsmithError
 from evaluation.records import AccuracyEstimate, SubsetSpec, now_iso
 from filtering.irt.responses import Responses
-from filtering.irt.twopl import TwoPL, ability_map, fit_2pl, probability
+from filtering.irt.twopl import TwoPL, fit_2pl, probability
 
-METHOD = "difficulty-stratified draw from a 2PL fit; estimate: subset score + 2PL prediction of the other items"
+METHOD = ("difficulty-stratified draw from a 2PL fit; estimate: subset score + 2PL prediction of the other items "
+          "(ability posterior with the training abilities as prior, tempered likelihood) + shrunk residual")
+LIKELIHOOD_WEIGHT = 0.5
+PRIOR_BANDWIDTH = 0.3  # of the kernel density over the training abilities (abilities have sd 1)
+PRIOR_WIDE = 0.2  # weight of the N(0, 3²) component that lets a model lie beyond the training ones
+GRID = np.linspace(-6, 6, 241)
 
 
 def select_items(fit: TwoPL, k: int, seed: int = 0) -> np.ndarray:
@@ -53,7 +63,8 @@ def make_subset(responses: Responses, k: int, seed: int = 0) -> SubsetSpec:
                       content_hashes={i: responses.hashes[i] for i in items if i in responses.hashes},
                       all_items=list(responses.items), discrimination=[round(float(v), 5) for v in fit.a],
                       difficulty=[round(float(v), 5) for v in fit.b], training_models=list(responses.models),
-                      source=responses.source)
+                      source=responses.source, training_abilities=[round(float(v), 5) for v in fit.theta],
+                      likelihood_weight=LIKELIHOOD_WEIGHT)
 
 
 @dataclass
@@ -62,14 +73,30 @@ class SubsetAnswers:
     correct: np.ndarray  # models × subset items, NaN where not answered
 
 
+def log_prior(abilities: list[float]) -> np.ndarray:
+    """Log prior over GRID: the training abilities' kernel density mixed with a wide normal
+    (a plain N(0, 1) for a subset file without them)."""
+    wide = np.exp(-GRID**2 / (2 * 3.0**2))
+    if not abilities:
+        return -GRID**2 / 2
+    kernel = np.exp(-0.5 * ((GRID[:, None] - np.asarray(abilities)[None, :]) / PRIOR_BANDWIDTH) ** 2).mean(axis=1)
+    return np.log((1 - PRIOR_WIDE) * kernel / kernel.sum() + PRIOR_WIDE * wide / wide.sum())
+
+
 def estimate(spec: SubsetSpec, answers: SubsetAnswers, level: float = 0.9, draws: int = 400,
              seed: int = 0) -> list[AccuracyEstimate]:
     position = {item: j for j, item in enumerate(spec.all_items)}
     seen = np.array([position[i] for i in spec.items])
     a, b = np.asarray(spec.discrimination), np.asarray(spec.difficulty)
-    unseen = np.setdiff1d(np.arange(len(spec.all_items)), seen)
+    total = len(spec.all_items)
     w = ~np.isnan(answers.correct)
-    theta, se = ability_map(np.nan_to_num(answers.correct), w.astype(float), a[seen], b[seen])
+    y = np.nan_to_num(answers.correct)
+    p_grid = np.clip(probability(GRID, a, b), 1e-9, 1 - 1e-9)  # grid × all items
+    p_seen = p_grid[:, seen]
+    loglik = y @ np.log(p_seen).T + (w - y) @ np.log1p(-p_seen).T  # models × grid
+    posterior = spec.likelihood_weight * loglik + log_prior(spec.training_abilities)
+    posterior = np.exp(posterior - posterior.max(axis=1, keepdims=True))
+    posterior /= posterior.sum(axis=1, keepdims=True)
     rng = np.random.default_rng(seed)
     tail = (1 - level) / 2
     rows = []
@@ -77,20 +104,29 @@ def estimate(spec: SubsetSpec, answers: SubsetAnswers, level: float = 0.9, draws
         if not w[m].any():
             continue
         # items of the subset this model did not answer are predicted like the unseen ones
-        predicted = np.concatenate([unseen, seen[~w[m]]])
-        observed = float(np.nansum(answers.correct[m]))
-        total = len(spec.all_items)
-        point = (observed + probability(np.array([theta[m]]), a[predicted], b[predicted]).sum()) / total
-        thetas = rng.normal(theta[m], se[m], draws)
-        p = probability(thetas, a[predicted], b[predicted])  # draws × predicted
-        expected = (observed + p.sum(axis=1)) / total
+        predicted = np.ones(total, dtype=bool)
+        predicted[seen[w[m]]] = False
+        observed = float(y[m, w[m]].sum())
+        share = predicted.sum() / total
+        residual = y[m, w[m]] - posterior[m] @ p_seen[:, w[m]]
+        mean = float(residual.mean())
+        se = float(residual.std(ddof=1) / np.sqrt(len(residual))) if len(residual) > 1 else 0.5
+        shrink = max(0.0, 1 - se**2 / mean**2) if mean else 0.0
+        correction = share * shrink * mean
+        expected_grid = p_grid[:, predicted].sum(axis=1)  # per grid point
+        point = (observed + posterior[m] @ expected_grid) / total + correction
+        at = rng.choice(len(GRID), draws, p=posterior[m])
+        p = p_grid[np.ix_(at, np.flatnonzero(predicted))]
         spread = np.sqrt((p * (1 - p)).sum(axis=1)) / total
-        sample = expected + spread * rng.standard_normal(draws)
+        sample = ((observed + expected_grid[at]) / total + correction + spread * rng.standard_normal(draws)
+                  + share * shrink * se * rng.standard_normal(draws))
         low, high = np.quantile(sample, [tail, 1 - tail])
-        rows.append(AccuracyEstimate(model=model, accuracy=round(float(point), 4),
-                                     low=round(float(max(low, observed / total)), 4),
-                                     high=round(float(min(high, (observed + len(predicted)) / total)), 4),
-                                     answered=int(w[m].sum()), ability=round(float(theta[m]), 4)))
+        bounds = observed / total, (observed + predicted.sum()) / total
+        point = float(np.clip(point, *bounds))
+        rows.append(AccuracyEstimate(model=model, accuracy=round(point, 4),
+                                     low=round(float(max(min(low, point), bounds[0])), 4),
+                                     high=round(float(min(max(high, point), bounds[1])), 4),
+                                     answered=int(w[m].sum()), ability=round(float(posterior[m] @ GRID), 4)))
     return rows
 
 
