@@ -3,15 +3,14 @@
 For each pool size (the generated Q-Net pool of benchmarks/qnet_pool.py) the chain runs through
 the CLI, one `benchsmith` process per stage: import → dedup, then for each model count M:
 run M cheap local models (`baseline:random-N`, seeded guessers: fresh ones for every M) →
-matrix build → filter adversarial (the M cached runs) → report (M runs) → release build.
+matrix build → filter adversarial (the M cached runs) → report (M runs) → release build → item
+analysis (`analyze items`: the 2PL fit, its bootstrap and the per-item figures).
 Printed per stage: wall, CPU (user + system) and peak memory; then each stage's growth exponent
 (the slope of log wall time on log items at the largest M, and on log models at the largest
 pool). Beside it, in its own process, the floor: a bare pyarrow/numpy script that computes the
 same per-model accuracies and the same hard set from the same logs and the store's hash column.
 
     python benchmarks/scale_curve.py [--items 16000,32000,65000,130000,260000] [--models 3,10,30] [--keep DIR]
-
-Item analysis (`analyze items`) is not in the chain yet: it has its own issue.
 """
 
 from __future__ import annotations
@@ -36,7 +35,7 @@ from benchmarks.pool_bench import BENCHSMITH, run_stage  # noqa: E402
 from benchmarks.qnet_pool import generate_records, write_qnet_csvs  # noqa: E402
 
 RELEASE_CONFIG = "statuses: [extracted, in_review, accepted]\nconfigs: [full, hard]\n"
-CHAIN = ("run", "matrix build", "filter adversarial", "report", "release build")
+CHAIN = ("run", "matrix build", "filter adversarial", "report", "release build", "item analysis")
 
 
 def floor(ws: Path, run_ids: list[str]) -> dict[str, object]:
@@ -131,11 +130,14 @@ def main() -> None:
             stages = [("run", ["run", *flags, "--no-progress", *w]), ("matrix build", None),
                       ("filter adversarial", ["filter", "adversarial", *flags, *w]), ("report", None),
                       ("release build", ["release", "build", "--version", f"1.0.{count}", "--config",
-                                         str(base / "release.yaml"), *w])]
+                                         str(base / "release.yaml"), *w]),
+                      ("item analysis", ["analyze", "items", "--out", str(base / f"item-analysis-{count}"), *w])]
             run_ids: list[str] = []
             for name, stage in stages:
                 if name == "matrix build":
                     stage = ["matrix", "build", *(x for r in run_ids for x in ("--run", r)), *w]
+                elif name == "item analysis":
+                    stage = [*stage, *(x for r in run_ids for x in ("--run", r))]
                 elif name == "report":
                     stage = ["report", *run_ids, "-o", str(base / f"report-{count}"), "--no-charts", *w]
                 wall, cpu, peak, _ = run_stage(f"{name}-{count}", stage, base)

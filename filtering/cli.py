@@ -347,11 +347,12 @@ UnparseableOption = Annotated[bool, typer.Option(
 BootstrapOption = Annotated[int, typer.Option("--bootstrap", min=0, help="model resamples for the item intervals")]
 
 
-def _irt_inputs(workspace: Path | None, matrix_file: Path | None, unparseable_as_wrong: bool):  # noqa: ANN202
+def _irt_inputs(workspace: Path | None, matrix_file: Path | None, unparseable_as_wrong: bool,  # noqa: ANN202
+                runs: list[str] | None = None):
     from filtering.irt.sources import load_responses
 
     ws = workspace_from(workspace) if matrix_file is None or workspace is not None else None
-    return ws, load_responses(ws, matrix_file, unparseable_as_wrong)
+    return ws, load_responses(ws, matrix_file, unparseable_as_wrong, runs or None)
 
 
 def _analysis_dir(ws, out_dir: Path | None) -> Path:  # noqa: ANN001
@@ -366,13 +367,14 @@ def items_command(
     unparseable_as_wrong: UnparseableOption = False, bootstrap: BootstrapOption = 30,
     level: Annotated[float, typer.Option(min=0.5, max=0.999, help="interval level")] = 0.9, seed: int = 0,
     out_dir: OutOption = None, as_json: JsonOption = False,
+    runs: Annotated[list[str], typer.Option("--run", help="only these run ids (repeatable; default: all)")] = [],  # noqa: B006
 ) -> None:
     """2PL item analysis: per item share correct, item–rest r, difficulty and discrimination with intervals,
     option shares (all and strongest third), top distractor; per model ability ± se. JSON, CSV, Markdown."""
     from filtering.irt.analysis import analyse, to_record
     from filtering.irt.report import write_item_analysis
 
-    ws, responses = _irt_inputs(workspace, matrix_file, unparseable_as_wrong)
+    ws, responses = _irt_inputs(workspace, matrix_file, unparseable_as_wrong, runs)
     with console.status(f"fitting {len(responses.items)} items × {len(responses.models)} models…"):
         record = to_record(analyse(responses, bootstrap, level, seed), unparseable_as_wrong)
     paths = write_item_analysis(record, _analysis_dir(ws, out_dir))

@@ -291,3 +291,18 @@ def test_suspects_through_the_cli_find_keys_changed_before_the_runs(tmp_path):
     assert (ws / "filtering" / "item_analysis" / "items.csv").is_file()
     assert re.search(r"^# Item analysis", (ws / "filtering" / "item_analysis" / "item_analysis.md").read_text(
         encoding="utf-8"))
+
+
+def test_analyze_items_reads_only_the_runs_named(workspace):
+    from tests.conftest import run_cli
+    from tests.eval_support import seed_items
+
+    seed_items(workspace, n_text=12, n_image=0)
+    ws = str(workspace.root)
+    for model, run_id in (("baseline:longest", "a"), ("baseline:position-1", "b"), ("baseline:random-7", "c")):
+        assert run_cli("run", "-m", model, "--run-id", run_id, "--no-progress", "-w", ws).returncode == 0
+    named = run_cli("analyze", "items", "--run", "a", "--run", "c", "--json", "-w", ws)
+    every = run_cli("analyze", "items", "--json", "-w", ws)
+    assert named.returncode == 0 and every.returncode == 0, named.stderr + every.stderr
+    models = [json.loads(done.stdout)["models"] for done in (named, every)]
+    assert [len(found) for found in models] == [2, 3]

@@ -34,8 +34,9 @@ def from_workspace(ws: Workspace, unparseable_as_wrong: bool = False, run_ids: l
     return from_solve_matrix(matrix, facts, unparseable_as_wrong)
 
 
-def load_responses(ws: Workspace | None, matrix_file: Path | None, unparseable_as_wrong: bool = False) -> Responses:
+def load_responses(ws: Workspace | None, matrix_file: Path | None, unparseable_as_wrong: bool = False,
+                   run_ids: list[str] | None = None) -> Responses:
     if matrix_file is not None:
         return read_matrix_file(matrix_file)
     assert ws is not None
-    return from_workspace(ws, unparseable_as_wrong)
+    return from_workspace(ws, unparseable_as_wrong, run_ids)
