@@ -51,7 +51,7 @@ def sample_exam_pairs() -> list[tuple[str, str]]:
     for item in truth:
         if item.source.number in got:
             found = got[item.source.number]
-            pairs += list(zip([item.stem] + [o.text for o in item.options], [found.stem] + [o.text for o in found.options]))
+            pairs += list(zip([item.stem] + [o.text for o in item.options], [found.stem] + [o.text for o in found.options], strict=True))
     return pairs
 
 

@@ -22,8 +22,8 @@ from PIL import Image
 from curation.item import parse_item
 from curation.workspace import init_workspace
 from export.build import build_release
-from export.release_config import ReleaseConfig
 from export.features import hf_features
+from export.release_config import ReleaseConfig
 from export.rows import item_row
 
 

@@ -13,7 +13,6 @@ import importlib.abc
 import sys
 from typing import Any
 
-
 SKIPPED = frozenset({"pymupdf.layout", "pymupdf4llm"})
 
 

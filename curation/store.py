@@ -470,14 +470,16 @@ class Store:
             statement = statement.where(c.multimodal == query.multimodal)
         return statement
 
-    def iter_items(self, query: ItemQuery | None = None) -> Iterator[StoredItem]:
+    def iter_items(self, query: ItemQuery | None = None, among: set[str] | None = None) -> Iterator[StoredItem]:
         """Current items ordered by id, streamed by one statement in batches so memory stays flat
-        (a statement per page would make the database find its place again on every page)."""
+        (a statement per page would make the database find its place again on every page);
+        `among`: only these ids (the others are not parsed)."""
         statement = self._where(select(items_table), query).order_by(items_table.c.id)
         with self.engine.connect() as conn:
             for rows in conn.execution_options(yield_per=_BATCH).execute(statement).partitions():
                 for row in rows:
-                    yield self._stored(row)
+                    if among is None or row.id in among:
+                        yield self._stored(row)
 
     def columns(self, names: Sequence[str], query: ItemQuery | None = None) -> dict[str, list[Any]]:
         """Item columns (`id` first, then `names`, e.g. content_hash, status, multimodal) ordered by id:
@@ -486,14 +488,12 @@ class Store:
         ids = None if query is None or query.ids is None else set(query.ids)
         if query is not None and ids is not None and len(ids) > 500:
             query = replace(query, ids=None)  # a long id list is filtered here: SQL caps a statement's parameters
-        found: dict[str, list[Any]] = {"id": [], **{name: [] for name in names}}
         with self.engine.connect() as conn:
-            for row in conn.execute(self._where(select(*wanted), query).order_by(items_table.c.id)).all():
-                if ids is not None and row[0] not in ids:
-                    continue
-                for key, value in zip(found, row, strict=True):
-                    found[key].append(value)
-        return found
+            rows = conn.execute(self._where(select(*wanted), query).order_by(items_table.c.id)).all()
+        if ids is not None:
+            rows = [row for row in rows if row[0] in ids]
+        transposed = list(zip(*rows, strict=True)) or [() for _ in wanted]  # columns at C speed, not a loop per cell
+        return {key: list(values) for key, values in zip(["id", *names], transposed, strict=True)}
 
     def hashes(self, query: ItemQuery | None = None) -> dict[str, str]:
         """Item id → its content hash (implicit variant), read from the column."""

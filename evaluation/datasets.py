@@ -96,8 +96,9 @@ class StoreDataset:
         """Items with their implicit content hash, both from the same store row. Kept for the
         dataset's life (one command): several models over one pool read it once."""
         missing = [item_id for item_id in item_ids if item_id not in self._read]
-        self._read.update((item_id, (stored.item, stored.content_hash))
-                          for item_id, stored in self.store.get_many(missing).items())
+        found = (self.store.iter_items(self.query, among=set(missing)) if len(missing) > 2000
+                 else self.store.iter_many(missing))  # many: one pass over the dataset's own rows
+        self._read.update((stored.item.id, (stored.item, stored.content_hash)) for stored in found)
         return {item_id: self._read[item_id] for item_id in item_ids if item_id in self._read}
 
     def named_subsets(self, variant: str, hashes: Mapping[str, str] | None = None

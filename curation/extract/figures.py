@@ -11,7 +11,12 @@ from __future__ import annotations
 import pymupdf
 
 from curation.extract.lines import FULL, LEFT, Box, Figure, Line, rect_box, union
-from curation.extract.page_cache import images_in_drawing_order, page_drawing_clusters, page_image_info, page_images
+from curation.extract.page_cache import (
+    images_in_drawing_order,
+    page_drawing_clusters,
+    page_image_info,
+    page_images,
+)
 from curation.extract.pdf_images import embedded_image
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pymupdf
 
-from curation.extract.figures import DECORATION_BOTTOM, DECORATION_TOP, GutterXs, render_crop, region_of
+from curation.extract.figures import DECORATION_BOTTOM, DECORATION_TOP, GutterXs, region_of, render_crop
 from curation.extract.lines import Box, Figure, Line
 
 DARK = 190  # gray level below which a pixel is ink (light enough for thin axes, dark enough to skip a light watermark)
