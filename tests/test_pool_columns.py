@@ -124,6 +124,7 @@ def test_a_log_replaced_by_a_shorter_one_is_read_again_from_the_start(tmp_path):
 def test_the_fast_binary_interval_equals_scipys_bootstrap_exactly(n):
     rng = np.random.default_rng(n)
     samples = [(seed, (rng.random(n) < p).astype(float)) for seed in (0, 7) for p in (0.0, 0.3, 0.97)]
+    samples += [(3, (rng.random(n) < p).astype(float)) for p in np.linspace(0, 1, 7)]  # a group counted once
     assert binary_mean_intervals(samples, resamples=500) == [mean_interval(v, seed=s, resamples=500)
                                                              for s, v in samples]
 
