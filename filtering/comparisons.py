@@ -8,27 +8,37 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow.compute as pc
 
+from curation.arrow import pa
 from curation.errors import BenchsmithError
 from curation.workspace import Workspace
 from evaluation.item_facets import FacetReader
-from evaluation.metrics import RunData, load_run
+from evaluation.metrics import RunData, common_items, load_run
 from evaluation.records import FilterRecord, latest_filter_record, load_filter_record
 from evaluation.runlog import find_run
 from filtering.stats import loo_sign_flips, paired_bootstrap, ranking_agreement
 
 
-def _correct(run: RunData, items: list[str]) -> np.ndarray:
-    outcome = run.outcome_of
-    return np.array([outcome[item] == "correct" for item in items], dtype=float)
+def _correct(run: RunData, items: pa.Array) -> np.ndarray:
+    """1.0 where the run's current record of each item is correct, else 0.0 (in Arrow, not per item)."""
+    rows = pc.index_in(items, value_set=run.cells["item_id"])
+    correct = pc.fill_null(pc.equal(run.cells["outcome"].take(rows), "correct"), False)
+    return correct.to_numpy(zero_copy_only=False).astype(float)
+
+
+def _common(runs: list[RunData]) -> pa.Array:
+    """The ids every run has a current record for, sorted (Arrow orders UTF-8 as Python orders str)."""
+    common = common_items(runs)
+    return common.take(pc.sort_indices(common))
 
 
 def compare_runs(ws: Workspace, run_a: str, run_b: str, *, seed: int = 0) -> dict[str, Any]:
     """Paired bootstrap of two runs on their common current items, and leave-one-out sign flips."""
     reader = FacetReader()
     a, b = (load_run(find_run(ws.runs_dir, name), ws, reader) for name in (run_a, run_b))
-    common = sorted(a.answered & b.answered)
-    if not common:
+    common = _common([a, b])
+    if not len(common):
         raise BenchsmithError(f"runs {run_a} and {run_b} share no items")
     score_a, score_b = _correct(a, common), _correct(b, common)
     result = paired_bootstrap(score_a, score_b, seed=seed)
@@ -55,14 +65,14 @@ def ranking_vs_hard(ws: Workspace, run_names: list[str], record_path: Path | Non
         raise BenchsmithError("no filtering record: run `benchsmith filter hard` or `filter adversarial` first")
     reader = FacetReader()
     runs = [load_run(find_run(ws.runs_dir, name), ws, reader) for name in run_names]
-    common = sorted(set.intersection(*(run.answered for run in runs)))
+    common = _common(runs)
     survivors, stale_hard = record.current_survivors(runs[0].hashes)
-    hard_set = set(survivors)
-    hard = [item for item in common if item in hard_set]
+    hard_index = np.flatnonzero(pc.is_in(common, value_set=pa.array(survivors, pa.string())).to_numpy(
+        zero_copy_only=False))
+    hard = hard_index.tolist()
     if len(hard) < 2:
         raise BenchsmithError(f"only {len(hard)} of the runs' common items are in the hard subset: too few to rank on")
     correct = np.array([_correct(run, common) for run in runs])
-    hard_index = [common.index(item) for item in hard]
     tau, (low, high) = ranking_agreement(correct, correct[:, hard_index], seed=seed)
     return {"tau_b": tau, "ci": [low, high], "items": len(common), "hard_items": len(hard),
             "stale_skipped": sum(run.stale for run in runs), "hard_stale": stale_hard,
