@@ -7,7 +7,7 @@ wants 0-based indices or letters converts at its own boundary.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
 
 from pydantic import (
     AfterValidator,
@@ -119,7 +119,38 @@ class Taxonomy(_Strict):
     question_format: Literal["single_answer", "multiple_answers", "numeric", "open"] | None = None
 
 
-class Item(_Strict):
+class AnswerRule:
+    """The one multi-answer scoring rule, for anything with an `answer` and a
+    `taxonomy.question_format`: `Item`, `AnswerView`, and (copied as source) the scoring module of
+    every release's harness exports."""
+
+    if TYPE_CHECKING:
+        answer: int | list[int] | None
+        taxonomy: Taxonomy | FormatView
+
+    def answer_list(self) -> list[int]:
+        if self.answer is None:
+            return []
+        return [self.answer] if isinstance(self.answer, int) else list(self.answer)
+
+    def requires_all_answers(self) -> bool:
+        """A multi-answer item asks for every listed option only when its format says so."""
+        return self.taxonomy.question_format == "multiple_answers"
+
+    def accepts(self, chosen: int | list[int] | set[int] | None) -> bool:
+        """The one scoring rule for every runner, report and export: with several listed answers
+        any one of them is correct (a choice of several must all be listed), unless the item
+        requires all of them, then the choice must be exactly the listed set."""
+        answers = set(self.answer_list())
+        if chosen is None or not answers:
+            return False
+        picked = {chosen} if isinstance(chosen, int) else set(chosen)
+        if not picked:
+            return False
+        return picked == answers if self.requires_all_answers() else picked <= answers
+
+
+class Item(_Strict, AnswerRule):
     schema_version: Literal[1] = SCHEMA_VERSION
     id: str = Field(pattern=ITEM_ID_PATTERN)
     source: Source
@@ -166,27 +197,6 @@ class Item(_Strict):
             raise ValueError("original_option_order must be a permutation of 1..number of options")
         return self
 
-    def answer_list(self) -> list[int]:
-        if self.answer is None:
-            return []
-        return [self.answer] if isinstance(self.answer, int) else list(self.answer)
-
-    def requires_all_answers(self) -> bool:
-        """A multi-answer item asks for every listed option only when its format says so."""
-        return self.taxonomy.question_format == "multiple_answers"
-
-    def accepts(self, chosen: int | list[int] | set[int] | None) -> bool:
-        """The one scoring rule for every runner, report and export: with several listed answers
-        any one of them is correct (a choice of several must all be listed), unless the item
-        requires all of them, then the choice must be exactly the listed set."""
-        answers = set(self.answer_list())
-        if chosen is None or not answers:
-            return False
-        picked = {chosen} if isinstance(chosen, int) else set(chosen)
-        if not picked:
-            return False
-        return picked == answers if self.requires_all_answers() else picked <= answers
-
     def blob_refs(self) -> list[str]:
         refs = [image.blob for image in self.images]
         refs += [option.image.blob for option in self.options if option.image is not None]
@@ -195,6 +205,35 @@ class Item(_Strict):
     def to_record(self) -> dict[str, Any]:
         """Plain JSON-ready dict (the stored and exported form)."""
         return self.model_dump(mode="json", exclude={"multimodal"})
+
+
+class FormatView(BaseModel):
+    question_format: str | None = None
+
+
+class OptionView(BaseModel):
+    text: str = ""
+    image: dict[str, Any] | None = None
+
+
+class AnswerView(BaseModel, AnswerRule):
+    """What an option-only baseline reads of a stored item — its options, key and format, and
+    whether it has images — parsed 2–3× faster than the whole `Item` (whose validation the
+    stored snapshot already passed). Scored by the same `AnswerRule`."""
+
+    model_config = ConfigDict(extra="ignore")
+    id: str
+    options: list[OptionView] = Field(default_factory=list)
+    answer: int | list[int] | None = None
+    images: list[dict[str, Any]] = Field(default_factory=list)
+    taxonomy: FormatView = Field(default_factory=FormatView)
+
+    @property
+    def multimodal(self) -> bool:
+        return bool(self.images) or any(option.image is not None for option in self.options)
+
+
+Answerable = Item | AnswerView  # what a runner can score: the whole item or its answer view
 
 
 class ItemValidationError(ValueError):

@@ -39,7 +39,7 @@ from curation.credentials import mask_url
 from curation.diff import changed_paths
 from curation.errors import ConflictError, NotFoundError, WorkspaceError
 from curation.identity import content_hash
-from curation.item import SCHEMA_VERSION, Item, parse_item
+from curation.item import SCHEMA_VERSION, AnswerView, Item, parse_item
 from curation.migrations import STORE_VERSION, migrate_record, migrate_store
 
 metadata = MetaData()
@@ -481,6 +481,16 @@ class Store:
                     if among is None or row.id in among:
                         yield self._stored(row)
 
+    def iter_rows(self, query: ItemQuery | None = None, among: set[str] | None = None
+                  ) -> Iterator[tuple[str, str, str | None]]:
+        """(id, stored JSON, content hash) of the current items, streamed like `iter_items` but
+        not parsed: for readers that parse only what they need (`view_from_data`)."""
+        c = items_table.c
+        statement = self._where(select(c.id, c.data, c.content_hash), query).order_by(c.id)
+        with self.engine.connect() as conn:
+            for rows in conn.execution_options(yield_per=_BATCH).execute(statement).partitions():
+                yield from ((row[0], row[1], row[2]) for row in rows if among is None or row[0] in among)
+
     def columns(self, names: Sequence[str], query: ItemQuery | None = None) -> dict[str, list[Any]]:
         """Item columns (`id` first, then `names`, e.g. content_hash, status, multimodal) ordered by id:
         what a pool-scale reader needs without parsing a single item."""
@@ -571,6 +581,16 @@ def item_from_data(data: str) -> Item:
         except ValidationError:
             pass  # parse_item says what is wrong, with the field path
     return parse_item(migrate_record(json.loads(data)))
+
+
+def view_from_data(data: str) -> AnswerView | Item:
+    """An item's `AnswerView` from its stored JSON; a record of an older schema is read whole."""
+    if _CURRENT_SCHEMA in data:
+        try:
+            return AnswerView.model_validate_json(data)
+        except ValidationError:
+            pass
+    return item_from_data(data)
 
 
 def get_path(record: Any, path: str) -> Any:

@@ -22,8 +22,8 @@ from curation.arrow import pa
 from curation.blobs import BlobStore
 from curation.errors import BenchsmithError, NotFoundError
 from curation.identity import content_hash
-from curation.item import Item, parse_item
-from curation.store import ItemQuery, Store
+from curation.item import AnswerView, Item, parse_item
+from curation.store import ItemQuery, Store, item_from_data, view_from_data
 from evaluation.records import latest_filter_record, release_rows
 
 RELEASE_MANIFEST = "release.json"
@@ -47,6 +47,9 @@ class Dataset(Protocol):
 
 def current_hashes(items: Iterable[Item], variant: str) -> dict[str, str]:
     return {item.id: content_hash(item, variant) for item in items}
+
+
+ONE_PASS_FROM = 2000  # items from which `lookup_views` reads the dataset's rows in one pass
 
 
 @dataclass
@@ -100,6 +103,17 @@ class StoreDataset:
                  else self.store.iter_many(missing))  # many: one pass over the dataset's own rows
         self._read.update((stored.item.id, (stored.item, stored.content_hash)) for stored in found)
         return {item_id: self._read[item_id] for item_id in item_ids if item_id in self._read}
+
+    def lookup_views(self, item_ids: Sequence[str]) -> dict[str, tuple[AnswerView | Item, str | None]]:
+        """`lookup_hashed` for a reader of options, keys and formats only (the local baselines):
+        many items are parsed as `AnswerView`s in one pass over the dataset's rows; a few, or one
+        without a stored hash, are read whole."""
+        if len(item_ids) < ONE_PASS_FROM:
+            return dict(self.lookup_hashed(item_ids))
+        found: dict[str, tuple[AnswerView | Item, str | None]] = {}
+        for item_id, data, digest in self.store.iter_rows(self.query, among=set(item_ids)):
+            found[item_id] = (view_from_data(data) if digest else item_from_data(data), digest)
+        return {item_id: found[item_id] for item_id in item_ids if item_id in found}
 
     def named_subsets(self, variant: str, hashes: Mapping[str, str] | None = None
                       ) -> tuple[dict[str, set[str]], list[str]]:

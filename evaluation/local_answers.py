@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import Any
 
-from curation.item import Item
+from curation.item import Answerable
 from evaluation.backends.baseline import Chooser, chooser_for
 from evaluation.cells import note_appended
 from evaluation.models import ModelSpec
@@ -36,14 +36,14 @@ def _completion_text(choice: int) -> str:
     return json.dumps({"정답": choice})
 
 
-def local_record(item: Item, digest: str, choice: int, ts: str) -> dict[str, Any]:
+def local_record(item: Answerable, digest: str, choice: int, ts: str) -> dict[str, Any]:
     return {"item_id": item.id, "content_hash": digest, "outcome": "correct" if item.accepts(choice) else "wrong",
             "gold": item.answer, "answer": choice, "parse_method": "json", "text": _completion_text(choice),
             "finish_reason": "stop", "usage": {}, "attempts": 1, "latency_s": 0.0, "cached": False, "resends": 0,
             "ts": ts}
 
 
-def answer_locally(to_ask: Iterable[tuple[Item, str]], choose: Chooser, hide_options: bool, log: RunLog,
+def answer_locally(to_ask: Iterable[tuple[Answerable, str]], choose: Chooser, hide_options: bool, log: RunLog,
                    on_record: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Answer every (item, content hash) with `choose` and log the records; the run's stats."""
     by_outcome: dict[str, int] = {}

@@ -14,7 +14,7 @@ import hashlib
 import json
 import re
 import time
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
@@ -26,7 +26,7 @@ import pyarrow.compute as pc
 from curation.arrow import pa
 from curation.errors import BenchsmithError, WorkspaceError
 from curation.identity import content_hash
-from curation.item import Item
+from curation.item import Answerable, Item
 from curation.pool_gc import pool_thresholds
 from curation.query import (
     in_play,
@@ -95,9 +95,9 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, ensure_ascii=False, default=list).encode()).hexdigest()[:10]
 
 
-def select_items(items: Iterable[Item], spec: ModelSpec) -> tuple[list[Item], dict[str, str]]:
+def select_items(items: Iterable[Answerable], spec: ModelSpec) -> tuple[list[Answerable], dict[str, str]]:
     """The items this model can be asked, and why each other item is left out."""
-    chosen: list[Item] = []
+    chosen: list[Answerable] = []
     skipped: dict[str, str] = {}
     for item in items:
         if not item.options:
@@ -146,11 +146,13 @@ class _Selection:
     hash is a column): a resumed or cached run costs what is left to do, not the pool. Those can
     be read in parts (`read`), so the first requests go out before the rest is read."""
 
-    def __init__(self, dataset: Dataset, spec: ModelSpec, variant: Variant, cells: pa.Table, retry_errors: bool):
+    def __init__(self, dataset: Dataset, spec: ModelSpec, variant: Variant, cells: pa.Table, retry_errors: bool,
+                 views: bool = False):
         self._spec, self._variant, self._cells, self._retry_errors = spec, variant, cells, retry_errors
+        self._views = views  # the items are answered from their options here: `AnswerView`s suffice
         self.skipped: dict[str, str] = {}
         self.done: dict[str, str] = {}  # item → outcome of its current record
-        self.to_ask: list[tuple[Item, str]] = []
+        self.to_ask: list[tuple[Answerable, str]] = []
         self.changed = 0
         self._store: StoreDataset | None = None
         self._unread: list[str] = []  # store items to read, in dataset order
@@ -198,15 +200,15 @@ class _Selection:
         ids = self._unread if count is None else self._unread[:count]
         self._unread = self._unread[len(ids):]
         if self._store is not None and ids:
-            found = self._store.lookup_hashed(ids)
+            found = self._store.lookup_views(ids) if self._views else self._store.lookup_hashed(ids)
             self._add([found[item_id][0] for item_id in ids if item_id in found],
                       {item_id: digest for item_id, (_, digest) in found.items()})
 
-    def _add(self, fresh: list[Item], hashes: dict[str, str | None]) -> None:
+    def _add(self, fresh: Sequence[Answerable], hashes: dict[str, str | None]) -> None:
         chosen, skipped = select_items(fresh, self._spec)
         self.skipped.update(skipped)
         for item in chosen:
-            digest = hashes.get(item.id) or content_hash(item, self._variant)
+            digest = hashes.get(item.id) or content_hash(_whole(item), self._variant)
             if self._settled(item.id, digest):
                 self.done[item.id] = self._logged[item.id][1]
             else:
@@ -217,6 +219,14 @@ class _Selection:
         """The items asked or to ask, in dataset order."""
         asked = self.done.keys() | {item.id for item, _ in self.to_ask}
         return [item_id for item_id in self.order if item_id in asked]
+
+
+def _whole(item: Answerable) -> Item:
+    """The item itself: a request or a hash needs it (views are only read for local answers,
+    and only with their stored hash)."""
+    if not isinstance(item, Item):
+        raise TypeError(f"{item.id}: an answer view where the whole item is needed")
+    return item
 
 
 _READ_PART = 256  # items read at a time while the first requests are out
@@ -249,7 +259,7 @@ class PreparedRun:
         return self.selection.changed
 
     @property
-    def to_ask(self) -> list[tuple[Item, str]]:
+    def to_ask(self) -> list[tuple[Answerable, str]]:
         """(item, its content hash): what is left to do, in item order."""
         return self.selection.to_ask
 
@@ -266,7 +276,7 @@ class PreparedRun:
 
     def jobs(self) -> Iterator[Job]:
         """The requests still to send, built one by one (the executor overlaps this with sending)."""
-        return (self.job_for(item, digest) for item, digest in self.to_ask)
+        return (self.job_for(_whole(item), digest) for item, digest in self.to_ask)
 
     async def stream_jobs(self, on_complete: Callable[[], None]) -> AsyncIterator[Job]:
         """Like `jobs`, for a run whose items were read only in part: the first requests, then
@@ -274,14 +284,14 @@ class PreparedRun:
         `on_complete` called, and the rest of the requests."""
         first = len(self.to_ask)
         for item, digest in self.to_ask[:first]:
-            yield self.job_for(item, digest)
+            yield self.job_for(_whole(item), digest)
         while not self.selection.complete:
             await asyncio.sleep(0)  # the loop sends and receives between parts
             self.selection.read(_READ_PART)
         self.read_rest()
         on_complete()
         for item, digest in self.to_ask[first:]:
-            yield self.job_for(item, digest)
+            yield self.job_for(_whole(item), digest)
 
     def counts(self) -> dict[str, int]:
         counts = {outcome: 0 for outcome in OUTCOMES}
@@ -295,16 +305,16 @@ def store_dataset(ws: Workspace, query: ItemQuery | None = None, limit: int | No
     return StoreDataset(ws.store, in_play(query), limit, ws.root)
 
 
-def prepare_run(ws: Workspace, request: RunRequest, first: int | None = None) -> PreparedRun:
+def prepare_run(ws: Workspace, request: RunRequest, first: int | None = None, views: bool = False) -> PreparedRun:
     """Open (or resume) the run folder, select the items and build the requests still to send;
     with `first`, items are read only until that many requests are to send (`PreparedRun.stream_jobs`
-    reads the rest)."""
+    reads the rest); with `views`, store items are read as `AnswerView`s (answered here, never sent)."""
     spec = request.spec
     prompt = get_prompt(request.prompt_name, spec)
     dataset = request.dataset or store_dataset(ws)
     config = run_config(spec, prompt, request.variant, dataset)
     run_id, run_dir = _open_run_dir(ws, request, config)
-    selection = _Selection(dataset, spec, request.variant, run_cells(run_dir), request.retry_errors)
+    selection = _Selection(dataset, spec, request.variant, run_cells(run_dir), request.retry_errors, views)
     before = read_manifest(run_dir) if (run_dir / "manifest.json").exists() else {}
 
     def describe(item_ids: list[str], skipped: dict[str, str]) -> None:
@@ -346,7 +356,7 @@ def _run_model(ws: Workspace, request: RunRequest, on_start: Callable[[int, int]
     started = time.perf_counter()
     choose = local_chooser(request.spec)
     # a model that is asked has its first requests out while the rest of its items are read
-    run = prepare_run(ws, request, first=None if choose is not None else FEED_CHUNK)
+    run = prepare_run(ws, request, first=None if choose is not None else FEED_CHUNK, views=choose is not None)
     stats: dict[str, Any] = {}
     prepared = time.perf_counter()
     ready = None if run.complete else asyncio.Event()  # set once the manifest is written: no record is logged before

@@ -77,8 +77,9 @@ class ShardedRun:
         self._model_of: dict[str, str] = {}  # shard key → model name
         try:
             for request in requests:
-                run = prepare_run(ws, request)
-                jobs = {} if local_chooser(request.spec) else {job.key: job for job in run.jobs()}
+                local = local_chooser(request.spec) is not None
+                run = prepare_run(ws, request, views=local)
+                jobs = {} if local else {job.key: job for job in run.jobs()}
                 self.models[request.spec.name] = _ModelRun(request, run, RunLog(run.run_dir / RESPONSES), jobs,
                                                            run.counts())
         except BaseException:

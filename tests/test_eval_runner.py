@@ -300,3 +300,49 @@ def test_a_rerun_leaves_settled_items_and_retry_errors_asks_the_errors_again(wor
     assert retried.returncode == 0, retried.stderr
     added = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()][len(ids) + 1:]
     assert [record["item_id"] for record in added] == [failed["item_id"]] and added[0]["outcome"] != "error"
+
+
+def test_answer_views_read_what_the_whole_item_says():
+    from curation.item import AnswerView
+
+    records = [
+        {"id": "v-1", "source": {"exam": "x"}, "stem": "하나?", "options": [{"text": "가"}, {"text": "나"}], "answer": 2},
+        {"id": "v-2", "source": {"exam": "x"}, "stem": "모두 고르시오", "options": [{"text": t} for t in "가나다라"],
+         "answer": [1, 3], "taxonomy": {"question_format": "multiple_answers"}},
+        {"id": "v-3", "source": {"exam": "x"}, "stem": "어느 것?", "answer": [2, 4],
+         "options": [{"text": "가"}, {"text": "", "image": {"blob": "a" * 64 + ".png"}}, {"text": "다"}, {"text": "라"}]},
+        {"id": "v-4", "source": {"exam": "x"}, "stem": "그림", "images": [{"blob": "b" * 64 + ".png"}],
+         "options": [{"text": "가"}, {"text": "나"}], "answer": None},
+    ]
+    for record in records:
+        item = parse_item(record)
+        view = AnswerView.model_validate_json(json.dumps(item.to_record(), ensure_ascii=False))
+        assert (view.id, [o.text for o in view.options], view.answer, view.multimodal, view.answer_list()) == (
+            item.id, [o.text for o in item.options], item.answer, item.multimodal, item.answer_list())
+        for chosen in (None, 1, 2, 3, 4, [1, 3], [2, 4], [1, 2, 3]):
+            assert view.accepts(chosen) == item.accepts(chosen)
+
+
+@pytest.mark.parametrize("model", ["baseline:longest", "baseline:random-3"])
+def test_a_local_baseline_logs_the_same_records_from_answer_views_as_from_whole_items(workspace, monkeypatch, model):
+    import evaluation.datasets
+
+    seed_items(workspace, n_text=9, n_image=3)
+    spec = resolve_model(model)
+    monkeypatch.setattr(evaluation.datasets, "ONE_PASS_FROM", 10**9)  # whole items
+    run_model(workspace, RunRequest(spec, run_id="whole"))
+    monkeypatch.setattr(evaluation.datasets, "ONE_PASS_FROM", 0)  # answer views, one pass
+    parsed: list[str] = []
+    view_from_data = evaluation.datasets.view_from_data
+    monkeypatch.setattr(evaluation.datasets, "view_from_data", lambda data: parsed.append(data) or view_from_data(data))
+    run_model(workspace, RunRequest(spec, run_id="views"))
+    assert len(parsed) == 12  # every item was read as a view
+
+    def logged(run_id: str) -> list[dict]:
+        lines = (workspace.runs_dir / run_id / RESPONSES).read_text(encoding="utf-8").splitlines()
+        return [{k: v for k, v in json.loads(line).items() if k != "ts"} for line in lines]
+
+    assert logged("views") == logged("whole") and len(logged("whole")) == 9  # the image items are skipped alike
+    manifests = [json.loads((workspace.runs_dir / r / "manifest.json").read_text(encoding="utf-8")) for r in
+                 ("whole", "views")]
+    assert manifests[0]["item_ids"] == manifests[1]["item_ids"] and manifests[0]["skipped"] == manifests[1]["skipped"]
