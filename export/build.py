@@ -240,7 +240,8 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
                   "last_revision_at": workspace.store.last_revision_at()},
         "builder": {"benchsmith": __version__, "pyarrow": pyarrow.__version__, "datasets": installed_version("datasets"),
                     "writer": WRITER_SETTINGS, "shard_rows": config.shard_rows, "row_group_rows": config.row_group_rows},
-        "config": config.model_dump(mode="json"),
+        # `tiny` is recorded only when set: a release without it is byte for byte what it was before the option
+        "config": config.model_dump(mode="json", exclude=None if config.tiny else {"tiny"}),
     }
 
 
