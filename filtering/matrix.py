@@ -26,7 +26,7 @@ from curation.arrow import pa
 from curation.workspace import Workspace
 from evaluation.item_facets import FacetReader
 from evaluation.metrics import load_run
-from evaluation.runlog import MANIFEST
+from evaluation.runlog import MANIFEST, find_run
 
 MATRIX_FILE = "matrix.parquet"
 MATRIX_SCHEMA = pa.schema([
@@ -234,7 +234,7 @@ def build_matrix(run_dirs: list[Path], ws: Workspace, reader: FacetReader | None
 
 def answer_runs(runs_dir: Path, run_ids: list[str] | None = None) -> list[Path]:
     if run_ids:
-        return [runs_dir / run_id for run_id in run_ids]
+        return [find_run(runs_dir, run_id) for run_id in run_ids]  # an unknown id is one clear error
     return sorted(p for p in runs_dir.glob("*") if (p / MANIFEST).is_file())
 
 

@@ -306,3 +306,11 @@ def test_analyze_items_reads_only_the_runs_named(workspace):
     assert named.returncode == 0 and every.returncode == 0, named.stderr + every.stderr
     models = [json.loads(done.stdout)["models"] for done in (named, every)]
     assert [len(found) for found in models] == [2, 3]
+
+
+def test_an_unknown_run_id_is_one_clear_error(workspace):
+    from tests.conftest import run_cli
+
+    for command in (["analyze", "items"], ["matrix", "build"]):
+        done = run_cli(*command, "--run", "no-such-run", "-w", str(workspace.root))
+        assert done.returncode != 0 and "no run 'no-such-run'" in done.stderr and "Traceback" not in done.stderr
