@@ -98,10 +98,16 @@ def card_text(plan: TinyPlan | None, rows: int) -> str:
 `tiny` holds {rows} items chosen by `benchsmith analyze subset` ({est.method}), fitted on the answers of
 {len(est.training_models)} models (subset file sha256 `{plan.sha256[:16]}…`, made {est.created_at}). A model's
 accuracy on the {len(est.all_items)} release items the fit covers is estimated from its answers on
-`tiny` alone: take its ability θ̂ by MAP (prior θ ~ N(0, 1)) on the tiny items it answered, with the
-parameters below and P(correct | θ) = 1 / (1 + exp(−a (θ − b))); then
+`tiny` alone. With P(correct | θ) = 1 / (1 + exp(−a (θ − b))) and the parameters below, its ability θ
+gets a posterior on a grid: the prior is the training models' abilities (in `{ESTIMATION_FILE}`),
+smoothed, mixed with a wide N(0, 3²); the likelihood of its tiny answers is weighted by
+{est.likelihood_weight} (item parameters carry over imperfectly to new models). Then
 
-accuracy ≈ (tiny items correct + Σ over the other covered items of P(correct | θ̂)) / {len(est.all_items)}.
+accuracy ≈ (tiny items correct + E_θ[Σ over the other covered items of P(correct | θ)]) / {len(est.all_items)}
++ (share of the other items) × s × r̄,
+
+where r̄ is the model's mean residual on tiny (correct minus expected) and s = max(0, 1 − se(r̄)² / r̄²)
+shrinks it by its own noise; the result is kept within what the tiny answers allow.
 
 Every covered item's (a, b) is in `{ESTIMATION_FILE}` (listed in `checksums.json`), a subset
 record that `benchsmith analyze estimate --subset {ESTIMATION_FILE} --matrix ANSWERS.csv` reads
