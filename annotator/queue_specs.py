@@ -86,7 +86,7 @@ class QueueSpec:
 
     def check_role(self, role: str) -> None:
         if role not in self.roles:
-            raise NotAllowed(f"a {role} may not use the {self.name} queue")
+            raise NotAllowed(f"the {role} role may not use the {self.name} queue")
 
     def _rules(self, path: str) -> list[Editable]:
         rules = [rule for rule in self.editable if re.fullmatch(rule.pattern, path)]
@@ -101,13 +101,13 @@ class QueueSpec:
     def check_edit(self, role: str, path: str) -> None:
         self.check_role(role)
         if not any(role in rule.roles for rule in self._rules(path)):
-            raise NotAllowed(f"field {path!r} is not editable by a {role} in the {self.name!r} queue")
+            raise NotAllowed(f"field {path!r} is not editable by the {role} role in the {self.name!r} queue")
 
     def check_decision(self, role: str, name: str) -> Decision:
         self.check_role(role)
         decision = self.decision(name)
         if role not in decision.roles:
-            raise NotAllowed(f"a {role} may not decide {name!r} in the {self.name} queue")
+            raise NotAllowed(f"the {role} role may not decide {name!r} in the {self.name} queue")
         return decision
 
     def check_bulk(self, role: str, name: str) -> Decision:
@@ -115,7 +115,7 @@ class QueueSpec:
         if not decision.bulk:
             raise NotAllowed(f"{name!r} is not a bulk action of the {self.name} queue")
         if role not in self.bulk_roles:
-            raise NotAllowed(f"a {role} may not run bulk actions in the {self.name} queue")
+            raise NotAllowed(f"the {role} role may not run bulk actions in the {self.name} queue")
         return decision
 
     def edits_for(self, role: str) -> tuple[str, ...]:
