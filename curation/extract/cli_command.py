@@ -106,7 +106,7 @@ def _extract_here(pdf: Path, ws: Workspace, options: ExtractOptions, key: Answer
 def _extract_sharded(pdfs: list[Path], ws: Workspace, options: ExtractOptions, key: AnswerKey | None, executor_name: str,
                      ray_address: str | None, workers: int | None, max_attempts: int, as_json: bool) -> list[PdfReport]:
     from curation.cli_kit import console
-    from curation.execution.executors import make_executor
+    from curation.execution.choose import make_executor
     from curation.execution.shard_progress import shard_progress
     from curation.extract.parallel import extract_many
 
