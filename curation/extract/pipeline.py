@@ -16,12 +16,13 @@ from typing import Any
 import pymupdf
 
 from curation.errors import BenchsmithError
-from curation.extract.answer_keys import AnswerKey, find_key_start, parse_key_lines, read_key_file
+from curation.extract.answer_keys import AnswerKey, find_key_start, parse_key_lines
 from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
 from curation.extract.confidence import confidence_record
 from curation.extract.document import ReadDocument, read_document
 from curation.extract.figures import render_crop
 from curation.extract.formulas import FORMULA_IMAGE_REASON
+from curation.extract.key_files import read_key_file
 from curation.extract.latex_check import repair as repair_latex
 from curation.extract.lines import Figure, Line
 from curation.extract.passages import EXTRA_KEY as PASSAGE_KEY
