@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from curation.errors import BenchsmithError
 from curation.item import Item
-from curation.llm import SolvedItem, TextModel, TextRequest, TextResult, model_client
+from curation.llm import SolvedItem, TextModel, TextRequest, TextResult
 from curation.revise import active_items, revise
 from curation.steps.model_steps import draft_rationales
 from curation.workspace import Workspace
@@ -50,11 +50,12 @@ def offline_rationale(item: Item) -> str:
 
 def _local_client(workspace: Workspace) -> TextModel | None:
     from benchsmith.demo_evaluate import local_model_available
+    from evaluation.generation import client_factory
 
     if not local_model_available():
         return None
     try:
-        return model_client(LOCAL_RATIONALE_MODEL, workspace)
+        return client_factory(LOCAL_RATIONALE_MODEL, workspace)
     except BenchsmithError:
         return None
 
