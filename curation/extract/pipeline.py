@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pymupdf
-
 from curation.errors import BenchsmithError
 from curation.extract.answer_keys import AnswerKey, find_key_start, parse_key_lines
 from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
@@ -32,6 +30,7 @@ from curation.extract.report import PdfReport
 from curation.extract.segment import ExtractedQuestion, segment
 from curation.item import Item, parse_item
 from curation.llm import ModelClients, TextModel
+from curation.pymupdf_light import pymupdf
 from curation.steps.korea_stage import tag_new_items
 from curation.workspace import Workspace
 
