@@ -40,4 +40,6 @@ def skipping_pymupdf_layout() -> Iterator[None]:
     try:
         yield
     finally:
-        sys.meta_path.remove(finder)
+        # a new list, not remove(): an import running in another thread (the annotator warms PyMuPDF
+        # up in one) may be iterating the old list, and removal would make it skip a finder
+        sys.meta_path = [entry for entry in sys.meta_path if entry is not finder]
