@@ -50,10 +50,11 @@ def offline_rationale(item: Item) -> str:
 
 def _local_client(workspace: Workspace) -> TextModel | None:
     from benchsmith.demo_evaluate import local_model_available
-    from evaluation.generation import client_factory
 
     if not local_model_available():
         return None
+    from evaluation.generation import client_factory
+
     try:
         return client_factory(LOCAL_RATIONALE_MODEL, workspace)
     except BenchsmithError:
