@@ -24,7 +24,7 @@ from curation.errors import BenchsmithError, NotFoundError
 from curation.identity import content_hash
 from curation.item import AnswerView, Item, parse_item
 from curation.store import ItemQuery, Store, item_from_data, view_from_data
-from evaluation.records import latest_filter_record, release_rows
+from evaluation.records import RunManifest, latest_filter_record, release_rows
 
 RELEASE_MANIFEST = "release.json"
 
@@ -232,19 +232,17 @@ def dataset_from_source(source: str, store: Store, blobs: BlobStore, workspace_r
     raise NotFoundError(f"--from {source!r}: not a release folder or a JSONL file")
 
 
-def dataset_from_manifest(manifest: dict[str, Any], store: Store, blobs: BlobStore, workspace_root: Path) -> Dataset:
+def dataset_from_manifest(manifest: RunManifest, store: Store, blobs: BlobStore, workspace_root: Path) -> Dataset:
     """The dataset a run answered, reopened to read its items as they are now."""
-    described = manifest.get("dataset") or {"kind": "store", "query": manifest.get("config", {}).get("query", {})}
-    kind = described.get("kind")
-    if kind == "store":
-        query = ItemQuery(**described.get("query", {}))
-        return StoreDataset(store, query, described.get("limit"), workspace_root)
-    if kind == "release":
-        release = ReleaseDataset(Path(described["path"]), described["config"], blobs)
-        if release.identity()["content_hash"] != described.get("content_hash"):
-            raise BenchsmithError(f"run {manifest.get('run_id')}: release {described['path']} changed since the run "
+    described = manifest.dataset_ref()
+    if described.kind == "store":
+        return StoreDataset(store, ItemQuery(**(described.query or {})), described.limit, workspace_root)
+    if described.kind == "release" and described.path and described.config:
+        release = ReleaseDataset(Path(described.path), described.config, blobs)
+        if release.identity()["content_hash"] != described.content_hash:
+            raise BenchsmithError(f"run {manifest.run_id}: release {described.path} changed since the run "
                                   "(its content hash differs)")
         return release
-    if kind == "jsonl":
-        return JsonlDataset(Path(described["path"]))
-    raise BenchsmithError(f"run {manifest.get('run_id')}: unknown dataset kind {kind!r}")
+    if described.kind == "jsonl" and described.path:
+        return JsonlDataset(Path(described.path))
+    raise BenchsmithError(f"run {manifest.run_id}: its manifest does not say where its {described.kind} dataset is")

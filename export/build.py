@@ -23,6 +23,7 @@ from curation.background import Background
 from curation.blobs import BlobStore
 from curation.errors import BenchsmithError
 from curation.item import Item
+from curation.steps.dedup_report import latest_dedup_report
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.records import FilterRecord, latest_filter_record
@@ -85,11 +86,6 @@ def _filtering(workspace: Workspace) -> FilterRecord | None:
 
 def _table(rows: list[tuple[Any, ...]]) -> str:
     return "\n".join("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows) or "| (none) | 0 |"
-
-
-def _latest_dedup(workspace: Workspace) -> dict | None:
-    reports = sorted(workspace.runs_dir.glob("dedup-*.json"))
-    return json.loads(reports[-1].read_text(encoding="utf-8")) if reports else None
 
 
 def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out: Path | None = None) -> ReleaseResult:
@@ -297,16 +293,15 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
     stats = workspace.store.stats()
     parts = Counter((row["part"] or row["subject"] or "(none)") for row in full)
     modality = Counter("multimodal" if row["multimodal"] else "text-only" for row in full)
-    dedup = _latest_dedup(workspace)
-    dedup_text = ("No near-duplicate removal has been run." if dedup is None else
-                  "Near-duplicates: {pool} items compared ({method}, threshold {threshold}, scope {scope}); "
-                  "{pairs} pairs at or above the threshold, {excluded} items excluded in {clusters} clusters "
-                  "(largest {largest}); inverted-logic pairs sent to review: {inverted}.".format(
-                      pool=dedup["summary"]["pool"], method=dedup["config"]["method"],
-                      threshold=dedup["config"]["threshold"], scope=dedup["config"]["scope"],
-                      pairs=dedup["summary"]["pairs_over_threshold"], excluded=dedup["summary"]["excluded"],
-                      clusters=dedup["summary"]["clusters"], largest=dedup["summary"]["largest_cluster"],
-                      inverted=dedup["summary"].get("pairs_inverted", 0)))
+    dedup = latest_dedup_report(workspace.runs_dir)
+    if dedup is None:
+        dedup_text = "No near-duplicate removal has been run."
+    else:
+        summary, settings = dedup.summary, dedup.config
+        dedup_text = (f"Near-duplicates: {summary.pool} items compared ({settings.method}, threshold "
+                      f"{settings.threshold}, scope {settings.scope}); {summary.pairs_over_threshold} pairs at or above "
+                      f"the threshold, {summary.excluded} items excluded in {summary.clusters} clusters (largest "
+                      f"{summary.largest_cluster}); inverted-logic pairs sent to review: {summary.pairs_inverted or 0}.")
     rationale_status = Counter(i.rationale.status for i in items if i.rationale)
     annotation_text = ("Rationales by review status: " + ", ".join(f"{k} {v}" for k, v in sorted(rationale_status.items()))
                        + "." if rationale_status else "No rationales have been reviewed yet.")
