@@ -4,6 +4,7 @@
 - `JudgeVerdict`: one line of `runs/RUN/judge-JUDGE.jsonl` (judge → report, `annotate load-judge`).
 - `FilterRecord`: `filtering/KIND-TIME.json` (filter → report's `hard` subset, release build, shift).
 - `ReleaseRow`: one row of a release's parquet (release build → `evaluate --release`, `run --from`).
+- `ReleaseManifest`: a release's `release.json` (release build → `evaluate --release`, changelog, publish).
 - `RunManifest`: `runs/RUN/manifest.json` of an answer run (runner → report, matrix, filter, judge …);
   `GenerationManifest` and `GenerationRecord`: a curation model step's log (`runs/gen-…`).
 
@@ -362,6 +363,69 @@ class ReleaseRow(BaseModel):
 
 def release_rows(rows: Iterable[Mapping[str, Any]]) -> list[ReleaseRow]:
     return [ReleaseRow.model_validate(row) for row in rows]
+
+
+RELEASE_MANIFEST = "release.json"
+
+
+class ReleaseConfigFiles(_Record):
+    rows: int
+    files: list[str]  # parquet shards, relative to the release folder
+    bytes: int
+    content_hash: str
+
+
+class StoreSnapshot(_Record):
+    items: int
+    revisions: int
+    last_revision_at: str | None = None
+
+
+class ReleaseBuilder(_Record):
+    benchsmith: str
+    pyarrow: str
+    datasets: str
+    writer: dict[str, Any]
+    shard_rows: int
+    row_group_rows: int
+
+
+class TinySubset(_Record):
+    subset_file: str
+    subset_sha256: str
+    estimation: str
+    covered_items: int
+
+
+class ReleaseManifest(_Record):
+    """A release's `release.json`: its configs and files, content hashes, what it was built from
+    and with. Written with sorted keys and only the keys it was built with (`tiny` only when set)."""
+
+    name: str
+    version: str
+    previous: str | None = None
+    configs: dict[str, ReleaseConfigFiles]
+    content_hash: str
+    row_hashes: dict[str, str]  # item id → row hash (the changelog compares them)
+    store: StoreSnapshot
+    builder: ReleaseBuilder
+    config: dict[str, Any] | None = None  # the release config it was built with (`export.release_config`)
+    tiny: TinySubset | None = None
+
+    def json_text(self) -> str:
+        return json.dumps(self.model_dump(mode="json", exclude_unset=True), ensure_ascii=False, indent=2,
+                          sort_keys=True) + "\n"
+
+    @classmethod
+    def read(cls, path: Path) -> ReleaseManifest:
+        try:
+            return cls.model_validate_json(path.read_bytes())
+        except OSError as error:
+            raise WorkspaceError(f"{path}: cannot read release manifest: {error}") from None
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise WorkspaceError(f"{path}: malformed release manifest: {where}: {first['msg']}") from None
 
 
 # --- item analysis -------------------------------------------------------------------------

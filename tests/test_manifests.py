@@ -19,7 +19,13 @@ from evaluation.executor import Job
 from evaluation.generation import _finish
 from evaluation.metrics import load_run
 from evaluation.models import resolve_model
-from evaluation.records import GenerationManifest, GenerationRecord, RunManifest, read_jsonl_records
+from evaluation.records import (
+    GenerationManifest,
+    GenerationRecord,
+    ReleaseManifest,
+    RunManifest,
+    read_jsonl_records,
+)
 from evaluation.runlog import MANIFEST, manifest_json, read_answer_manifest, read_manifest
 from evaluation.runner import RunRequest, run_model
 from filtering.matrix import build_matrix
@@ -178,3 +184,22 @@ def test_a_dedup_report_from_the_first_version_loads(tmp_path):
     assert report.summary.merged_same_answer_by_ratio["0.9-1.0"].same_answer == 3
     assert report.pairs[0].exact is False and report.pairs[0].swaps == () and report.answer_conflicts == []
     assert isinstance(DedupReport.read(tmp_path / "dedup-20261128T100000.json"), DedupReport)
+
+
+def test_a_release_manifest_in_its_first_shape_loads_and_keeps_its_bytes(tmp_path):
+    first_version = {  # as the first release build wrote it: no `tiny`
+        "name": "kmet", "version": "1.0.0", "previous": None,
+        "configs": {"full": {"rows": 2, "files": ["data/full/test-00000-of-00001.parquet"], "bytes": 5120,
+                             "content_hash": "f" * 64}},
+        "content_hash": "e" * 64, "row_hashes": {"q-1": "a" * 16, "q-2": "b" * 16},
+        "store": {"items": 2, "revisions": 3, "last_revision_at": None},
+        "builder": {"benchsmith": "0.1.0", "pyarrow": "17.0.0", "datasets": "3.6.0", "writer": {"compression": "zstd"},
+                    "shard_rows": 1000, "row_group_rows": 250},
+        "config": {"name": "kmet", "configs": ["full"]},
+    }
+    path = tmp_path / "release.json"
+    path.write_text(json.dumps(first_version, ensure_ascii=False, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    manifest = ReleaseManifest.read(path)
+    assert manifest.tiny is None and manifest.configs["full"].files == ["data/full/test-00000-of-00001.parquet"]
+    assert manifest.store.last_revision_at is None and manifest.row_hashes["q-2"] == "b" * 16
+    assert manifest.json_text() == path.read_text(encoding="utf-8")
