@@ -24,9 +24,13 @@ from curation.errors import BenchsmithError, NotFoundError
 from curation.identity import content_hash
 from curation.item import AnswerView, Item, parse_item
 from curation.store import ItemQuery, Store, item_from_data, view_from_data
-from evaluation.records import latest_filter_record, release_rows
-
-RELEASE_MANIFEST = "release.json"
+from evaluation.records import (
+    RELEASE_MANIFEST,
+    ReleaseManifest,
+    RunManifest,
+    latest_filter_record,
+    release_rows,
+)
 
 
 class Dataset(Protocol):
@@ -141,15 +145,15 @@ class ReleaseDataset:
         manifest_path = self.path / RELEASE_MANIFEST
         if not manifest_path.is_file():
             raise BenchsmithError(f"{self.path} is not a benchsmith release (no {RELEASE_MANIFEST})")
-        self.manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-        if config not in self.manifest["configs"]:
-            raise BenchsmithError(f"{self.path}: no config {config!r} (configs: {', '.join(self.manifest['configs'])})")
-        self.label = f"{self.manifest['name']}-v{self.manifest['version']}-{config}"
+        self.manifest = ReleaseManifest.read(manifest_path)
+        if config not in self.manifest.configs:
+            raise BenchsmithError(f"{self.path}: no config {config!r} (configs: {', '.join(self.manifest.configs)})")
+        self.label = f"{self.manifest.name}-v{self.manifest.version}-{config}"
         self._items: list[Item] | None = None
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": "release", "name": self.manifest["name"], "version": self.manifest["version"],
-                "config": self.config, "content_hash": self.manifest.get("content_hash")}
+        return {"kind": "release", "name": self.manifest.name, "version": self.manifest.version,
+                "config": self.config, "content_hash": self.manifest.content_hash}
 
     def describe(self) -> dict[str, Any]:
         return self.identity() | {"path": str(self.path.resolve())}
@@ -158,7 +162,7 @@ class ReleaseDataset:
         import pyarrow.parquet as pq
 
         rows: list[dict[str, Any]] = []
-        for name in self.manifest["configs"][config]["files"]:
+        for name in self.manifest.configs[config].files:
             rows += pq.read_table(self.path / name).to_pylist()
         return rows
 
@@ -172,7 +176,7 @@ class ReleaseDataset:
         return {item.id: item for item in self.items() if item.id in wanted}
 
     def named_subsets(self, variant: str) -> tuple[dict[str, set[str]], list[str]]:
-        if "hard" not in self.manifest["configs"] or self.config == "hard":
+        if "hard" not in self.manifest.configs or self.config == "hard":
             return {}, []
         return {"hard": {row["id"] for row in self._rows("hard")}}, []
 
@@ -232,19 +236,17 @@ def dataset_from_source(source: str, store: Store, blobs: BlobStore, workspace_r
     raise NotFoundError(f"--from {source!r}: not a release folder or a JSONL file")
 
 
-def dataset_from_manifest(manifest: dict[str, Any], store: Store, blobs: BlobStore, workspace_root: Path) -> Dataset:
+def dataset_from_manifest(manifest: RunManifest, store: Store, blobs: BlobStore, workspace_root: Path) -> Dataset:
     """The dataset a run answered, reopened to read its items as they are now."""
-    described = manifest.get("dataset") or {"kind": "store", "query": manifest.get("config", {}).get("query", {})}
-    kind = described.get("kind")
-    if kind == "store":
-        query = ItemQuery(**described.get("query", {}))
-        return StoreDataset(store, query, described.get("limit"), workspace_root)
-    if kind == "release":
-        release = ReleaseDataset(Path(described["path"]), described["config"], blobs)
-        if release.identity()["content_hash"] != described.get("content_hash"):
-            raise BenchsmithError(f"run {manifest.get('run_id')}: release {described['path']} changed since the run "
+    described = manifest.dataset_ref()
+    if described.kind == "store":
+        return StoreDataset(store, ItemQuery(**(described.query or {})), described.limit, workspace_root)
+    if described.kind == "release" and described.path and described.config:
+        release = ReleaseDataset(Path(described.path), described.config, blobs)
+        if release.identity()["content_hash"] != described.content_hash:
+            raise BenchsmithError(f"run {manifest.run_id}: release {described.path} changed since the run "
                                   "(its content hash differs)")
         return release
-    if kind == "jsonl":
-        return JsonlDataset(Path(described["path"]))
-    raise BenchsmithError(f"run {manifest.get('run_id')}: unknown dataset kind {kind!r}")
+    if described.kind == "jsonl" and described.path:
+        return JsonlDataset(Path(described.path))
+    raise BenchsmithError(f"run {manifest.run_id}: its manifest does not say where its {described.kind} dataset is")

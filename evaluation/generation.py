@@ -28,7 +28,8 @@ from evaluation.cache import cache_key
 from evaluation.executor import ExecutorSettings, Job, run_jobs
 from evaluation.metrics import load_run
 from evaluation.models import ModelConfigError, ModelSpec, resolve_model
-from evaluation.runlog import RESPONSES, now_iso, read_records, write_manifest
+from evaluation.records import GenerationManifest, GenerationRecord, ModelRef, read_jsonl_records
+from evaluation.runlog import RESPONSES, now_iso, write_manifest
 from evaluation.runner import RunRequest, run_model, store_dataset
 
 
@@ -49,8 +50,9 @@ class RunnerTextModel:
         slug = "".join(c if c.isalnum() or c in "._-" else "-" for c in self.spec.name)[:40]
         run_dir = self.ws.runs_dir / f"gen-{purpose}-{slug}-{digest}"
         if not (run_dir / "manifest.json").exists():
-            write_manifest(run_dir, {"run_id": run_dir.name, "kind": "generation", "purpose": purpose,
-                                     "created_at": now_iso(), "model": self.spec.model_dump(mode="json")})
+            write_manifest(run_dir, GenerationManifest(run_id=run_dir.name, kind="generation", purpose=purpose,
+                                                       created_at=now_iso(),
+                                                       model=ModelRef.model_validate(self.spec.model_dump(mode="json"))))
         return run_dir
 
     def _seeded(self, attempt: int) -> ModelSpec:
@@ -63,7 +65,7 @@ class RunnerTextModel:
     def generate(self, requests: list[TextRequest], purpose: str) -> dict[str, TextResult]:
         run_dir = self._run_dir(purpose)
         log_key = lambda request: f"{request.key}#{request.attempt}"  # noqa: E731
-        done = read_records(run_dir / RESPONSES, key="job")
+        done = read_jsonl_records(run_dir / RESPONSES, GenerationRecord, key="job")
         jobs_by_attempt: dict[int, list[Job]] = {}
         if any(request.images for request in requests) and not self.spec.capabilities.vision:
             raise ModelConfigError(f"model {self.spec.name!r} is not declared with vision: add ?vision=true to the "
@@ -72,18 +74,18 @@ class RunnerTextModel:
             chat = self.chat_request(request, run_dir)
             key = cache_key(self._seeded(request.attempt), chat, purpose)
             previous = done.get(log_key(request))
-            if not self.fresh and previous is not None and previous.get("text") is not None and previous.get("key") == key:
+            if not self.fresh and previous is not None and previous.text is not None and previous.key == key:
                 continue  # the same request (same item text) was answered: an edited item is asked again
             jobs_by_attempt.setdefault(request.attempt, []).append(Job(log_key(request), chat, key, _finish))
         for attempt, jobs in sorted(jobs_by_attempt.items()):
             asyncio.run(run_jobs(self._seeded(attempt), self.settings, run_dir / RESPONSES, jobs,
                                  None if self.fresh else self.ws.cache_path))
         if jobs_by_attempt:
-            done = read_records(run_dir / RESPONSES, key="job")
+            done = read_jsonl_records(run_dir / RESPONSES, GenerationRecord, key="job")
         results = {}
         for request in requests:
-            record = done.get(log_key(request), {})
-            results[request.key] = TextResult(request.key, record.get("text"), record.get("error"))
+            record = done.get(log_key(request)) or GenerationRecord(job=log_key(request))
+            results[request.key] = TextResult(request.key, record.text, record.error)
         return results
 
     @staticmethod
@@ -117,14 +119,14 @@ def _image_part(run_dir: Path, png: bytes) -> ImagePart:
 
 
 def _finish(job: Job, completion: Completion | None, error: BackendError | None, meta: dict[str, Any]) -> dict[str, Any]:
+    """The log line of one request: a `GenerationRecord` with the keys this outcome has."""
     if completion is None:
-        return {"job": job.id, "text": None, "error": str(error) if error else "error", **meta, "ts": now_iso()}
-    unusable = _unusable(completion)
-    if unusable is not None:
-        return {"job": job.id, "text": None, "error": unusable, "finish_reason": completion.finish_reason,
-                "usage": completion.usage, **meta, "ts": now_iso()}
-    return {"job": job.id, "text": completion.text, "error": None, "finish_reason": completion.finish_reason,
-            "usage": completion.usage, **meta, "ts": now_iso()}
+        record = GenerationRecord(job=job.id, text=None, error=str(error) if error else "error", **meta, ts=now_iso())
+    else:
+        unusable = _unusable(completion)
+        record = GenerationRecord(job=job.id, text=None if unusable else completion.text, error=unusable,
+                                  finish_reason=completion.finish_reason, usage=completion.usage, **meta, ts=now_iso())
+    return record.model_dump(mode="json", exclude_unset=True)
 
 
 def _unusable(completion: Completion) -> str | None:

@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pyarrow.compute as pc
@@ -24,9 +23,16 @@ from curation.workspace import Workspace
 from evaluation.cells import run_cells
 from evaluation.datasets import Dataset, StoreDataset, dataset_from_manifest
 from evaluation.item_facets import FacetReader, ItemFacets
-from evaluation.records import JUDGE_AXES, AnswerRecord, JudgeVerdict, is_current, read_jsonl_records
+from evaluation.records import (
+    JUDGE_AXES,
+    AnswerRecord,
+    JudgeVerdict,
+    RunManifest,
+    is_current,
+    read_jsonl_records,
+)
 from evaluation.resampling import binary_mean_intervals, mean_interval
-from evaluation.runlog import RESPONSES, read_manifest
+from evaluation.runlog import RESPONSES, read_answer_manifest
 
 
 @dataclass
@@ -39,7 +45,7 @@ class RunData:
 
     run_id: str
     run_dir: Path
-    manifest: dict[str, Any]
+    manifest: RunManifest  # without its item ids (see `items`)
     cells: pa.Table  # evaluation.cells.CELL_SCHEMA, current records only, one row per item
     facets: ItemFacets
     dataset: Dataset
@@ -51,11 +57,11 @@ class RunData:
 
     @property
     def model_name(self) -> str:
-        return self.manifest["model"]["name"]
+        return self.manifest.model.name
 
     @property
     def label(self) -> str:
-        return f"{self.model_name} · {self.manifest['prompt']['name']}"
+        return f"{self.model_name} · {self.manifest.prompt.name}"
 
     @property
     def hashes(self) -> dict[str, str]:
@@ -80,7 +86,7 @@ class RunData:
     @cached_property
     def items(self) -> dict[str, Item]:
         """The run's items as they are now."""
-        listed = read_manifest(self.run_dir).get("item_ids", [])
+        listed = read_answer_manifest(self.run_dir).item_ids
         return self.dataset.lookup([*listed, *self.skipped, *self.item_ids])
 
     @cached_property
@@ -104,14 +110,14 @@ def run_facets(dataset: Dataset, variant: str, wanted: list[str], reader: FacetR
 
 
 def load_run(run_dir: Path, ws: Workspace, reader: FacetReader | None = None,
-             manifest: dict[str, Any] | None = None) -> RunData:
+             manifest: RunManifest | None = None) -> RunData:
     """A run's current records as columns; `reader` shares the store's columns between runs;
     `manifest`, the run's manifest when the caller has just read it (it is taken over)."""
-    manifest = manifest if manifest is not None else read_manifest(run_dir)
-    listed = manifest.pop("item_ids", [])  # kept out of the run's data: a pool's ids per run add up
+    manifest = manifest if manifest is not None else read_answer_manifest(run_dir)
+    listed, manifest.item_ids = manifest.item_ids, []  # kept out of the run's data: a pool's ids per run add up
     dataset = dataset_from_manifest(manifest, ws.store, ws.blobs, ws.root)
-    variant = manifest.get("variant", "implicit")
-    skipped = manifest.get("skipped", {})
+    variant = manifest.variant
+    skipped = manifest.skipped
     logged = run_cells(run_dir)
     reader = reader or FacetReader()
     wanted = [] if isinstance(dataset, StoreDataset) and variant == "implicit" else [
@@ -127,9 +133,9 @@ def load_run(run_dir: Path, ws: Workspace, reader: FacetReader | None = None,
         subsets, notes = dataset.named_subsets(variant)
     stale = logged.num_rows - cells.num_rows
     if stale:
-        notes.insert(0, f"{manifest['run_id']}: {stale} stale record(s) skipped (their item changed since it was "
+        notes.insert(0, f"{manifest.run_id}: {stale} stale record(s) skipped (their item changed since it was "
                         "answered; rerun the same command to ask them again)")
-    return RunData(manifest["run_id"], run_dir, manifest, cells, facets, dataset, skipped, stale, subsets, notes,
+    return RunData(manifest.run_id, run_dir, manifest, cells, facets, dataset, skipped, stale, subsets, notes,
                    pending)
 
 

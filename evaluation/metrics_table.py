@@ -53,15 +53,15 @@ class MetricTable:
 
 def configuration(run: RunData) -> str:
     """The prompt, and the variant when it is not the plain one (probes, explicit stems)."""
-    variant = run.manifest.get("variant") or "implicit"
-    return run.manifest["prompt"]["name"] + ("" if variant == "implicit" else f"/{variant}")
+    variant = run.manifest.variant or "implicit"
+    return run.manifest.prompt.name + ("" if variant == "implicit" else f"/{variant}")
 
 
 def latest_per_model(runs: list[RunData]) -> tuple[dict[tuple[str, str], RunData], list[str]]:
     """(model, configuration) → its newest run (by `created_at`); notes name the runs left out."""
     chosen: dict[tuple[str, str], RunData] = {}
     notes = []
-    for run in sorted(runs, key=lambda r: (r.manifest.get("created_at", ""), r.run_id)):
+    for run in sorted(runs, key=lambda r: (r.manifest.created_at, r.run_id)):
         key = (run.model_name, configuration(run))
         if key in chosen:
             notes.append(f"{key[0]} ({key[1]}): run {chosen[key].run_id} left out for the newer {run.run_id}")

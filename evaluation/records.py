@@ -4,6 +4,9 @@
 - `JudgeVerdict`: one line of `runs/RUN/judge-JUDGE.jsonl` (judge → report, `annotate load-judge`).
 - `FilterRecord`: `filtering/KIND-TIME.json` (filter → report's `hard` subset, release build, shift).
 - `ReleaseRow`: one row of a release's parquet (release build → `evaluate --release`, `run --from`).
+- `ReleaseManifest`: a release's `release.json` (release build → `evaluate --release`, changelog, publish).
+- `RunManifest`: `runs/RUN/manifest.json` of an answer run (runner → report, matrix, filter, judge …);
+  `GenerationManifest` and `GenerationRecord`: a curation model step's log (`runs/gen-…`).
 
 Every record that refers to an item carries the item's content hash (`curation.identity`);
 `is_current` is the one test of staleness every consumer uses.
@@ -112,6 +115,108 @@ def read_jsonl_records(path: Path, kind: type[R], key: str = "item_id") -> dict[
                 continue
             found[getattr(record, key)] = record
     return found
+
+
+# --- run manifests ---------------------------------------------------------------------------
+# Written with `exclude_unset`: a manifest is written back with exactly the keys it was built
+# (or read) with, so the bytes stay what earlier versions wrote, and fields added later read
+# as their defaults in older files.
+
+class DatasetRef(_Record):
+    """What a run answered (`Dataset.describe()`); the keys present depend on the kind."""
+
+    kind: Literal["store", "release", "jsonl"]
+    query: dict[str, Any] | None = None  # store: the ItemQuery's set fields
+    limit: int | None = None
+    name: str | None = None  # release: name, version, config and content hash
+    version: str | None = None
+    config: str | None = None
+    content_hash: str | None = None
+    path: str | None = None  # release folder or JSONL file
+    sha256: str | None = None  # JSONL: the file's digest
+
+
+class RunConfig(_Record):
+    """What makes two runs the same run (`runner.run_config`; its hash is in the run id)."""
+
+    model: dict[str, Any]  # the model's identity: backend, model, revision, identity options
+    capabilities: dict[str, Any] | None = None  # absent before content identity
+    decoding: dict[str, Any]
+    prompt_version: str
+    variant: str
+    dataset: DatasetRef | None = None  # the dataset's identity (absent before content identity)
+    query: dict[str, Any] | None = None  # before content identity: the store query and limit
+    limit: int | None = None
+
+
+class PromptRef(_Record):
+    name: str
+    version: str
+
+
+class ModelRef(BaseModel):
+    """The model spec as the run saw it (`ModelSpec.model_dump`), every key kept."""
+
+    model_config = ConfigDict(extra="allow")
+    name: str
+
+
+class RunManifest(_Record):
+    """`runs/RUN/manifest.json` of an answer run: its configuration, dataset and selection."""
+
+    run_id: str
+    kind: Literal["answers"] = "answers"
+    created_at: str = ""
+    config_hash: str | None = None
+    model: ModelRef
+    prompt: PromptRef
+    variant: str = "implicit"
+    config: RunConfig
+    dataset: DatasetRef | None = None  # absent before content identity: the store query in `config`
+    item_ids: list[str] = Field(default_factory=list)  # asked or to ask, in dataset order
+    skipped: dict[str, str] = Field(default_factory=dict)  # item → why it was not sent
+    workspace: str | None = None
+
+    def dataset_ref(self) -> DatasetRef:
+        return self.dataset or DatasetRef(kind="store", query=self.config.query or {}, limit=self.config.limit)
+
+
+class GenerationManifest(_Record):
+    """`runs/gen-PURPOSE-MODEL-DIGEST/manifest.json`: a curation model step's log (paraphrase, drafts …)."""
+
+    run_id: str
+    kind: Literal["generation"]
+    purpose: str
+    created_at: str = ""
+    model: ModelRef
+
+
+class GenerationRecord(_Record):
+    """One finished request of a curation model step (`job` = request key # attempt); `text`
+    is None when there was no usable answer, and `error` says why."""
+
+    job: str
+    text: str | None = None
+    error: str | None = None
+    finish_reason: str | None = None
+    usage: dict[str, Any] | None = None
+    attempts: int | None = None
+    latency_s: float | None = None
+    cached: bool | None = None
+    key: str | None = None  # the request (cache) key
+    resends: int | None = None
+    ts: str | None = None
+
+
+def manifest_from_json(data: Any) -> RunManifest | GenerationManifest:
+    """A run manifest as written by this or an earlier version (`kind` absent: an answer run)."""
+    if isinstance(data, dict) and data.get("kind") == "generation":
+        return GenerationManifest.model_validate(data)
+    return RunManifest.model_validate(data)
+
+
+def manifest_json(manifest: RunManifest | GenerationManifest) -> str:
+    return json.dumps(manifest.model_dump(mode="json", exclude_unset=True), ensure_ascii=False, indent=2)
 
 
 # --- filtering ---------------------------------------------------------------------------
@@ -258,6 +363,69 @@ class ReleaseRow(BaseModel):
 
 def release_rows(rows: Iterable[Mapping[str, Any]]) -> list[ReleaseRow]:
     return [ReleaseRow.model_validate(row) for row in rows]
+
+
+RELEASE_MANIFEST = "release.json"
+
+
+class ReleaseConfigFiles(_Record):
+    rows: int
+    files: list[str]  # parquet shards, relative to the release folder
+    bytes: int
+    content_hash: str
+
+
+class StoreSnapshot(_Record):
+    items: int
+    revisions: int
+    last_revision_at: str | None = None
+
+
+class ReleaseBuilder(_Record):
+    benchsmith: str
+    pyarrow: str
+    datasets: str
+    writer: dict[str, Any]
+    shard_rows: int
+    row_group_rows: int
+
+
+class TinySubset(_Record):
+    subset_file: str
+    subset_sha256: str
+    estimation: str
+    covered_items: int
+
+
+class ReleaseManifest(_Record):
+    """A release's `release.json`: its configs and files, content hashes, what it was built from
+    and with. Written with sorted keys and only the keys it was built with (`tiny` only when set)."""
+
+    name: str
+    version: str
+    previous: str | None = None
+    configs: dict[str, ReleaseConfigFiles]
+    content_hash: str
+    row_hashes: dict[str, str]  # item id → row hash (the changelog compares them)
+    store: StoreSnapshot
+    builder: ReleaseBuilder
+    config: dict[str, Any] | None = None  # the release config it was built with (`export.release_config`)
+    tiny: TinySubset | None = None
+
+    def json_text(self) -> str:
+        return json.dumps(self.model_dump(mode="json", exclude_unset=True), ensure_ascii=False, indent=2,
+                          sort_keys=True) + "\n"
+
+    @classmethod
+    def read(cls, path: Path) -> ReleaseManifest:
+        try:
+            return cls.model_validate_json(path.read_bytes())
+        except OSError as error:
+            raise WorkspaceError(f"{path}: cannot read release manifest: {error}") from None
+        except ValidationError as error:
+            first = error.errors()[0]
+            where = ".".join(str(part) for part in first["loc"])
+            raise WorkspaceError(f"{path}: malformed release manifest: {where}: {first['msg']}") from None
 
 
 # --- item analysis -------------------------------------------------------------------------

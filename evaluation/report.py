@@ -77,7 +77,7 @@ def _accuracy_rows(reports: list[RunReport]) -> list[list[object]]:
     for report in reports:
         for s in report.subsets:
             low, high = s.ci or (None, None)
-            rows.append([report.run.run_id, report.run.model_name, report.run.manifest["prompt"]["name"], s.subset, s.n,
+            rows.append([report.run.run_id, report.run.model_name, report.run.manifest.prompt.name, s.subset, s.n,
                          s.correct, _round(s.accuracy), _round(low), _round(high), s.unparseable,
                          _round(s.unparseable_rate), s.error, _round(s.error_rate), s.not_sent])
     return rows
@@ -106,7 +106,7 @@ def _markdown(reports: list[RunReport], charts: list[Path], notes: list[str]) ->
               "|---|---|---|---|---|---|---|---|"]
     for r in reports:
         overall = next(s for s in r.subsets if s.subset == "overall")
-        lines.append(f"| `{r.run.run_id}` | {r.run.model_name} | {r.run.manifest['prompt']['version']} | {overall.n} | "
+        lines.append(f"| `{r.run.run_id}` | {r.run.model_name} | {r.run.manifest.prompt.version} | {overall.n} | "
                      f"{r.run.pending()} | {overall.not_sent} | {_pct(overall.unparseable_rate)} | {_pct(overall.error_rate)} |")
     not_sent = [r for r in reports if any(s.not_sent for s in r.subsets)]
     for r in not_sent:

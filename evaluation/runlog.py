@@ -14,7 +14,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from curation.errors import NotFoundError, WorkspaceError
+from pydantic import ValidationError
+
+from curation.errors import BenchsmithError, NotFoundError, WorkspaceError
+from evaluation.records import GenerationManifest, RunManifest, manifest_from_json, manifest_json
 
 MANIFEST = "manifest.json"
 RESPONSES = "responses.jsonl"
@@ -69,21 +72,35 @@ def read_records(path: Path, key: str = "item_id") -> dict[str, dict[str, Any]]:
     return records
 
 
-def write_manifest(run_dir: Path, manifest: dict[str, Any]) -> None:
+def write_manifest(run_dir: Path, manifest: RunManifest | GenerationManifest) -> None:
     run_dir.mkdir(parents=True, exist_ok=True)
     tmp = run_dir / f"{MANIFEST}.tmp"
-    tmp.write_text(json.dumps(manifest, ensure_ascii=False, indent=2), encoding="utf-8")
+    tmp.write_text(manifest_json(manifest), encoding="utf-8")
     os.replace(tmp, run_dir / MANIFEST)
 
 
-def read_manifest(run_dir: Path) -> dict[str, Any]:
+def read_manifest(run_dir: Path) -> RunManifest | GenerationManifest:
+    """The manifest of a run folder, answer run or curation model step's log."""
     path = run_dir / MANIFEST
     if not path.is_file():
         raise NotFoundError(f"{run_dir} is not a run (no {MANIFEST})")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return manifest_from_json(json.loads(path.read_text(encoding="utf-8")))
     except json.JSONDecodeError as error:
         raise WorkspaceError(f"{path}: malformed run manifest: {error.msg}") from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise WorkspaceError(f"{path}: malformed run manifest: {where}: {first['msg']}") from None
+
+
+def read_answer_manifest(run_dir: Path) -> RunManifest:
+    """The manifest of an answer run; a curation model step's log is refused by name."""
+    manifest = read_manifest(run_dir)
+    if not isinstance(manifest, RunManifest):
+        raise BenchsmithError(f"run {manifest.run_id!r} is the log of a curation model step ({manifest.purpose}), "
+                              "not an answer run")
+    return manifest
 
 
 def find_run(runs_dir: Path, name: str) -> Path:

@@ -42,8 +42,8 @@ from evaluation.executor import FEED_CHUNK, ExecutorSettings, Job, run_jobs
 from evaluation.models import ModelSpec
 from evaluation.parsing import parse_response
 from evaluation.prompts import ImageResolver, Prompt, Variant, build_request, get_prompt
-from evaluation.records import AnswerRecord
-from evaluation.runlog import RESPONSES, RunLog, now_iso, read_manifest, write_manifest
+from evaluation.records import AnswerRecord, DatasetRef, ModelRef, PromptRef, RunConfig, RunManifest
+from evaluation.runlog import RESPONSES, RunLog, now_iso, read_answer_manifest, read_manifest, write_manifest
 
 OUTCOMES = ("correct", "wrong", "unparseable", "error")
 
@@ -134,7 +134,7 @@ def _open_run_dir(ws: Workspace, request: RunRequest, config: dict[str, Any]) ->
             run_id = f"{run_id}-{stamp}"
             return run_id, ws.runs_dir / run_id
         previous = read_manifest(run_dir)
-        if previous.get("config_hash") != digest:
+        if not isinstance(previous, RunManifest) or previous.config_hash != digest:
             raise WorkspaceError(f"run {run_id!r} exists with a different model/prompt/items configuration: "
                                  "choose another --run-id or pass --no-resume")
     return run_id, run_dir
@@ -315,15 +315,16 @@ def prepare_run(ws: Workspace, request: RunRequest, first: int | None = None, vi
     config = run_config(spec, prompt, request.variant, dataset)
     run_id, run_dir = _open_run_dir(ws, request, config)
     selection = _Selection(dataset, spec, request.variant, run_cells(run_dir), request.retry_errors, views)
-    before = read_manifest(run_dir) if (run_dir / "manifest.json").exists() else {}
+    before = read_answer_manifest(run_dir) if (run_dir / "manifest.json").exists() else None
 
     def describe(item_ids: list[str], skipped: dict[str, str]) -> None:
-        manifest = {
-            "run_id": run_id, "kind": "answers", "created_at": before.get("created_at") or now_iso(),
-            "config_hash": config_hash(config), "model": spec.model_dump(mode="json"),
-            "prompt": {"name": prompt.name, "version": prompt.version}, "variant": request.variant, "config": config,
-            "dataset": dataset.describe(), "item_ids": item_ids, "skipped": skipped, "workspace": str(ws.root),
-        }
+        manifest = RunManifest(
+            run_id=run_id, kind="answers", created_at=(before and before.created_at) or now_iso(),
+            config_hash=config_hash(config), model=ModelRef.model_validate(spec.model_dump(mode="json")),
+            prompt=PromptRef(name=prompt.name, version=prompt.version), variant=request.variant,
+            config=RunConfig.model_validate(config), dataset=DatasetRef.model_validate(dataset.describe()),
+            item_ids=item_ids, skipped=skipped, workspace=str(ws.root),
+        )
         if manifest != before:  # a rerun with nothing new leaves the manifest as it was
             write_manifest(run_dir, manifest)
 

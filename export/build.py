@@ -23,9 +23,18 @@ from curation.background import Background
 from curation.blobs import BlobStore
 from curation.errors import BenchsmithError
 from curation.item import Item
+from curation.steps.dedup_report import latest_dedup_report
 from curation.store import ItemQuery
 from curation.workspace import Workspace
-from evaluation.records import FilterRecord, latest_filter_record
+from evaluation.records import (
+    FilterRecord,
+    ReleaseBuilder,
+    ReleaseConfigFiles,
+    ReleaseManifest,
+    StoreSnapshot,
+    TinySubset,
+    latest_filter_record,
+)
 from export import harness
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
 from export.croissant import croissant
@@ -85,11 +94,6 @@ def _filtering(workspace: Workspace) -> FilterRecord | None:
 
 def _table(rows: list[tuple[Any, ...]]) -> str:
     return "\n".join("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows) or "| (none) | 0 |"
-
-
-def _latest_dedup(workspace: Workspace) -> dict | None:
-    reports = sorted(workspace.runs_dir.glob("dedup-*.json"))
-    return json.loads(reports[-1].read_text(encoding="utf-8")) if reports else None
 
 
 def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out: Path | None = None) -> ReleaseResult:
@@ -159,14 +163,13 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         changelog = build_changelog(store, previous, row_hashes)
         manifest = _manifest(config, version, rows_by_config, files, sizes, row_hashes, full_hash, workspace, previous,
                              hash_of)
-        if tiny is not None and "tiny" in rows_by_config:
+        if tiny is not None and config.tiny and "tiny" in rows_by_config:
             write_estimation(tiny, tmp)
-            manifest["tiny"] = {"subset_file": config.tiny, "subset_sha256": tiny.sha256, "estimation": ESTIMATION_FILE,
-                                "covered_items": len(tiny.estimation.all_items)}
+            manifest.tiny = TinySubset(subset_file=config.tiny, subset_sha256=tiny.sha256, estimation=ESTIMATION_FILE,
+                                       covered_items=len(tiny.estimation.all_items))
         else:
             tiny = None
-        (tmp / MANIFEST).write_text(json.dumps(manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n",
-                                    encoding="utf-8")
+        (tmp / MANIFEST).write_text(manifest.json_text(), encoding="utf-8")
         if config.license == "other" and license_fields(config)["license_link"] == LICENSE_FILE:
             (tmp / LICENSE_FILE).write_text(f"# {config.pretty_name}: terms of use\n\n{config.source_license}\n",
                                             encoding="utf-8")
@@ -180,7 +183,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
                           f"https://huggingface.co/datasets/{config.hub_repo}" if config.hub_repo else "",
                           files, features.to_dict(), sums,
                           cite_as=config.citation or f"{config.pretty_name} (version {version}), built with benchsmith",
-                          date_published=(manifest["store"]["last_revision_at"] or "")[:10] or None)
+                          date_published=(manifest.store.last_revision_at or "")[:10] or None)
         (tmp / "croissant.json").write_text(json.dumps(crate, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
         write_checksums(tmp, known=sums)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -220,29 +223,30 @@ class RowHashes:
 
 
 def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: dict, sizes: dict, row_hashes: dict,
-              full_hash: str, workspace: Workspace, previous: dict | None, hash_of: RowHashes) -> dict:
+              full_hash: str, workspace: Workspace, previous: ReleaseManifest | None,
+              hash_of: RowHashes) -> ReleaseManifest:
     from importlib.metadata import version as installed_version
 
     import pyarrow
 
     from curation.version import BENCHSMITH_VERSION as __version__
 
-    return {
-        "name": config.name,
-        "version": version,
-        "previous": previous["version"] if previous else None,
-        "configs": {name: {"rows": len(rows), "files": files[name], "bytes": sizes[name],
-                           "content_hash": content_hash({r["id"]: hash_of(r) for r in rows})}
-                    for name, rows in rows_by_config.items()},
-        "content_hash": full_hash,
-        "row_hashes": row_hashes,
-        "store": {"items": workspace.store.count(), "revisions": workspace.store.revision_count(),
-                  "last_revision_at": workspace.store.last_revision_at()},
-        "builder": {"benchsmith": __version__, "pyarrow": pyarrow.__version__, "datasets": installed_version("datasets"),
-                    "writer": WRITER_SETTINGS, "shard_rows": config.shard_rows, "row_group_rows": config.row_group_rows},
+    return ReleaseManifest(
+        name=config.name,
+        version=version,
+        previous=previous.version if previous else None,
+        configs={name: ReleaseConfigFiles(rows=len(rows), files=files[name], bytes=sizes[name],
+                                          content_hash=content_hash({r["id"]: hash_of(r) for r in rows}))
+                 for name, rows in rows_by_config.items()},
+        content_hash=full_hash,
+        row_hashes=row_hashes,
+        store=StoreSnapshot(items=workspace.store.count(), revisions=workspace.store.revision_count(),
+                            last_revision_at=workspace.store.last_revision_at()),
+        builder=ReleaseBuilder(benchsmith=__version__, pyarrow=pyarrow.__version__, datasets=installed_version("datasets"),
+                               writer=WRITER_SETTINGS, shard_rows=config.shard_rows, row_group_rows=config.row_group_rows),
         # `tiny` is recorded only when set: a release without it is byte for byte what it was before the option
-        "config": config.model_dump(mode="json", exclude=None if config.tiny else {"tiny"}),
-    }
+        config=config.model_dump(mode="json", exclude=None if config.tiny else {"tiny"}),
+    )
 
 
 def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_config: dict[str, list[dict]],
@@ -275,7 +279,7 @@ def _filtering_text(record: FilterRecord | None, rows_by_config: dict) -> str:
 
 
 def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_config: dict,
-                features, manifest: dict, changelog: Changelog, workspace: Workspace, notes: list[str],  # noqa: ANN001
+                features, manifest: ReleaseManifest, changelog: Changelog, workspace: Workspace, notes: list[str],  # noqa: ANN001
                 record=None, tiny: TinyPlan | None = None) -> str:  # noqa: ANN001
     full = rows_by_config.get("full", [])
     task_categories = ["multiple-choice", "question-answering"]
@@ -286,7 +290,7 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
                     for name in rows_by_config]
     info = []
     for name, rows in rows_by_config.items():
-        size = manifest["configs"][name]["bytes"]
+        size = manifest.configs[name].bytes
         info.append({"config_name": name, "features": portable_yaml_list(features),
                      "splits": [{"name": "test", "num_bytes": size, "num_examples": len(rows)}],
                      "download_size": size, "dataset_size": size})
@@ -297,16 +301,15 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
     stats = workspace.store.stats()
     parts = Counter((row["part"] or row["subject"] or "(none)") for row in full)
     modality = Counter("multimodal" if row["multimodal"] else "text-only" for row in full)
-    dedup = _latest_dedup(workspace)
-    dedup_text = ("No near-duplicate removal has been run." if dedup is None else
-                  "Near-duplicates: {pool} items compared ({method}, threshold {threshold}, scope {scope}); "
-                  "{pairs} pairs at or above the threshold, {excluded} items excluded in {clusters} clusters "
-                  "(largest {largest}); inverted-logic pairs sent to review: {inverted}.".format(
-                      pool=dedup["summary"]["pool"], method=dedup["config"]["method"],
-                      threshold=dedup["config"]["threshold"], scope=dedup["config"]["scope"],
-                      pairs=dedup["summary"]["pairs_over_threshold"], excluded=dedup["summary"]["excluded"],
-                      clusters=dedup["summary"]["clusters"], largest=dedup["summary"]["largest_cluster"],
-                      inverted=dedup["summary"].get("pairs_inverted", 0)))
+    dedup = latest_dedup_report(workspace.runs_dir)
+    if dedup is None:
+        dedup_text = "No near-duplicate removal has been run."
+    else:
+        summary, settings = dedup.summary, dedup.config
+        dedup_text = (f"Near-duplicates: {summary.pool} items compared ({settings.method}, threshold "
+                      f"{settings.threshold}, scope {settings.scope}); {summary.pairs_over_threshold} pairs at or above "
+                      f"the threshold, {summary.excluded} items excluded in {summary.clusters} clusters (largest "
+                      f"{summary.largest_cluster}); inverted-logic pairs sent to review: {summary.pairs_inverted or 0}.")
     rationale_status = Counter(i.rationale.status for i in items if i.rationale)
     annotation_text = ("Rationales by review status: " + ", ".join(f"{k} {v}" for k, v in sorted(rationale_status.items()))
                        + "." if rationale_status else "No rationales have been reviewed yet.")
@@ -325,11 +328,11 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
         "dedup_text": dedup_text, "filtering_text": filtering_text, "annotation_text": annotation_text,
         "previous_version": changelog.previous or "(first release)", "changelog_text": changelog_text,
         "source_license": config.source_license, "license": config.license,
-        "benchsmith_version": manifest["builder"]["benchsmith"], "store_items": stats["items"],
-        "store_revisions": stats["revisions"], "last_revision_at": manifest["store"]["last_revision_at"],
+        "benchsmith_version": manifest.builder.benchsmith, "store_items": stats["items"],
+        "store_revisions": stats["revisions"], "last_revision_at": manifest.store.last_revision_at,
         "shard_rows": config.shard_rows, "row_group_rows": config.row_group_rows,
         "writer_settings": ", ".join(f"{k}={v}" for k, v in WRITER_SETTINGS.items()),
-        "pyarrow_version": manifest["builder"]["pyarrow"], "content_hash": manifest["content_hash"],
+        "pyarrow_version": manifest.builder.pyarrow, "content_hash": manifest.content_hash,
         "group_task": harness.tag_name(config.name), "harness_prompt": config.harness_prompt,
         "tiny_text": tiny_card_text(tiny, len(rows_by_config.get("tiny", []))),
         "citation_text": f"\n## Citation\n\n```\n{config.citation}\n```\n" if config.citation else "",

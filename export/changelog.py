@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curation.errors import NotFoundError
+from curation.errors import NotFoundError, WorkspaceError
 from curation.store import Revision, Store
+from evaluation.records import RELEASE_MANIFEST as MANIFEST
+from evaluation.records import ReleaseManifest
 from export.release_config import version_key
-
-MANIFEST = "release.json"
 
 
 @dataclass
@@ -26,17 +25,17 @@ class Changelog:
                 "changed": [{"id": i, "why": w} for i, w in self.changed]}
 
 
-def find_previous(releases_dir: Path, name: str, version: str) -> dict | None:
-    """The manifest of the newest release of `name` older than `version`, if any."""
+def find_previous(releases_dir: Path, name: str, version: str) -> ReleaseManifest | None:
+    """The manifest of the newest release of `name` older than `version`, if any (unreadable ones are passed over)."""
     candidates = []
     for path in releases_dir.glob(f"*/{MANIFEST}"):
         try:
-            manifest = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+            manifest = ReleaseManifest.read(path)
+        except WorkspaceError:
             continue
-        if manifest.get("name") == name and version_key(manifest["version"]) < version_key(version):
+        if manifest.name == name and version_key(manifest.version) < version_key(version):
             candidates.append(manifest)
-    return max(candidates, key=lambda m: version_key(m["version"]), default=None)
+    return max(candidates, key=lambda m: version_key(m.version), default=None)
 
 
 def _reason(revision: Revision) -> str:
@@ -54,12 +53,12 @@ def _reasons_since(store: Store, item_id: str, since: str | None) -> str:
     return "; ".join(dict.fromkeys(reasons)) or "no revision recorded"
 
 
-def build_changelog(store: Store, previous: dict | None, row_hashes: dict[str, str]) -> Changelog:
+def build_changelog(store: Store, previous: ReleaseManifest | None, row_hashes: dict[str, str]) -> Changelog:
     if previous is None:
         return Changelog(None, added=sorted(row_hashes))
-    before: dict[str, str] = previous["row_hashes"]
-    since = previous.get("store", {}).get("last_revision_at")
-    log = Changelog(previous["version"])
+    before = previous.row_hashes
+    since = previous.store.last_revision_at
+    log = Changelog(previous.version)
     log.added = sorted(set(row_hashes) - set(before))
     log.removed = [(item_id, _reasons_since(store, item_id, since)) for item_id in sorted(set(before) - set(row_hashes))]
     log.changed = [(item_id, _reasons_since(store, item_id, since)) for item_id in sorted(set(before) & set(row_hashes))

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from curation.errors import BenchsmithError
+from evaluation.records import ReleaseManifest
 from export.changelog import MANIFEST
 from export.integrity import verify_checksums
 
@@ -14,20 +14,20 @@ def release_files(path: Path) -> list[tuple[str, int]]:
     return [(p.relative_to(path).as_posix(), p.stat().st_size) for p in sorted(path.rglob("*")) if p.is_file()]
 
 
-def check_release(path: Path) -> dict:
+def check_release(path: Path) -> ReleaseManifest:
     manifest_path = path / MANIFEST
     if not manifest_path.is_file():
         raise BenchsmithError(f"{path} is not a built release (no {MANIFEST})")
     broken = verify_checksums(path)
     if broken:
         raise BenchsmithError(f"{path}: files differ from checksums.json: {', '.join(broken[:5])}")
-    return json.loads(manifest_path.read_text(encoding="utf-8"))
+    return ReleaseManifest.read(manifest_path)
 
 
 def publish(path: Path, repo: str, *, dry_run: bool, token: str | None = None) -> list[str]:
     """Upload and tag; with dry_run, only say what would be uploaded. Returns the lines to print."""
     manifest = check_release(path)
-    tag = f"v{manifest['version']}"
+    tag = f"v{manifest.version}"
     files = release_files(path)
     lines = [f"{'would upload' if dry_run else 'uploading'} {len(files)} files "
              f"({sum(size for _, size in files):,} bytes) to datasets/{repo}, then tag {tag}:"]

@@ -10,7 +10,7 @@ from typing import Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from curation.errors import BenchsmithError
+from curation.errors import BenchsmithError, WorkspaceError
 from curation.item import describe_validation_error
 
 ConfigName = Literal["full", "hard", "korea_specific", "multimodal", "reasoning", "explicit", "tiny"]
@@ -89,24 +89,24 @@ def version_key(version: str) -> tuple[int, int, int]:
 
 def recorded_config(releases_dir: Path, version: str) -> ReleaseConfig:
     """The config a previous release was built with, from its `release.json`."""
-    import json
+    from evaluation.records import RELEASE_MANIFEST, ReleaseManifest
 
     version = check_version(version)
     found = []
-    for path in sorted(releases_dir.glob("*/release.json")):
+    for path in sorted(releases_dir.glob(f"*/{RELEASE_MANIFEST}")):
         try:
-            manifest = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+            manifest = ReleaseManifest.read(path)
+        except WorkspaceError:
             continue
-        if manifest.get("version") == version and "config" in manifest:
-            found.append(manifest)
+        if manifest.version == version and manifest.config is not None:
+            found.append((manifest.name, manifest.config))
     if not found:
         raise BenchsmithError(f"--like v{version}: no release v{version} in {releases_dir}")
-    if len({m["name"] for m in found}) > 1:
+    if len({name for name, _ in found}) > 1:
         raise BenchsmithError(f"--like v{version}: several releases have this version ("
-                              + ", ".join(sorted(m["name"] for m in found)) + "); build with --config")
+                              + ", ".join(sorted(name for name, _ in found)) + "); build with --config")
     try:
-        return ReleaseConfig.model_validate(found[0]["config"])
+        return ReleaseConfig.model_validate(found[0][1])
     except ValidationError as error:
         raise BenchsmithError(f"--like v{version}: its recorded config no longer validates: "
                               + "; ".join(describe_validation_error(error))) from None

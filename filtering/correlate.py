@@ -33,14 +33,15 @@ from filtering.gaps import GAP_CSV_HEADER, Gap, gap_rows, metric_gap
 def workspace_runs(ws: Workspace, run_ids: list[str] | None = None) -> list:
     """The answer runs of the workspace (all, or the named ones)."""
     from evaluation.metrics import load_run
-    from evaluation.runlog import MANIFEST, find_run
+    from evaluation.records import RunManifest
+    from evaluation.runlog import MANIFEST, find_run, read_manifest
 
     if run_ids:
         dirs = [find_run(ws.runs_dir, run) for run in run_ids]
     else:
         dirs = sorted(p for p in ws.runs_dir.glob("*") if (p / MANIFEST).is_file()) if ws.runs_dir.is_dir() else []
-    runs = [load_run(d, ws) for d in dirs]
-    return [run for run in runs if run.manifest.get("kind", "answers") == "answers"]
+    manifests = [(d, read_manifest(d)) for d in dirs]
+    return [load_run(d, ws, manifest=manifest) for d, manifest in manifests if isinstance(manifest, RunManifest)]
 
 
 def gather_metrics(ws: Workspace | None, tables: list[TableSource], *, aliases_path: Path | None = None,

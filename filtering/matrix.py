@@ -26,7 +26,8 @@ from curation.arrow import pa
 from curation.workspace import Workspace
 from evaluation.item_facets import FacetReader
 from evaluation.metrics import load_run
-from evaluation.runlog import MANIFEST, find_run
+from evaluation.records import RunManifest
+from evaluation.runlog import MANIFEST, find_run, read_manifest
 
 MATRIX_FILE = "matrix.parquet"
 MATRIX_SCHEMA = pa.schema([
@@ -191,14 +192,14 @@ def model_verdict(outcomes: list[str], attempts: int | None = None) -> str:
     return "undetermined"
 
 
-def model_label(manifest: dict[str, Any]) -> str:
+def model_label(manifest: RunManifest) -> str:
     """A readable, stable name for an answering configuration (seed excluded: seeds are attempts)."""
-    config = manifest["config"]
-    decoding = {k: v for k, v in config["decoding"].items() if k != "seed"}
-    identity = json.dumps([config["model"], decoding, config["prompt_version"], config["variant"]], sort_keys=True)
+    config = manifest.config
+    decoding = {k: v for k, v in config.decoding.items() if k != "seed"}
+    identity = json.dumps([config.model, decoding, config.prompt_version, config.variant], sort_keys=True)
     digest = hashlib.sha256(identity.encode()).hexdigest()[:6]
-    variant = "" if config["variant"] == "implicit" else f"/{config['variant']}"
-    return f"{manifest['model']['name']}[{config['prompt_version']}{variant}]#{digest}"
+    variant = "" if config.variant == "implicit" else f"/{config.variant}"
+    return f"{manifest.model.name}[{config.prompt_version}{variant}]#{digest}"
 
 
 def build_matrix(run_dirs: list[Path], ws: Workspace, reader: FacetReader | None = None) -> SolveMatrix:
@@ -208,24 +209,24 @@ def build_matrix(run_dirs: list[Path], ws: Workspace, reader: FacetReader | None
     attempts: Counter = Counter()
     tables = []
     for run_dir in sorted(run_dirs, key=lambda p: p.name):
-        manifest = json.loads((run_dir / MANIFEST).read_text(encoding="utf-8"))
-        if manifest.get("kind") != "answers":
+        manifest = read_manifest(run_dir)
+        if not isinstance(manifest, RunManifest):
             continue
         run = load_run(run_dir, ws, reader, manifest)
         label = model_label(manifest)
         attempt = attempts[label]
         attempts[label] += 1
         description = matrix.models.setdefault(label, {
-            "name": manifest["model"]["name"], "identity": manifest["config"]["model"],
-            "prompt": manifest["prompt"], "variant": manifest["variant"],
-            "decoding": manifest["config"]["decoding"], "run_ids": []})
-        description["run_ids"].append(manifest["run_id"])
-        matrix.not_sent.setdefault(label, {}).update(manifest.get("skipped", {}))
+            "name": manifest.model.name, "identity": manifest.config.model,
+            "prompt": manifest.prompt.model_dump(), "variant": manifest.variant,
+            "decoding": manifest.config.decoding, "run_ids": []})
+        description["run_ids"].append(manifest.run_id)
+        matrix.not_sent.setdefault(label, {}).update(manifest.skipped)
         matrix.stale_skipped += run.stale
         rows = run.cells.num_rows
         tables.append(run.cells.append_column("model", pa.repeat(pa.scalar(label, pa.string()), rows))
                       .append_column("attempt", pa.repeat(pa.scalar(attempt, pa.int32()), rows))
-                      .append_column("run_id", pa.repeat(pa.scalar(manifest["run_id"], pa.string()), rows))
+                      .append_column("run_id", pa.repeat(pa.scalar(manifest.run_id, pa.string()), rows))
                       .select(MATRIX_SCHEMA.names).cast(MATRIX_SCHEMA))
     if tables:
         matrix.table = pa.concat_tables(tables)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from curation.workspace import init_workspace
-from evaluation.runlog import RESPONSES, read_manifest, read_records
+from evaluation.runlog import RESPONSES, read_answer_manifest, read_records
 from export.harness import task_name
 from tests.conftest import run_cli
 from tests.fault_server import ServerConfig, ServerThread
@@ -39,6 +39,11 @@ def rows(release):
     manifest = json.loads((path / "release.json").read_text(encoding="utf-8"))
     return {config: [row for name in manifest["configs"][config]["files"] for row in pq.read_table(path / name).to_pylist()]
             for config in counts}
+
+
+def _release_config(run_dir):
+    dataset = read_answer_manifest(run_dir).dataset
+    return dataset.config if dataset else None
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +82,7 @@ def benchsmith_scores(release, server, tmp_path_factory):
             overall = next(r for r in csv.DictReader(handle) if r["subset"] == "overall")
         reported[config] = (int(overall["n"]), int(overall["correct"]) / int(overall["n"]))  # the csv rounds
         runs = [run_dir for run_dir in ws.runs_dir.iterdir()
-                if (run_dir / "manifest.json").is_file() and read_manifest(run_dir)["dataset"].get("config") == config]
+                if (run_dir / "manifest.json").is_file() and _release_config(run_dir) == config]
         assert len(runs) == 1, runs
         scores[config] = {item_id: record["outcome"] == "correct"
                           for item_id, record in read_records(runs[0] / RESPONSES).items()}

@@ -4,7 +4,6 @@ what was merged and why."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from curation.progress import Advance, no_progress
 from curation.revise import StageReport, active_items, revise, with_review_reason
 from curation.steps.antonyms import AntonymLexicon
 from curation.steps.dedup import BANDS, DedupConfig, DedupResult, dedup_items, merged_by_band
+from curation.steps.dedup_report import DedupReport
 from curation.store import Store
 
 
@@ -53,7 +53,7 @@ def run_dedup(
         report_dir.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
         report_path = report_dir / f"dedup-{stamp}.json"
-        report_path.write_text(json.dumps(dedup_report(result), ensure_ascii=False, indent=2), encoding="utf-8")
+        DedupReport.of(result).write(report_path)
     return result, stage_report, report_path
 
 
@@ -96,18 +96,6 @@ def band_report(result: DedupResult, store: Store, per_band: int = 2) -> list[di
 
 def _answer_text(item: Item) -> str:
     return " / ".join(item.options[n - 1].text[:30] for n in item.answer_list()) or "(no key)"
-
-
-def dedup_report(result: DedupResult) -> dict:
-    return {
-        "config": result.config.__dict__,
-        "summary": result.summary(),
-        "clusters": result.clusters,
-        "pairs": [pair.__dict__ for pair in result.pairs],
-        "answer_conflicts": [{"items": list(ends), "ratio": max(p.ratio for p in behind),
-                              "pairs": [[p.first, p.second] for p in behind]}
-                             for ends, behind in result.standing_conflicts().items()],
-    }
 
 
 def example_pairs(result: DedupResult, store: Store, per_verdict: int = 3) -> list[dict]:

@@ -105,7 +105,7 @@ def _saved(folder: Path, responses: Responses) -> tuple[Fitted | None, str]:
 def fit_for_report(ws: Workspace, runs: list[RunData], *, seed: int = 0, bootstrap: int = 30) -> Fitted:
     """The item analysis of these runs: the saved one when it describes them, else fitted now."""
     responses = from_workspace(ws, run_ids=[run.run_id for run in runs])
-    other = sum(1 for run in runs if run.manifest.get("variant", "implicit") != "implicit")
+    other = sum(1 for run in runs if run.manifest.variant != "implicit")
     left_out = f" ({other} run(s) on explicit variants left out: the analysis is of the items as stored)" if other else ""
     fitted, why = _saved(ws.root / ITEM_ANALYSIS_FOLDER, responses)
     if fitted is not None:
