@@ -34,6 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.types import TypeEngine
 
 from curation.credentials import mask_url
 from curation.diff import changed_paths
@@ -54,7 +55,8 @@ meta_table = Table(
 )
 
 def _facet_column(facet: Facet) -> Column:
-    kind = {str: String(facet.max_length), int: Integer(), bool: Boolean()}[facet.type]
+    kinds: dict[type, TypeEngine[Any]] = {str: String(facet.max_length), int: Integer(), bool: Boolean()}
+    kind = kinds[facet.type]
     return Column(facet.name, kind, nullable=not facet.required, index=facet.indexed or None)
 
 

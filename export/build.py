@@ -41,6 +41,7 @@ from export.tiny import ESTIMATION_FILE, TinyPlan, plan_tiny, write_estimation
 from export.tiny import card_text as tiny_card_text
 from export.vlmevalkit import write_vlmevalkit
 
+
 def _facet_is_true(facet: Facet) -> Callable[[Item], bool]:
     return lambda item: facet.read(item) is True
 
