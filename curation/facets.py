@@ -121,8 +121,9 @@ def release_config_facets() -> list[Facet]:
 
 
 def annotator_filters() -> list[Facet]:
-    """The queue filters: each is the store column of the same name (`status` any of a list, the
-    others one value; `korea_specific` may be None = undecided)."""
+    """The queue filters: each is the store column of the same name, filtered as an `ItemQuery` field
+    is (`curation.store.facet_clause`: `status` any of a list, the others one value); the flag
+    filters are the bool facets (`korea_specific` None = undecided)."""
     return [f for f in FACETS if f.annotator_filter]
 
 

@@ -17,7 +17,8 @@ def in_play(query: ItemQuery | None) -> ItemQuery:
 
 
 def parse_item_query(text: str | None, option: str = "--items") -> ItemQuery:
-    """`exam=KMMLU,subject=형법,status=accepted,korea_specific=true,multimodal=false,ids=a|b`."""
+    """`exam=KMMLU,subject=형법,part=1과목,status=accepted,korea_specific=true,multimodal=false,ids=a|b`: the
+    queryable facets of curation/facets.py, and `ids`."""
     if not text:
         return ItemQuery()
     fields: dict[str, Any] = {}

@@ -34,6 +34,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeEngine
 
 from curation.credentials import mask_url
@@ -147,6 +148,15 @@ else:
     ItemQuery.__module__ = __name__  # found by pickle (process pools, Ray) where it is defined
     ItemQuery.__doc__ = ("A filter over the current items: `ids` and the queryable facets (curation/facets.py). "
                          "Empty fields match everything.")
+
+
+def facet_clause(facet: Facet, value: Any) -> ColumnElement[bool] | None:
+    """The filter on a queryable facet's store column (an `ItemQuery` field, an annotator queue
+    filter): any of a list, or one value; None where the value selects everything."""
+    column = items_table.c[facet.name]
+    if facet.query == "any_of":
+        return column.in_(list(value)) if value else None
+    return None if value is None else column == value
 
 
 def _configure_sqlite(engine: Engine) -> None:
@@ -459,11 +469,9 @@ class Store:
         if query.ids is not None:
             statement = statement.where(items_table.c.id.in_(list(query.ids)))
         for facet in query_facets():
-            value = getattr(query, facet.name)
-            if facet.query == "any_of" and value:
-                statement = statement.where(items_table.c[facet.name].in_(list(value)))
-            elif facet.query == "equals" and value is not None:
-                statement = statement.where(items_table.c[facet.name] == value)
+            clause = facet_clause(facet, getattr(query, facet.name))
+            if clause is not None:
+                statement = statement.where(clause)
         return statement
 
     def iter_items(self, query: ItemQuery | None = None, among: set[str] | None = None) -> Iterator[StoredItem]:
