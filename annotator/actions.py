@@ -13,9 +13,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from rapidfuzz.distance import Levenshtein
-
-from annotator import drafts, queues
+from annotator import decisions, drafts, queues
+from annotator.auth import User
 from annotator.queues import Filters
 from annotator.render import PdfRenderer
 from curation.diff import field_changes
@@ -26,14 +25,6 @@ from curation.store import Revision, Store, StoredItem, get_path, set_path
 
 STAGE = "annotate"
 
-EDITABLE: dict[str, tuple[re.Pattern[str], ...]] = {
-    "item": tuple(re.compile(p) for p in (
-        r"^stem$", r"^options\.\d+\.text$", r"^answer$", r"^source\.bbox$", r"^images\.\d+$", r"^options\.\d+\.image$")),
-    "korea": (re.compile(r"^explicit_variant$"),),
-    "rationale": (re.compile(r"^rationale\.(text|notes)$"),),
-}
-
-NEEDS_REASON = {"needs_fix", "reject"}
 Move = Literal["next", "prev", "unreviewed", "first"]
 
 
@@ -90,11 +81,6 @@ def to_change(path: str, value: Any) -> Any:
     if path in ("explicit_variant", "rationale.notes") and isinstance(value, str) and not value.strip():
         return None
     return value
-
-
-def check_editable(queue: str, path: str) -> None:
-    if not any(pattern.match(path) for pattern in EDITABLE.get(queue, ())):
-        raise EditError(f"field {path!r} is not editable in the {queue!r} queue")
 
 
 def apply_edits(record: dict[str, Any], edits: dict[str, Any]) -> dict[str, Any]:
@@ -173,31 +159,37 @@ class Reviewer:
         return self.open(user, queue, found, "" if active == "(all)" else f"필터 · Filtered by {active}")
 
     # -- editing ------------------------------------------------------------------------
-    def edit(self, user: str, session: Session, path: str, value: Any) -> Session:
+    # The methods that write take the user with their role: the queue's spec (queue_specs.py) says
+    # which fields and decisions that role has, and a request for anything else raises NotAllowed.
+    def edit(self, user: User, session: Session, path: str, value: Any) -> Session:
         """Record one field edit in the session and the user's server-side draft."""
         return self.sync(user, session, {path: value})
 
-    def sync(self, user: str, session: Session, values: dict[str, Any]) -> Session:
+    def sync(self, user: User, session: Session, values: dict[str, Any]) -> Session:
         """Take the form's values: a value is an edit when it differs both from the revision the
         user started from and from the current one. Kept in the user's draft."""
         if session.item_id is None or session.rev is None:
             raise EditError("open an item first")
+        spec = queues.spec(session.queue)
         current = self.store.get(session.item_id)
         now = current.item.to_record()
         base = now if current.rev == session.rev else self.snapshot(session.item_id, session.rev)
-        kept = drafts.load_draft(self.engine, user, session.queue, session.item_id)
+        kept = drafts.load_draft(self.engine, user.name, session.queue, session.item_id)
         if kept is not None and kept.base_rev == session.rev:  # edits from other fields' events
             session.edits = {**kept.edits, **session.edits}
         for path, value in values.items():
-            check_editable(session.queue, path)
+            # the form sends every field it shows: one the role may not edit is refused only if changed
+            spec.check_field(path)
             if _same(path, value, get_path(now, path)) or _same(path, value, get_path(base, path)):
                 session.edits.pop(path, None)
             else:
+                spec.check_edit(user.role, path)
                 session.edits[path] = value
-        drafts.save_draft(self.engine, user, session.queue, drafts.Draft(session.item_id, session.rev, session.edits))
+        drafts.save_draft(self.engine, user.name, session.queue,
+                          drafts.Draft(session.item_id, session.rev, session.edits))
         return session
 
-    def recrop(self, user: str, session: Session, target: str, bbox: list[float]) -> View:
+    def recrop(self, user: User, session: Session, target: str, bbox: list[float]) -> View:
         """Re-render a crop (`images.N`, `options.N.image`) or move the item box (`source.bbox`)."""
         if session.item_id is None:
             raise EditError("open an item first")
@@ -218,7 +210,7 @@ class Reviewer:
         new_image = {**image, **ref.model_dump(mode="json", include={"blob", "provenance"})}
         return self._edited(user, session, target, new_image, "새로 잘랐습니다 · New crop rendered from the PDF")
 
-    def _edited(self, user: str, session: Session, path: str, value: Any, message: str) -> View:
+    def _edited(self, user: User, session: Session, path: str, value: Any, message: str) -> View:
         self.edit(user, session, path, value)
         return self.view(session, message)
 
@@ -229,32 +221,31 @@ class Reviewer:
         return View(session, stored, apply_edits(stored.item.to_record(), session.edits), message, error)
 
     # -- saving -------------------------------------------------------------------------
-    def save(self, user: str, session: Session, decision: str | None = None, reason: str = "") -> View:
-        """Save the session's edits (and a decision) as one revision, compare-and-swap on session.rev."""
+    def save(self, user: User, session: Session, decision: str | None = None, reason: str = "") -> View:
+        """Save the session's edits (and a decision) as one revision, compare-and-swap on session.rev.
+        Raises NotAllowed, writing nothing, when the user's role may not edit a field or take the decision."""
         if session.item_id is None or session.rev is None:
             return View(session, error="먼저 문항을 여세요 · Open an item first")
         reason = (reason or "").strip()
+        spec = queues.spec(session.queue)
+        for path in session.edits:
+            spec.check_edit(user.role, path)
+        chosen = spec.check_decision(user.role, decision) if decision is not None else None
         try:
-            if decision is not None and decision not in queues.spec(session.queue).decisions:
-                raise EditError(f"decision {decision!r} does not belong to the {session.queue} queue")
-            if decision in NEEDS_REASON and not reason:
-                raise EditError("사유를 적어 주세요 · Give a reason for needs-fix or reject")
             changes = {path: to_change(path, value) for path, value in session.edits.items()}
-            for path in changes:
-                check_editable(session.queue, path)
-            if decision is not None:
-                changes.update(self._decision_changes(user, session, decision, reason, changes))
-            if not changes:
+            if chosen is not None:
+                new_rev = decisions.decide(self.store, spec, chosen, session.item_id, session.rev, user.name,
+                                           reason=reason, edits=changes, stage=STAGE)
+            elif not changes:
                 return self.view(session, "바뀐 것이 없습니다 · Nothing to save")
-            new_rev = self.store.update_fields(session.item_id, changes, expect_rev=session.rev, author=user,
-                                               stage=STAGE, reason=reason or decision)
+            else:
+                new_rev = self.store.update_fields(session.item_id, changes, expect_rev=session.rev, author=user.name,
+                                                   stage=STAGE, reason=reason or None)
         except ConflictError as error:
             return self._conflict_view(session, error)
-        except (ItemValidationError, EditError, WorkspaceError) as error:
+        except (ItemValidationError, EditError, WorkspaceError, decisions.DecisionError) as error:
             return self.view(session, error=f"저장하지 않았습니다 · Not saved: {error}")
-        if decision is not None:
-            queues.record_review(self.engine, session.queue, session.item_id, user, decision, new_rev, reason or None)
-        drafts.discard_draft(self.engine, user, session.queue, session.item_id)
+        drafts.discard_draft(self.engine, user.name, session.queue, session.item_id)
         saved = Session(session.queue, session.item_id, new_rev)
         label = f"{decision} · " if decision else ""
         return self.view(saved, f"{label}저장했습니다 · Saved as rev {new_rev}")
@@ -281,37 +272,9 @@ class Reviewer:
         return self.view(Session(session.queue, session.item_id, new_rev),
                          f"rev {rev}으로 되돌렸습니다 · Reverted to rev {rev}, saved as rev {new_rev}")
 
-    def _decision_changes(self, user: str, session: Session, decision: str, reason: str,
-                          changes: dict[str, Any]) -> dict[str, Any]:
-        item = self.store.get(session.item_id or "").item
-        if session.queue == "item":
-            extra: dict[str, Any] = {"status": {"accept": "accepted", "needs_fix": "in_review", "reject": "rejected"}[decision]}
-            if reason:
-                extra["flags.review_reasons"] = [*item.flags.review_reasons, reason]
-            return extra
-        if session.queue == "korea":
-            return {"flags.korea_specific": decision == "confirm"}
-        if session.queue == "rationale":
-            if item.rationale is None:
-                raise EditError("this item has no rationale to review")
-            draft_text = self.draft_rationale(session.item_id or "")
-            final = changes.get("rationale.text", item.rationale.text)
-            distance = Levenshtein.distance(draft_text, final)
-            if decision == "adopted" and distance:
-                raise EditError("the text differs from the draft: choose minor fix or major fix")
-            if decision != "adopted" and not distance:
-                raise EditError("the text is the draft unchanged: choose adopt, or edit it first")
-            return {"rationale.status": decision, "rationale.edit_distance": distance, "rationale.author": user}
-        raise EditError(f"queue {session.queue!r} has no decisions on items")
-
     def draft_rationale(self, item_id: str) -> str:
         """The rationale text as last drafted (before any review), from the item's history."""
-        for revision in reversed(self.store.history(item_id)):
-            rationale = revision.snapshot.get("rationale") or {}
-            if rationale.get("status") == "draft":
-                return rationale.get("text", "")
-        item = self.store.get(item_id).item
-        return item.rationale.text if item.rationale else ""
+        return decisions.draft_rationale(self.store, item_id)
 
     def _conflict_view(self, session: Session, error: ConflictError) -> View:
         stored = self.store.get(session.item_id or "")

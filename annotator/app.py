@@ -7,9 +7,10 @@ keyed by the logged-in user from the request.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -24,7 +25,8 @@ from annotator.guidelines_panel import GuidelinesPanel
 from annotator.order_control import order_control
 from annotator.preview import LATEX_DELIMITERS, to_markdown
 from annotator.progress import ProgressBars
-from annotator.queues import FLAG_FILTERS, QUEUES, Filters
+from annotator.queue_specs import QUEUES, NotAllowed
+from annotator.queues import FLAG_FILTERS, Filters
 from annotator.render import PdfRenderer, RenderError
 from annotator.score_desk import ScoreDesk, ScoreMove, ScoreSession, ScoreView
 from annotator.suspects import SuspectDesk
@@ -65,11 +67,25 @@ class AppContext:
             raise gr.Error("로그인이 필요합니다 · Please log in")
         return auth.get_user(self.workspace.store.engine, name)
 
-    def require(self, request: gr.Request | None, queue: str) -> str:
+    def member(self, request: gr.Request | None, queue: str) -> auth.User:
+        """The signed-in user, refused unless the queue's spec admits their role."""
         user = self.user(request)
         if user.role not in QUEUES[queue].roles:
             raise gr.Error(f"{user.name} ({user.role}) may not use the {queue} queue")
-        return user.name
+        return user
+
+    def require(self, request: gr.Request | None, queue: str) -> str:
+        return self.member(request, queue).name
+
+
+@contextlib.contextmanager
+def refused_as_error() -> Iterator[None]:
+    """A request the queue's spec does not give the user's role is refused to the caller (page or
+    script) as an error, as a queue their role may not open is."""
+    try:
+        yield
+    except NotAllowed as error:
+        raise gr.Error(f"허용되지 않습니다 · Not allowed: {error}") from None
 
 
 def preview(text: Any, **kwargs: Any) -> gr.Markdown:
@@ -255,7 +271,7 @@ class ItemQueueTab:
         def handler(session: Session, value: str, request: gr.Request) -> tuple[Any, ...]:
             """Keeps the edit in the user's server-side draft. It does not write the session state:
             an edit event finishing after a save must not bring back the revision before it."""
-            user = ctx.require(request, q)
+            user = ctx.member(request, q)
             try:
                 edited = ctx.reviewer.edit(user, copy.deepcopy(session), path, value)
                 note = views.draft_html(edited)
@@ -270,15 +286,16 @@ class ItemQueueTab:
         reason = reason if reason is not None else self.no_reason
 
         def handler(data: dict[Any, Any], request: gr.Request) -> list[Any]:
-            user = ctx.require(request, q)
+            user = ctx.member(request, q)
             session = data[self.state]
-            # the form's values, not only the state: a save must not overtake the last keystroke
-            if session.item_id is not None:
-                values = {path: data[box] for path, box, _, _ in self.fields}
-                session = ctx.reviewer.sync(user, session, values)
-            view = ctx.reviewer.save(user, session, decision, data[reason] or "")
+            with refused_as_error():
+                # the form's values, not only the state: a save must not overtake the last keystroke
+                if session.item_id is not None:
+                    values = {path: data[box] for path, box, _, _ in self.fields}
+                    session = ctx.reviewer.sync(user, session, values)
+                view = ctx.reviewer.save(user, session, decision, data[reason] or "")
             ctx.progress.decided(q)
-            return self.render(view, user)
+            return self.render(view, user.name)
 
         inputs = {self.state, reason, *(box for _, box, _, _ in self.fields)}  # a set: one dict argument
         button.click(handler, inputs, self.outputs, api_visibility="private", **fast(self.status))
@@ -290,11 +307,16 @@ class ItemQueueTab:
 
     @property
     def open_outputs(self) -> list[Any]:
-        """What opening the tab fills: the item, the guidelines, the bulk panel (admins only)."""
-        return [*self.outputs, *self.guidelines.outputs, self.bulk.box]
+        """What opening the tab fills: the item, the guidelines, the bulk panel (admins only) and the
+        decision buttons the user's role has (the server refuses the others in any case)."""
+        return [*self.outputs, *self.guidelines.outputs, self.bulk.box, *(button for button, _, _ in self.decisions)]
 
     def open(self, user: auth.User) -> list[Any]:
-        return [*self.load(user), *self.guidelines.load(user), gr.Accordion(visible=user.role == "admin")]
+        spec = QUEUES[self.queue]
+        allowed = spec.decisions_for(user.role)
+        buttons = [gr.update(visible=decision is None or decision in allowed) for _, decision, _ in self.decisions]
+        return [*self.load(user), *self.guidelines.load(user), gr.Accordion(visible=user.role in spec.bulk_roles),
+                *buttons]
 
     def open_on_select(self, tab: Any) -> None:
         _open_on_select(self.ctx, tab, self.state, lambda session: session.item_id is not None, self.open,
@@ -373,12 +395,12 @@ def build_item_tab(ctx: AppContext, users: list[str], choices: dict[str, list[st
 
     def do_recrop(session: Session, path: str | None, x0: float, y0: float, x1: float, y1: float,
                   request: gr.Request) -> list[Any]:
-        user = ctx.require(request, "item")
+        user = ctx.member(request, "item")
         try:
             view = ctx.reviewer.recrop(user, session, path or "source.bbox", [x0, y0, x1, y1])
         except (EditError, RenderError, BenchsmithError, TypeError) as error:
             view = ctx.reviewer.view(session, error=f"다시 자르지 못했습니다 · Not re-cropped: {error}")
-        rendered = tab.render(view, user)
+        rendered = tab.render(view, user.name)
         at = tab.outputs.index(target)
         # keep the chosen target and show its box, not the item's: a second re-crop starts from these numbers
         rendered[at : at + 5] = [gr.update(value=path), *_box_numbers(_target_box(view.shown or {}, path))]
@@ -700,7 +722,7 @@ def _register_api(ctx: AppContext) -> None:
                   reason: str = "", request: gr.Request | None = None) -> dict:
         """Save field edits {"dotted.path": value} made on `expect_rev`, with an optional decision.
         Returns {"status": "saved"|"conflict"|"invalid", "rev", "message", "since"}."""
-        user = ctx.require(request, queue) if queue in QUEUES else None
+        user = ctx.member(request, queue) if queue in QUEUES else None
         if user is None:
             return {"status": "invalid", "rev": None, "message": f"unknown queue {queue!r}", "since": []}
         try:
@@ -709,7 +731,8 @@ def _register_api(ctx: AppContext) -> None:
                 raise ValueError("changes must be a JSON object")
         except ValueError as error:
             return {"status": "invalid", "rev": None, "message": f"changes_json: {error}", "since": []}
-        view = ctx.reviewer.save(user, Session(queue, item_id, int(expect_rev), edits), decision or None, reason)
+        with refused_as_error():
+            view = ctx.reviewer.save(user, Session(queue, item_id, int(expect_rev), edits), decision or None, reason)
         if view.conflict is not None:
             return {"status": "conflict", "rev": view.conflict.current_rev, "message": view.conflict.message,
                     "since": view.conflict.since}

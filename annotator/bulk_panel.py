@@ -9,6 +9,7 @@ from typing import Any
 import gradio as gr
 
 from annotator import bulk, queues
+from annotator.auth import User
 from annotator.events import fast
 from annotator.views import esc
 from curation.errors import BenchsmithError
@@ -20,7 +21,7 @@ class BulkPanel:
     def __init__(self, ctx: Any, queue: str, users: list[str], filters: Callable[..., queues.Filters],
                  filter_inputs: list[Any]):
         self.ctx, self.queue, self.filters = ctx, queue, filters
-        choices = [(label, name) for name, (_, label, _) in bulk.ACTIONS.items() if bulk.ACTION_QUEUE[name] == queue]
+        choices = bulk.actions(queue)
         choices.append(("배정 · Assign to users", ASSIGN))
         with gr.Accordion("일괄 작업 (관리자) · Bulk actions over the filter (admins)", open=False, visible=False,
                           elem_id=f"{queue}-bulk-box") as self.box:
@@ -40,11 +41,11 @@ class BulkPanel:
         self.b_confirm.click(self._confirm, [self.counted, self.users, self.overlap, *filter_inputs],
                              [self.counted, self.note, self.b_confirm], api_visibility="private", **fast(self.note))
 
-    def _admin(self, request: gr.Request) -> str:
+    def _admin(self, request: gr.Request) -> User:
         user = self.ctx.user(request)
-        if user.role != "admin":
+        if user.role not in queues.spec(self.queue).bulk_roles:
             raise gr.Error("관리자만 일괄 작업을 합니다 · Bulk actions are for admins")
-        return user.name
+        return user
 
     def _count(self, action: str, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str,
                search: str, request: gr.Request) -> tuple[Any, str, Any]:
@@ -75,7 +76,7 @@ class BulkPanel:
                 report = queues.assign(self.ctx.workspace.store.engine, self.queue, users or [], int(overlap or 1), filters)
                 line = f"{report.added} new assignments over {report.items} items"
             else:
-                line = bulk.apply(self.ctx.workspace.store, action, revs, user).line()
+                line = bulk.apply(self.ctx.workspace.store, self.queue, action, revs, user).line()
         except BenchsmithError as error:
             return None, f'<span class="bs-error">{esc(str(error))}</span>', hidden
         self.ctx.progress.changed(self.queue)

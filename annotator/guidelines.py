@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from annotator.queues import QUEUES
+from annotator.queue_specs import QUEUES
 from curation.errors import BenchsmithError
 
 DEFAULTS = Path(__file__).resolve().parent / "guideline_defaults"

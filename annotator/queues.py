@@ -1,8 +1,8 @@
 """Review queues: which items each queue holds, filters and search, navigation, "next
 unreviewed for me", assignment with overlap, recorded decisions and progress.
 
-Queue membership reads the store's `items` table (never writes it). Flag filters match
-the store's compact, key-sorted JSON snapshot (`"korea_reasons":[…]`).
+Queue membership reads the store's `items` table (never writes it): what each queue selects is
+its spec's (queue_specs.py), over the typed item facets in FACETS, as are the flag filters.
 
 A queue is walked in id order, or (`order="confidence"`) by extraction confidence, lowest
 first (`extra.extraction_confidence.score`, curation/extract/confidence.py), ties in id order.
@@ -13,7 +13,7 @@ good: it comes after every measured one, so the doubtful items are met first.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -22,7 +22,9 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import ColumnElement
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
+from sqlalchemy.sql.visitors import InternalTraversal
 
+from annotator.queue_specs import ITEM_QUEUES, spec
 from annotator.tables import assignments, now, reviews, write_connection
 from curation.errors import BenchsmithError
 from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
@@ -30,29 +32,6 @@ from curation.store import items_table
 
 ITEMS = items_table.c
 
-
-@dataclass(frozen=True)
-class QueueSpec:
-    name: str
-    title: str
-    roles: tuple[str, ...]
-    decisions: tuple[str, ...]
-
-
-QUEUES: dict[str, QueueSpec] = {
-    "item": QueueSpec("item", "문항 검토 · Item review", ("annotator", "expert", "admin"),
-                      ("accept", "needs_fix", "reject")),
-    "korea": QueueSpec("korea", "한국 특화 검토 · Korea-specific", ("annotator", "expert", "admin"),
-                       ("confirm", "deny")),
-    "rationale": QueueSpec("rationale", "풀이 검토 · Rationale review", ("expert", "admin"),
-                           ("adopted", "minor_fix", "major_fix")),
-    "score": QueueSpec("score", "전문가 채점 · Expert scoring", ("expert", "admin"), ("scored",)),
-    # membership from `analyze suspects`, not from the items table: annotator/suspects.py
-    "suspects": QueueSpec("suspects", "의심 문항 · Suspects", ("expert", "admin"),
-                          ("fix_key", "ambiguous", "reject", "keep")),
-}
-
-ITEM_QUEUES = ("item", "korea", "rationale")
 
 FLAG_FILTERS: dict[str, str] = {
     "korea_candidate": "한국 특화 후보 · Korea candidate",
@@ -69,26 +48,59 @@ class QueueError(BenchsmithError):
     """A bad queue name, filter or assignment request."""
 
 
-def _has(key: str) -> ColumnElement[bool]:
-    """The snapshot holds a non-empty list or an object under `key`."""
-    return or_(ITEMS.data.contains(f'"{key}":["'), ITEMS.data.contains(f'"{key}":{{"'))
+class _JsonPath(FunctionElement[Any]):
+    """A structured read of one field path of the item record in the `data` column (never a substring
+    match on its serialisation): `kind="type"` gives the JSON type's name, `kind="length"` an array's
+    length; NULL when the path is absent."""
+
+    inherit_cache = True
+    name = "item_json_path"
+    # the path and kind are part of the statement cache key: two paths must not share compiled SQL
+    _traverse_internals = [*FunctionElement._traverse_internals, ("path", InternalTraversal.dp_string),
+                           ("kind", InternalTraversal.dp_string)]
+
+    def __init__(self, path: str, kind: Literal["type", "length"]):
+        self.path, self.kind = path, kind
+        super().__init__()
 
 
-_FLAG_CLAUSES: dict[str, Any] = {
-    "korea_candidate": lambda: _has("korea_reasons"),
+@compiles(_JsonPath)
+def _sqlite_json_path(element: _JsonPath, compiler: SQLCompiler, **kw: Any) -> str:
+    function = "json_type" if element.kind == "type" else "json_array_length"
+    return f"{function}({compiler.process(ITEMS.data, **kw)}, '$.{element.path}')"
+
+
+@compiles(_JsonPath, "postgresql")
+def _jsonb_path(element: _JsonPath, compiler: SQLCompiler, **kw: Any) -> str:
+    steps = "".join(f" -> '{step}'" for step in element.path.split("."))
+    function = "jsonb_typeof" if element.kind == "type" else "jsonb_array_length"
+    return f"{function}(CAST({compiler.process(ITEMS.data, **kw)} AS JSONB){steps})"
+
+
+def _non_empty_list(path: str) -> ColumnElement[bool]:
+    # the length is asked only of an array: jsonb_array_length fails on anything else
+    return and_(_JsonPath(path, "type") == "array", _JsonPath(path, "length") > 0)
+
+
+# The item facets a queue selects by and a reviewer filters by. The store has typed columns for
+# korea_specific and multimodal; korea_reasons, review_reasons and rationale have none yet, so
+# those read the record's field by its path (a catalogue of facets may give them columns).
+FACETS: dict[str, Callable[[], ColumnElement[bool]]] = {
+    "korea_candidate": lambda: _non_empty_list("flags.korea_reasons"),
     "korea_yes": lambda: ITEMS.korea_specific.is_(True),
     "korea_no": lambda: ITEMS.korea_specific.is_(False),
     "korea_undecided": lambda: ITEMS.korea_specific.is_(None),
     "multimodal": lambda: ITEMS.multimodal.is_(True),
-    "needs_fix": lambda: _has("review_reasons"),
-    "has_rationale": lambda: _has("rationale"),
+    "needs_fix": lambda: _non_empty_list("flags.review_reasons"),
+    "has_rationale": lambda: _JsonPath("rationale", "type") == "object",
 }
 
-_MEMBERSHIP: dict[str, Any] = {
-    "item": lambda: true(),
-    "korea": lambda: or_(_has("korea_reasons"), ITEMS.korea_specific.is_not(None)),
-    "rationale": lambda: _has("rationale"),
-}
+
+def _membership(queue: str) -> ColumnElement[bool]:
+    selects = spec(queue).selects
+    if selects.source != "items":
+        raise QueueError(f"queue {queue!r} does not hold items: choose one of {', '.join(ITEM_QUEUES)}")
+    return or_(*(FACETS[facet]() for facet in selects.any_of)) if selects.any_of else true()
 
 
 @dataclass(frozen=True)
@@ -107,16 +119,8 @@ class Filters:
         return ", ".join(parts) or "(all)"
 
 
-def spec(queue: str) -> QueueSpec:
-    if queue not in QUEUES:
-        raise QueueError(f"queue {queue!r}: choose one of {', '.join(QUEUES)}")
-    return QUEUES[queue]
-
-
 def where(queue: str, filters: Filters) -> ColumnElement[bool]:
-    if queue not in _MEMBERSHIP:
-        raise QueueError(f"queue {queue!r} does not hold items: choose one of {', '.join(ITEM_QUEUES)}")
-    clauses = [_MEMBERSHIP[queue]()]
+    clauses = [_membership(queue)]
     if filters.status:
         clauses.append(ITEMS.status.in_(list(filters.status)))
     if filters.exam:
@@ -124,9 +128,9 @@ def where(queue: str, filters: Filters) -> ColumnElement[bool]:
     if filters.subject:
         clauses.append(ITEMS.subject == filters.subject)
     if filters.flag:
-        if filters.flag not in _FLAG_CLAUSES:
-            raise QueueError(f"flag filter {filters.flag!r}: choose one of {', '.join(_FLAG_CLAUSES)}")
-        clauses.append(_FLAG_CLAUSES[filters.flag]())
+        if filters.flag not in FLAG_FILTERS:
+            raise QueueError(f"flag filter {filters.flag!r}: choose one of {', '.join(FLAG_FILTERS)}")
+        clauses.append(FACETS[filters.flag]())
     if filters.assignee:
         clauses.append(exists().where(assignments.c.queue == queue, assignments.c.item_id == ITEMS.id,
                                       assignments.c.user == filters.assignee))
@@ -239,7 +243,7 @@ def next_unreviewed(engine: Engine, queue: str, filters: Filters, user: str, aft
 
 def record_review(engine: Engine, queue: str, item_id: str, user: str, decision: str, rev: int,
                   reason: str | None = None) -> None:
-    if decision not in spec(queue).decisions:
+    if decision not in spec(queue).decision_names:
         raise QueueError(f"decision {decision!r} does not belong to queue {queue!r}")
     with write_connection(engine) as conn, conn.begin():
         conn.execute(insert(reviews).values(queue=queue, item_id=item_id, user=user, decision=decision,

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 def pymupdf() -> Any:
     """PyMuPDF, imported when first needed: it costs 1-1.5 s of the server's start."""
-    return importlib.import_module("pymupdf")
+    return importlib.import_module("curation.pymupdf_light").pymupdf
 
 
 def warm_up() -> None:

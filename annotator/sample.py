@@ -12,12 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import pymupdf
-
 from annotator.render import PdfRenderer
 from annotator.scoring import RationaleTask
 from annotator.tables import ensure_tables
 from curation.item import parse_item
+from curation.pymupdf_light import pymupdf
 from curation.workspace import Workspace
 from evaluation.records import JUDGE_AXES, JudgeScores, JudgeVerdict
 

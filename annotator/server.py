@@ -30,7 +30,7 @@ from annotator.actions import Reviewer, Session  # noqa: E402
 from annotator.app import LOCAL_USER, AppContext, build_app  # noqa: E402
 from annotator.edit_relay import DRAFT_URL, edit_relay_script  # noqa: E402
 from annotator.gate import ASGIApp, SessionGate  # noqa: E402
-from annotator.queues import ITEM_QUEUES, QUEUES  # noqa: E402
+from annotator.queue_specs import ITEM_QUEUES, QUEUES, NotAllowed  # noqa: E402
 from annotator.render import PdfRenderer, RenderError, warm_up  # noqa: E402
 from annotator.score_desk import ScoreDesk  # noqa: E402
 from annotator.shortcuts import head_script  # noqa: E402
@@ -135,11 +135,14 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
             body = await request.json()
             queue, item_id, rev, path = body["queue"], str(body["item_id"]), int(body["rev"]), str(body["path"])
             value = body["value"] if isinstance(body["value"], str) else ""
-            if queue not in ITEM_QUEUES or auth_role(user) not in QUEUES[queue].roles:
+            role = auth_role(user)
+            if queue not in ITEM_QUEUES or role not in QUEUES[queue].roles:
                 raise HTTPException(status_code=403, detail=f"{user} may not edit in the {queue!r} queue")
-            session = ctx.reviewer.sync(user, Session(queue, item_id, rev), {path: value})
+            session = ctx.reviewer.sync(auth.User(user, role), Session(queue, item_id, rev), {path: value})
         except (KeyError, TypeError, ValueError) as error:
             raise HTTPException(status_code=400, detail=f"bad draft: {error}") from None
+        except NotAllowed as error:
+            raise HTTPException(status_code=403, detail=str(error)) from None
         except BenchsmithError as error:
             raise HTTPException(status_code=400, detail=str(error)) from None
         return {"edits": len(session.edits)}

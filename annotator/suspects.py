@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from sqlalchemy import Engine, insert, select
 
 from annotator import queues
+from annotator.queue_specs import QUEUES
 from annotator.tables import now, suspect_decisions, write_connection
 from curation.errors import BenchsmithError, ConflictError, NotFoundError
 from curation.store import Store, StoredItem
@@ -33,7 +34,7 @@ from evaluation.records import ITEM_ANALYSIS_FOLDER, SUSPECTS_FILE, Suspect, Sus
 
 QUEUE = "suspects"
 STAGE = "suspect-review"
-DECISIONS = ("fix_key", "ambiguous", "reject", "keep")
+DECISIONS = QUEUES[QUEUE].decision_names
 CLOSED = ("rejected", "excluded")  # a suspect whose item has one of these statuses is not asked about
 MAX_REASON = 2000
 HOW_TO_MAKE = "benchsmith analyze suspects"
@@ -179,7 +180,7 @@ class Outcome:
 
 class SuspectDesk:
     """The queue's server side: membership, moving, deciding. The app checks the user's role
-    (queues.QUEUES["suspects"].roles) before calling it."""
+    (queue_specs.QUEUES["suspects"].roles) before calling it."""
 
     def __init__(self, store: Store, root: Path):
         self.store, self.engine = store, store.engine

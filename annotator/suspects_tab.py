@@ -254,7 +254,7 @@ class SuspectsTab:
     def open(self, user: Any) -> list[Any]:
         """Opening the tab: the first suspect for this user (their assigned ones first when the
         queue has assignments), and the guidelines."""
-        from annotator.queues import QUEUES
+        from annotator.queue_specs import QUEUES
 
         if user.role not in QUEUES[QUEUE].roles:
             return [*self.render(SuspectView(SuspectSession(), Membership(None))), *self.guidelines.load(user)]

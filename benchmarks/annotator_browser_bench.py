@@ -46,6 +46,8 @@ from annotator.actions import Reviewer, Session  # noqa: E402
 from annotator.queues import Filters  # noqa: E402
 from annotator.render import PdfRenderer  # noqa: E402
 from annotator.tables import ensure_tables  # noqa: E402
+
+BASELINE = auth.User("baseline", "admin")
 from curation.workspace import Workspace, init_workspace  # noqa: E402
 
 CHROMIUM = os.environ.get("BENCHSMITH_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -184,11 +186,11 @@ def baseline_figures(workspace: Workspace, repeat: int, items: int) -> dict[str,
     for n in range(repeat):
         session = view.session
         started = time.perf_counter()
-        synced = reviewer.sync("baseline", Session("item", session.item_id, session.rev), {"stem": f"기준 수정 {n}"})
-        view = reviewer.save("baseline", synced)
+        synced = reviewer.sync(BASELINE, Session("item", session.item_id, session.rev), {"stem": f"기준 수정 {n}"})
+        view = reviewer.save(BASELINE, synced)
         figures["save"].append(time.perf_counter() - started)
         started = time.perf_counter()
-        view = reviewer.save("baseline", view.session, "accept")
+        view = reviewer.save(BASELINE, view.session, "accept")
         figures["accept"].append(time.perf_counter() - started)
         view = reviewer.navigate("baseline", "item", Filters(), view.session.item_id, "next")
     for n in range(repeat):

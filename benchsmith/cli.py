@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from curation.llm import ModelClients
+
 if TYPE_CHECKING:
     from typer._click import Command, Context  # the click that typer vendors: what TyperGroup takes
 
@@ -51,8 +53,6 @@ def load_package_commands(module_name: str) -> TyperGroup:
     module = importlib.import_module(module_name)
     holder = typer.Typer(pretty_exceptions_enable=False)
     module.register(holder)
-    if module_name.startswith("curation."):
-        _wire_model_client()
     if module_name == "evaluation.cli":
         _wire_paper_sections()
     return typer.main.get_group(holder)
@@ -71,17 +71,17 @@ def _wire_paper_sections() -> None:
         SECTION_MAKERS.append(item_analysis)
 
 
-def _wire_model_client() -> None:
-    """Model-using curation steps get their model client from the evaluation runners (imported
-    when a step asks for a model, not when the curation commands load)."""
-    from curation.llm import set_client_factory
+def runner_clients() -> ModelClients:
+    """Model-using curation commands (extract's vision model, paraphrase, rationale drafts, tag and
+    explicit with -m) get their clients from the evaluation runners, imported when a step asks for a
+    model, not when the curation commands load."""
 
-    def client_factory(spec: str, workspace: Any, fresh: bool) -> Any:
-        from evaluation.generation import client_factory as runners_client
+    def build(spec: str, workspace: Any, fresh: bool) -> Any:
+        from evaluation.generation import client_factory
 
-        return runners_client(spec, workspace, fresh)
+        return client_factory(spec, workspace, fresh)
 
-    set_client_factory(client_factory)
+    return ModelClients(build)
 
 
 class LazyCommands(TyperGroup):
@@ -118,8 +118,9 @@ app = typer.Typer(
 
 
 @app.callback()
-def root() -> None:
+def root(ctx: typer.Context) -> None:
     """Turn exam papers into expert benchmarks."""
+    ctx.obj = runner_clients()  # every subcommand's context sees it (curation.cli_kit.model_clients)
 
 
 def main() -> None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from curation.errors import BenchsmithError
 from curation.item import Item
-from curation.llm import SolvedItem, TextModel, TextRequest, TextResult, model_client
+from curation.llm import SolvedItem, TextModel, TextRequest, TextResult
 from curation.revise import active_items, revise
 from curation.steps.model_steps import draft_rationales
 from curation.workspace import Workspace
@@ -53,8 +53,10 @@ def _local_client(workspace: Workspace) -> TextModel | None:
 
     if not local_model_available():
         return None
+    from evaluation.generation import client_factory
+
     try:
-        return model_client(LOCAL_RATIONALE_MODEL, workspace)
+        return client_factory(LOCAL_RATIONALE_MODEL, workspace)
     except BenchsmithError:
         return None
 

@@ -2,7 +2,3 @@
 
 `curation` never imports the other benchsmith packages.
 """
-
-from curation import import_costs
-
-import_costs.install()

@@ -19,6 +19,7 @@ from curation.cli_kit import (
     console,
     current_author,
     is_one_of,
+    model_clients,
     out,
     print_json,
     workspace_from,
@@ -349,6 +350,7 @@ def _korea_lexicon(terms: Path | None, rules: Path | None):  # noqa: ANN202
 
 @tag_app.command("korea")
 def tag_korea_command(
+    ctx: typer.Context,
     workspace: WorkspaceOption = None,
     terms: Annotated[Path | None, typer.Option(help="extra Korea-context terms, one per line")] = None,
     models: Annotated[list[str], typer.Option("--model", "-m", help="LLM detector (repeatable); its 'yes' "
@@ -370,10 +372,9 @@ def tag_korea_command(
                         stage="tag-korea", author=current_author(author), dry_run=dry_run)
         out.print(report.line() + " (new Korea-specific candidates)", highlight=False)
         return
-    from curation.llm import model_client
     from curation.steps.model_steps import detect_korea
 
-    clients = [model_client(spec, ws) for spec in models]
+    clients = [model_clients(ctx)(spec, ws) for spec in models]
     result = detect_korea([s.item for s in stored], clients, lexicon)
     _apply_step(ws, stored, result, "tag-korea", f"korea lexicon + {', '.join(c.name for c in clients)}",
                 author, dry_run)
@@ -393,6 +394,7 @@ def tag_taxonomy_command(workspace: WorkspaceOption = None, dry_run: DryRunOptio
 
 
 def explicit_command(
+    ctx: typer.Context,
     workspace: WorkspaceOption = None,
     rules: Annotated[Path | None, typer.Option(help="extra rewrite rules, 'implicit => explicit' per line")] = None,
     model: Annotated[str | None, typer.Option("--model", "-m", help="a model proposes the rewrite instead of the rules")] = None,
@@ -407,10 +409,9 @@ def explicit_command(
     lexicon = _korea_lexicon(None, rules)
     candidates = [s for s in active_items(ws.store) if s.item.flags.korea_specific or s.item.flags.korea_reasons]
     if model:
-        from curation.llm import model_client
         from curation.steps.model_steps import explicit_rewrites
 
-        client = model_client(model, ws)
+        client = model_clients(ctx)(model, ws)
         result = explicit_rewrites([s.item for s in candidates], client)
         _apply_step(ws, candidates, result, "explicit", f"explicit rewrite by {client.name}", author, dry_run)
         return
@@ -442,15 +443,14 @@ def _selected(ws: Workspace, items: str | None) -> list:
     return stored
 
 
-def _one_client(models: list[str], ws: Workspace, step: str):  # noqa: ANN202
-    from curation.llm import model_client
-
+def _one_client(ctx: typer.Context, models: list[str], ws: Workspace, step: str):  # noqa: ANN202
     if len(models) != 1:
         raise BenchsmithError(f"{step} takes one --model")
-    return model_client(models[0], ws)
+    return model_clients(ctx)(models[0], ws)
 
 
 def paraphrase_command(
+    ctx: typer.Context,
     models: ModelsOption,
     workspace: WorkspaceOption = None,
     items: ItemsOption = None,
@@ -465,13 +465,14 @@ def paraphrase_command(
 
     ws = workspace_from(workspace)
     stored = _selected(ws, items)
-    client = _one_client(models, ws, "paraphrase")
+    client = _one_client(ctx, models, ws, "paraphrase")
     result = paraphrase_items([s.item for s in stored], client, max_tries=max_tries, domain_terms=load_terms(terms))
     _apply_step(ws, stored, result, "paraphrase", f"paraphrase by {client.name}", author, dry_run)
 
 
 @rationale_app.command("draft")
 def rationale_draft_command(
+    ctx: typer.Context,
     models: ModelsOption,
     workspace: WorkspaceOption = None,
     items: ItemsOption = None,
@@ -484,7 +485,7 @@ def rationale_draft_command(
 
     ws = workspace_from(workspace)
     stored = [s for s in _selected(ws, items) if s.item.rationale is None]
-    client = _one_client(models, ws, "rationale draft")
+    client = _one_client(ctx, models, ws, "rationale draft")
     result = draft_rationales([s.item for s in stored], client, max_tries=max_tries)
     _apply_step(ws, stored, result, "rationale-draft", f"rationale drafted by {client.name}", author, dry_run)
     if result.tries:

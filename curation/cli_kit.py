@@ -12,6 +12,8 @@ from typing import Annotated, Any, TypeGuard, TypeVar
 import typer
 from rich.console import Console
 
+from curation.errors import BenchsmithError
+from curation.llm import ModelClients
 from curation.workspace import Workspace, open_workspace
 
 console = Console(stderr=True, soft_wrap=True)
@@ -41,6 +43,14 @@ def current_author(author: str | None) -> str:
 
 def workspace_from(path: Path | None) -> Workspace:
     return open_workspace(path)
+
+
+def model_clients(ctx: typer.Context) -> ModelClients:
+    """What builds model clients for this command line: put on its context by the root command."""
+    clients = ctx.find_object(ModelClients)
+    if clients is None:
+        raise BenchsmithError("model-using curation steps need the evaluation runners: run them as `benchsmith` commands")
+    return clients
 
 
 def print_json(data: Any) -> None:

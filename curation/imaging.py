@@ -37,13 +37,13 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 def pixmap_image(pixmap) -> Image.Image:  # noqa: ANN001 - a pymupdf.Pixmap
     """A PIL image of a PyMuPDF pixmap (alpha dropped, gray kept gray)."""
     if pixmap.alpha:
-        import pymupdf
+        from curation.pymupdf_light import pymupdf
 
         pixmap = pymupdf.Pixmap(pixmap, 0)
     if pixmap.n == 1:
         return Image.frombytes("L", (pixmap.width, pixmap.height), pixmap.samples)
     if pixmap.n != 3:
-        import pymupdf
+        from curation.pymupdf_light import pymupdf
 
         pixmap = pymupdf.Pixmap(pymupdf.csRGB, pixmap)
     return Image.frombytes("RGB", (pixmap.width, pixmap.height), pixmap.samples)

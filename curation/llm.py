@@ -1,19 +1,20 @@
 """The seam between curation steps that use a model and the evaluation runners.
 
 `curation` never imports the runners: a model-using step receives a client object that
-satisfies `TextModel` (duck-typed). The CLI wiring installs the factory that builds one
-from a model spec (`benchsmith.cli` does, with the evaluation runners, so every call is
-cached, logged append-only and resumable).
+satisfies `TextModel` (duck-typed), and a model-using command receives `ModelClients`, which
+builds one from a model spec. The root command (`benchsmith.cli`) makes that over the
+evaluation runners (so every call is cached, logged append-only and resumable) and hands it to
+the commands as the command line's context object (`curation.cli_kit.model_clients`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from curation.errors import BenchsmithError
-from curation.item import Item
+if TYPE_CHECKING:
+    from curation.item import Item
 
 
 @dataclass(frozen=True)
@@ -50,15 +51,13 @@ class TextModel(Protocol):
 
 
 ClientFactory = Callable[[str, Any, bool], TextModel]  # (model spec, workspace, fresh: ignore earlier answers) -> client
-_factory: ClientFactory | None = None
 
 
-def set_client_factory(factory: ClientFactory) -> None:
-    global _factory
-    _factory = factory
+@dataclass(frozen=True)
+class ModelClients:
+    """Builds the model client a command asks for by spec (`-m SPEC`)."""
 
+    build: ClientFactory
 
-def model_client(spec: str, workspace: Any, fresh: bool = False) -> TextModel:
-    if _factory is None:
-        raise BenchsmithError("model-using curation steps need the evaluation runners (benchsmith's evaluation package)")
-    return _factory(spec, workspace, fresh)
+    def __call__(self, spec: str, workspace: Any, fresh: bool = False) -> TextModel:
+        return self.build(spec, workspace, fresh)

@@ -156,7 +156,7 @@ def _models(models: list[str], model_list: Path | None, models_file: Path | None
 
 def _run_sharded(ws: Any, requests: list[Any], executor_name: str, ray_address: str | None, workers: int | None,
                  shard_size: int, max_attempts: int, show: bool) -> tuple[list[Any], dict[str, str]]:
-    from curation.execution.executors import make_executor
+    from curation.execution.choose import make_executor
     from curation.execution.shard_progress import shard_progress
     from evaluation.sharded_run import run_models
 

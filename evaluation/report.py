@@ -129,8 +129,9 @@ def _markdown(reports: list[RunReport], charts: list[Path], notes: list[str]) ->
 
 def use_hangul_font(plt: ModuleType, cache_dir: Path) -> None:
     """Subject names are Korean: register the CJK font that PyMuPDF (a core dependency) ships."""
-    import pymupdf
     from matplotlib import font_manager
+
+    from curation.pymupdf_light import pymupdf
 
     path = cache_dir / "droid-sans-fallback.ttf"
     if not path.is_file():

@@ -9,7 +9,8 @@ import pytest
 
 from curation.answers import CIRCLED
 from curation.extract import ocr
-from curation.extract.answer_keys import AnswerKeyError, read_key_file
+from curation.extract.answer_keys import AnswerKeyError
+from curation.extract.key_files import read_key_file
 from curation.extract.pipeline import ExtractOptions, extract_items
 
 from .extract_truth import load_truth

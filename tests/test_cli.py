@@ -142,3 +142,20 @@ def test_every_data_file_of_the_packages_ships_in_the_wheel() -> None:
             if path.is_file() and path.suffix not in (".py", ".pyc") and "__pycache__" not in path.parts]
     left_out = [str(path.relative_to(REPO)) for path in data if not any(fnmatch.fnmatch(path.name, p) for p in patterns)]
     assert data and left_out == []
+
+
+def test_a_model_step_gets_its_model_clients_from_the_root_command_only(workspace) -> None:
+    """The curation commands hold no client factory of their own: loaded without the root command
+    (which hands them the evaluation runners'), a model-using step stops with one clear error."""
+    import typer
+    from typer.testing import CliRunner
+
+    from curation import cli
+    from curation.errors import BenchsmithError
+
+    commands = typer.Typer()
+    cli.register(commands)
+    result = CliRunner().invoke(commands, ["paraphrase", "-m", "openai-compatible:fake@http://127.0.0.1:9/v1",
+                                           "-w", str(workspace.root)])
+    assert isinstance(result.exception, BenchsmithError)
+    assert "need the evaluation runners" in str(result.exception)

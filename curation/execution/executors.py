@@ -7,7 +7,9 @@ shards to workers and results back; retries and bookkeeping live in `curation.ex
 
 - `InProcessExecutor`: shards run one after another in this process.
 - `ProcessPoolExecutor`: a pool of local processes (spawned), sized to the cores.
-- `RayExecutor` (`curation.execution.ray_executor`, the `ray` extra, imported lazily): a Ray cluster.
+- `RayExecutor` (`curation.execution.ray_executor`, the `ray` extra): a Ray cluster.
+
+`curation.execution.choose.make_executor` picks one of them by the CLI's `--executor`.
 """
 
 from __future__ import annotations
@@ -25,7 +27,6 @@ from typing import Any, Literal, Protocol
 
 from curation.errors import BenchsmithError
 
-EXECUTORS = ("local", "ray")
 ShardFunction = Callable[[Any], Iterator[Any]]
 
 
@@ -214,17 +215,3 @@ class ProcessPoolExecutor:
             self._pool = None
         self._results.close()
 
-
-def make_executor(name: str, *, units: int = 2, workers: int | None = None,
-                  ray_address: str | None = None) -> ShardExecutor:
-    """`local`: in this process for a single unit of work, else a process pool; `ray`: a Ray cluster."""
-    if name == "ray":
-        from curation.execution.ray_executor import RayExecutor
-
-        return RayExecutor(ray_address)
-    if name != "local":
-        raise ExecutorError(f"--executor {name!r}: choose one of {', '.join(EXECUTORS)}")
-    if ray_address is not None:
-        raise ExecutorError("--ray-address needs --executor ray")
-    size = min(workers or local_workers(), units)
-    return InProcessExecutor() if size <= 1 else ProcessPoolExecutor(size)

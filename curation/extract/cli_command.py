@@ -26,6 +26,7 @@ def register(app: typer.Typer) -> None:
 
 
 def extract_command(
+    ctx: typer.Context,
     pdfs: Annotated[list[Path], typer.Argument(help="exam PDFs")],
     answer_key: Annotated[Path | None, typer.Option("--answer-key", help="key file: CSV, JSON or PDF (text or scanned)")] = None,
     exam: Annotated[str | None, typer.Option(help="exam name for the items (default: the PDF's file name)")] = None,
@@ -50,7 +51,7 @@ def extract_command(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON for scripts")] = False,
 ) -> None:
     """Extract questions, options, figures and answers from exam PDFs into the store."""
-    from curation.cli_kit import current_author, print_json, workspace_from
+    from curation.cli_kit import current_author, model_clients, print_json, workspace_from
     from curation.extract.pipeline import ExtractOptions, load_answer_key, vision_model
 
     if engine not in ENGINES:
@@ -59,7 +60,7 @@ def extract_command(
     key = load_answer_key(answer_key)
     options = ExtractOptions(exam, session, engine, answer_key, force, current_author(author), vlm_model or ws.vlm_model,
                              ask_again)
-    model = vision_model(options, ws) if options.reads_with_vlm() else None  # a bad spec fails before any PDF
+    model = vision_model(options, ws, model_clients(ctx)) if options.reads_with_vlm() else None  # a bad spec fails before any PDF
     if (engine == "mineru" or model is not None) and executor != "local":
         used = "--engine mineru" if engine == "mineru" else "the vision model"
         raise BenchsmithError(f"{used} runs on this machine only: use --executor local")
@@ -106,7 +107,7 @@ def _extract_here(pdf: Path, ws: Workspace, options: ExtractOptions, key: Answer
 def _extract_sharded(pdfs: list[Path], ws: Workspace, options: ExtractOptions, key: AnswerKey | None, executor_name: str,
                      ray_address: str | None, workers: int | None, max_attempts: int, as_json: bool) -> list[PdfReport]:
     from curation.cli_kit import console
-    from curation.execution.executors import make_executor
+    from curation.execution.choose import make_executor
     from curation.execution.shard_progress import shard_progress
     from curation.extract.parallel import extract_many
 

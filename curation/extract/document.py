@@ -8,7 +8,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
-import pymupdf
 
 from curation.extract.figures import figure_labels, page_figures, region_of, render_crop
 from curation.extract.furniture import drop_furniture, drop_furniture_figures
@@ -20,6 +19,7 @@ from curation.extract.pdf_open import OpenedPdf, PdfError, load_page, page_error
 from curation.extract.scan_figures import scan_figures
 from curation.extract.tables import find_tables, tag_table_lines
 from curation.extract.text_quality import text_layer_problem
+from curation.pymupdf_light import pymupdf
 
 ENGINES = ("auto", "pymupdf", "ocr", "mineru", "vlm")
 GLYPH_WINDOW = 50  # pages whose glyph pictures are read together (their glyphs are held till then)

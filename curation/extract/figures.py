@@ -8,8 +8,6 @@ taken for a formula picture (kind "formula", LaTeX left to a person).
 
 from __future__ import annotations
 
-import pymupdf
-
 from curation.extract.lines import FULL, LEFT, Box, Figure, Line, rect_box, union
 from curation.extract.page_cache import (
     images_in_drawing_order,
@@ -19,6 +17,7 @@ from curation.extract.page_cache import (
 )
 from curation.extract.pdf_images import embedded_image
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
+from curation.pymupdf_light import pymupdf
 
 GutterXs = float | tuple[float, ...] | None  # the gutter(s) between columns (a tuple for three columns)
 MIN_FIGURE = 12.0  # points

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
-import pymupdf
 
 from curation.extract.figures import render_crop
 from curation.extract.layout import Glyph, core_top_of
 from curation.extract.lines import CIRCLED_MARKERS, Figure
 from curation.extract.page_cache import page_image_info
+from curation.pymupdf_light import pymupdf
 
 if TYPE_CHECKING:
     from curation.extract.tesseract_lib import TesseractEngine

@@ -14,9 +14,9 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-import pymupdf
 
 from curation.extract.ocr import render_gray, run_tesseract, thicken
+from curation.pymupdf_light import pymupdf
 
 _ANGLES = np.linspace(0, 2 * np.pi, 48, endpoint=False)
 SLOT = 90  # pixels per stacked cell

@@ -16,11 +16,10 @@ from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter
 
-import pymupdf
-
 from curation.extract.formulas import render_line
 from curation.extract.lines import CIRCLED_MARKERS, FULL, LEFT, RIGHT, Cell, Line
 from curation.extract.page_cache import page_drawings
+from curation.pymupdf_light import pymupdf
 
 TEXT_FLAGS = pymupdf.TEXT_PRESERVE_WHITESPACE | pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_MEDIABOX_CLIP
 WATERMARK_LUMINANCE = 0.8

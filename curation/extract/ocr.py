@@ -21,10 +21,10 @@ from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
-import pymupdf
 
 from curation.errors import BenchsmithError
 from curation.extract.lines import FULL, LEFT, OPTION_PLACEHOLDER, RIGHT, Cell, Line
+from curation.pymupdf_light import pymupdf
 
 OCR_DPI = 300
 MISSING_HINT = "apt-get install tesseract-ocr tesseract-ocr-kor tesseract-ocr-script-hang"

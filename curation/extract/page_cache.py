@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-import pymupdf
+from curation.pymupdf_light import pymupdf
 
 
 def page_drawings(page: pymupdf.Page) -> list[dict[str, Any]]:

@@ -9,11 +9,11 @@ A soft mask is ignored either way, as `pymupdf.Pixmap(doc, xref)` ignores it.
 
 from __future__ import annotations
 
-import pymupdf
 from PIL import Image
 from zlib_ng import zlib_ng
 
 from curation.imaging import pixmap_image
+from curation.pymupdf_light import pymupdf
 
 _CHANNELS = {"/DeviceGray": 1, "/DeviceRGB": 3}
 _NOT_SET = ("null", "null")

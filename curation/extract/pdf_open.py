@@ -6,9 +6,8 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-import pymupdf
-
 from curation.errors import BenchsmithError
+from curation.pymupdf_light import pymupdf
 
 pymupdf.TOOLS.mupdf_display_errors(False)
 pymupdf.TOOLS.mupdf_display_warnings(False)

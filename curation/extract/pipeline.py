@@ -13,15 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pymupdf
-
 from curation.errors import BenchsmithError
-from curation.extract.answer_keys import AnswerKey, find_key_start, parse_key_lines, read_key_file
+from curation.extract.answer_keys import AnswerKey, find_key_start, parse_key_lines
 from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
 from curation.extract.confidence import confidence_record
 from curation.extract.document import ReadDocument, read_document
 from curation.extract.figures import render_crop
 from curation.extract.formulas import FORMULA_IMAGE_REASON
+from curation.extract.key_files import read_key_file
 from curation.extract.latex_check import repair as repair_latex
 from curation.extract.lines import Figure, Line
 from curation.extract.passages import EXTRA_KEY as PASSAGE_KEY
@@ -30,7 +29,8 @@ from curation.extract.pdf_open import OpenedPdf, load_page, open_pdf
 from curation.extract.report import PdfReport
 from curation.extract.segment import ExtractedQuestion, segment
 from curation.item import Item, parse_item
-from curation.llm import TextModel, model_client
+from curation.llm import ModelClients, TextModel
+from curation.pymupdf_light import pymupdf
 from curation.steps.korea_stage import tag_new_items
 from curation.workspace import Workspace
 
@@ -261,16 +261,18 @@ def write_extraction(extraction: Extraction, workspace: Workspace, options: Extr
 
 def extract_pdf(path: Path, workspace: Workspace, options: ExtractOptions, key: AnswerKey | None = None,
                 model: TextModel | None = None) -> PdfReport:
-    """Extract and write one PDF; the vision model is the one configured, unless `model` is given."""
+    """Extract and write one PDF; with a vision model configured in `options`, `model` is that model
+    (`vision_model` builds it)."""
     if model is None and options.reads_with_vlm():
-        model = vision_model(options, workspace)
+        raise BenchsmithError(NO_VISION_MODEL if options.vlm_model is None
+                              else f"the vision model {options.vlm_model} was not given to the extraction")
     return write_extraction(extract_items(path, options, key, model), workspace, options)
 
 
-def vision_model(options: ExtractOptions, workspace: Workspace) -> TextModel:
+def vision_model(options: ExtractOptions, workspace: Workspace, clients: ModelClients) -> TextModel:
     if options.vlm_model is None:
         raise BenchsmithError(NO_VISION_MODEL)
-    return model_client(options.vlm_model, workspace, options.ask_again)
+    return clients(options.vlm_model, workspace, options.ask_again)
 
 
 def load_answer_key(path: Path | None) -> AnswerKey | None:

@@ -12,10 +12,10 @@ the caller, as for vector figures on born-digital pages.
 from __future__ import annotations
 
 import numpy as np
-import pymupdf
 
 from curation.extract.figures import DECORATION_BOTTOM, DECORATION_TOP, GutterXs, region_of, render_crop
 from curation.extract.lines import Box, Figure, Line
+from curation.pymupdf_light import pymupdf
 
 DARK = 190  # gray level below which a pixel is ink (light enough for thin axes, dark enough to skip a light watermark)
 SCALE = 2  # pixels a point: thin strokes stay dark

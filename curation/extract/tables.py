@@ -12,11 +12,10 @@ from __future__ import annotations
 import bisect
 from dataclasses import dataclass
 
-import pymupdf
-
 from curation.extract.layout import Glyph, build_line, cluster_lines
 from curation.extract.lines import CIRCLED_MARKERS, Box, Line
 from curation.extract.page_cache import page_drawing_clusters, page_drawings
+from curation.pymupdf_light import pymupdf
 
 RULE_MIN = 8.0  # points: shorter strokes are not table rules
 MERGE = 1.5  # rules closer than this are one rule

@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-import pymupdf
-
 from curation.extract.document import ReadDocument, blank_page
 from curation.extract.figures import render_crop
 from curation.extract.latex_check import text_problems
@@ -41,6 +39,7 @@ from curation.extract.vlm_prompt import (
 )
 from curation.extract.vlm_regions import Region, column_regions, question_region
 from curation.llm import TextModel, TextRequest
+from curation.pymupdf_light import pymupdf
 
 MAX_TRIES = 3
 VLM_REASON = "transcribed by the vision model {model}: check text, formulas, options and crops"

@@ -13,7 +13,6 @@ import struct
 from dataclasses import dataclass
 
 import numpy as np
-import pymupdf
 
 from curation.extract.figures import render_crop
 from curation.extract.layout import find_gutter, page_glyphs
@@ -21,6 +20,7 @@ from curation.extract.lines import Box, rect_box, union
 from curation.extract.page_cache import page_drawings, page_image_info
 from curation.extract.segment import ExtractedQuestion
 from curation.imaging import CROP_ZOOM
+from curation.pymupdf_light import pymupdf
 
 QUESTION_PAD = 4.0  # points around a question's box, so its first and last strokes are not cut
 BAND_MIN = 12.0  # points: a band above or below the columns thinner than this holds nothing to read

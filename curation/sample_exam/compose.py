@@ -6,11 +6,10 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-import pymupdf
-
 from curation.answers import CIRCLED
 from curation.extract.lines import rect_box
 from curation.extract.passages import passage_group
+from curation.pymupdf_light import pymupdf
 from curation.sample_exam import drawing
 from curation.sample_exam.content import (
     PASSAGE,

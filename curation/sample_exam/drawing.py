@@ -3,10 +3,10 @@ rendered to an image, and a vector diagram drawn with PDF path commands."""
 
 from __future__ import annotations
 
-import pymupdf
 from PIL import Image, ImageDraw
 
 from curation.imaging import pixmap_image, png_bytes
+from curation.pymupdf_light import pymupdf
 
 
 def temperature_profile_chart(seed: int) -> bytes:

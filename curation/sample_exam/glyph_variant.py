@@ -8,10 +8,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-import pymupdf
-
 from curation.answers import CIRCLED
 from curation.imaging import pixmap_image, png_bytes
+from curation.pymupdf_light import pymupdf
 from curation.sample_exam.typeset import Run, Typesetter
 
 GLYPH_PICTURE_REASON = "characters drawn as pictures were read by OCR: check them"

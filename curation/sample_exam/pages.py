@@ -10,8 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-import pymupdf
-
+from curation.pymupdf_light import pymupdf
 from curation.sample_exam.typeset import Run
 
 PAGE_WIDTH, PAGE_HEIGHT = 595.0, 842.0

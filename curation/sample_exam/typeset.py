@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pymupdf
-
+from curation.pymupdf_light import pymupdf
 from curation.sample_exam.content import Formula, Rich
 
 SCRIPT_SCALE = 0.7
