@@ -1,6 +1,6 @@
 """The item-facet catalogue: an item whose reviewed taxonomy and paper source disagree on part and
 subject is counted under the taxonomy's by every reader (store index, `items stats`, the report,
-the release, `analyze shift`), and what each consumer declares equals what the catalogue derives."""
+the release, `analyze shift`, the annotator's subject filter), and what each consumer declares equals what the catalogue derives."""
 
 from __future__ import annotations
 
@@ -105,6 +105,19 @@ def test_analyze_shift_counts_the_taxonomy(pool):
     report = json.loads(_cli(ws, "analyze", "shift", "--embedder", "ngram", "--json"))
     assert report["composition"]["part"]["pool"] == _shares(EXPECTED_PART)
     assert report["composition"]["subject"]["pool"] == _shares(EXPECTED_SUBJECT)
+
+
+def test_the_annotators_subject_filter_counts_the_taxonomy(pool):
+    from sqlalchemy import select
+
+    from annotator.queues import Filters, where
+
+    ws, _ = pool
+    store = open_workspace(ws).store
+    with store.engine.connect() as conn:
+        chosen = conn.execute(select(items_table.c.id).where(where("item", Filters(subject="일기분석")))
+                              .order_by(items_table.c.id)).scalars().all()
+    assert chosen == ["f-4", "f-5"]
 
 
 # -- what each consumer declares is what the catalogue derives -----------------------------------
