@@ -1,6 +1,7 @@
 """The item-facet catalogue: an item whose reviewed taxonomy and paper source disagree on part and
 subject is counted under the taxonomy's by every reader (store index, `items stats`, the report,
-the release, `analyze shift`, the annotator's subject filter), and what each consumer declares equals what the catalogue derives."""
+the release, `analyze shift`, the annotator's subject filter), and what each consumer declares
+equals what the catalogue derives."""
 
 from __future__ import annotations
 
