@@ -129,6 +129,7 @@ def stage_release(ctx: DemoContext) -> str:
     and load every config back with `datasets`."""
     import datasets
 
+    from curation.facets import IN_PLAY
     from export.build import build_release
     from export.release_config import ReleaseConfig, version_key
 
@@ -136,7 +137,7 @@ def stage_release(ctx: DemoContext) -> str:
     existing = [p.name.removeprefix("v") for p in ctx.workspace.releases_dir.glob("v*.*.*")]
     major, minor, patch = max((version_key(v) for v in existing), default=(0, 1, -1))
     config = ReleaseConfig(name="benchsmith-sample", pretty_name="benchsmith sample exam (기상기사 표본)",
-                           statuses=["extracted", "in_review", "accepted"],
+                           statuses=list(IN_PLAY),
                            source_license="Questions written by the benchsmith project for its sample exam.")
     result = build_release(ctx.workspace, f"{major}.{minor}.{patch + 1}", config)
     reloaded = {name: len(datasets.load_dataset(str(result.path), name, cache_dir=str(ctx.workspace.root / ".hf-cache"))["test"])

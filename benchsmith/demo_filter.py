@@ -10,7 +10,6 @@ from datetime import UTC, datetime
 
 from benchsmith.demo_evaluate import DEMO_MODELS, LOCAL_MODEL, local_model_available
 from curation.workspace import Workspace
-from evaluation.datasets import current_hashes
 from evaluation.models import resolve_model
 from evaluation.records import latest_filter_record
 from filtering.adversarial import FilterPlan, filter_and_record
@@ -33,7 +32,7 @@ def shift_report(workspace: Workspace) -> str:
     cache = EmbeddingCache(workspace.root / "filtering" / "embeddings.db")
     out_dir = workspace.root / "filtering" / f"shift-{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}"
     items = [stored.item for stored in workspace.store.iter_items()]
-    hard = set(found[1].current_survivors(current_hashes(items, "implicit"))[0]) if found else None
+    hard = set(found[1].hard_subset(workspace.store.hashes()).ids) if found else None
     report = analyze_shift(items, hard, name,
                            lambda texts: cache.embed(name, embed, texts), out_dir)
     cache.close()

@@ -30,6 +30,7 @@ from curation.errors import BenchsmithError
 from curation.import_command import import_command
 from curation.importers import export_jsonl
 from curation.item import item_json_schema
+from curation.query import in_play
 from curation.store import ItemQuery, get_path
 from curation.workspace import Workspace, init_workspace
 
@@ -297,7 +298,7 @@ def dedup_command(
     lexicon = AntonymLexicon.from_file(antonyms) if antonyms else AntonymLexicon()
     config = DedupConfig(method=method, scope=scope, stem_gate=stem_gate,  # type: ignore[arg-type]
                          require_same_answer=require_same_answer, workers=workers, **settings)  # type: ignore[arg-type]
-    total = ws.store.count(ItemQuery(status=["extracted", "in_review", "accepted"]))
+    total = ws.store.count(in_play(None))
     with progress_bar(console, "comparing", total) as advance:
         result, report, path = run_dedup(ws.store, config, author=current_author(author), antonyms=lexicon,
                                          dry_run=dry_run, report_dir=ws.runs_dir, advance=advance)

@@ -7,7 +7,7 @@ wants 0-based indices or letters converts at its own boundary.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_args
 
 from pydantic import (
     AfterValidator,
@@ -25,8 +25,10 @@ SCHEMA_VERSION: Final = 1
 ITEM_ID_PATTERN = r"^[A-Za-z0-9가-힣][A-Za-z0-9가-힣._:\-]{0,199}$"
 BLOB_REF_PATTERN = r"^[0-9a-f]{64}\.[a-z0-9]{1,5}$"
 
-Status = Literal["extracted", "in_review", "accepted", "rejected", "excluded"]
-STATUSES: tuple[str, ...] = ("extracted", "in_review", "accepted", "rejected", "excluded")
+# in workflow order; rejected items and the copies dedup excluded are out of play
+InPlayStatus = Literal["extracted", "in_review", "accepted"]
+Status = Literal[InPlayStatus, Literal["rejected", "excluded"]]
+STATUSES: tuple[str, ...] = get_args(Status)
 RationaleStatus = Literal["draft", "adopted", "minor_fix", "major_fix"]
 
 

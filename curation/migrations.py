@@ -14,10 +14,11 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
+from curation.facets import resolved_part, resolved_subject
 from curation.identity import content_hash
 from curation.item import SCHEMA_VERSION, parse_item
 
-STORE_VERSION = 3
+STORE_VERSION = 4
 
 
 def _add_identity_columns(conn: Connection) -> None:
@@ -43,8 +44,24 @@ def _index_revision_stage_and_time(conn: Connection) -> None:
     conn.execute(text("CREATE INDEX ix_revisions_created_at ON revisions (created_at)"))
 
 
+def _resolve_part_and_subject(conn: Connection) -> None:
+    """3 → 4: the `part` and `subject` columns hold the one resolved rule (the taxonomy's, else the
+    source's; curation/facets.py) instead of the source's first, so the columns say it all and the
+    taxonomy's own copies go."""
+    rows = conn.execute(text("SELECT id, data FROM items")).all()
+    values = []
+    for item_id, data in rows:
+        item = parse_item(migrate_record(json.loads(data)))
+        values.append({"id": item_id, "part": resolved_part(item), "subject": resolved_subject(item)})
+    if values:
+        conn.execute(text("UPDATE items SET part = :part, subject = :subject WHERE id = :id"), values)
+    for column in ("taxonomy_part", "taxonomy_subject"):
+        conn.execute(text(f"ALTER TABLE items DROP COLUMN {column}"))
+
+
 # STORE_MIGRATIONS[n] upgrades a store from version n to n + 1.
-STORE_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_identity_columns, 2: _index_revision_stage_and_time}
+STORE_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_identity_columns, 2: _index_revision_stage_and_time,
+                                                              3: _resolve_part_and_subject}
 
 # RECORD_MIGRATIONS[n] upgrades an item record from schema_version n to n + 1.
 RECORD_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}

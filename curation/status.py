@@ -7,14 +7,10 @@ wanted status are not touched.
 
 from __future__ import annotations
 
-from typing import get_args
-
 from curation.errors import BenchsmithError
-from curation.item import Status
+from curation.facets import STATUSES
 from curation.revise import StageReport, revise
 from curation.store import ItemQuery, Store
-
-STATUSES: tuple[str, ...] = get_args(Status)
 
 
 def set_status(store: Store, query: ItemQuery, status: str, *, reason: str, author: str,

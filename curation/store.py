@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, make_dataclass, replace
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import ValidationError
 from sqlalchemy import (
@@ -34,10 +34,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.types import TypeEngine
 
 from curation.credentials import mask_url
 from curation.diff import changed_paths
 from curation.errors import ConflictError, NotFoundError, WorkspaceError
+from curation.facets import Facet, query_facets, store_facets
+from curation.facets import values as facet_values
 from curation.identity import content_hash
 from curation.item import SCHEMA_VERSION, AnswerView, Item, parse_item
 from curation.migrations import STORE_VERSION, migrate_record, migrate_store
@@ -51,24 +55,21 @@ meta_table = Table(
     Column("value", Text, nullable=False),
 )
 
+def _facet_column(facet: Facet) -> Column:
+    kinds: dict[type, TypeEngine[Any]] = {str: String(facet.max_length), int: Integer(), bool: Boolean()}
+    kind = kinds[facet.type]
+    return Column(facet.name, kind, nullable=not facet.required, index=facet.indexed or None)
+
+
+# The facet columns (curation/facets.py) let readers that need only facts about items (solve matrix,
+# filters, reports, release `hard`, the annotator's queues) filter and count without parsing an item.
 items_table = Table(
     "items",
     metadata,
     Column("id", String(200), primary_key=True),
     Column("rev", Integer, nullable=False),
-    Column("status", String(16), nullable=False, index=True),
-    Column("exam", String(200), nullable=False, index=True),
-    Column("session", String(64)),
-    Column("subject", String(200), index=True),
-    Column("part", String(200)),
-    Column("number", Integer),
-    Column("korea_specific", Boolean),
-    Column("multimodal", Boolean, nullable=False),
-    # content identity (implicit variant) and the taxonomy's own part/subject, so readers that
-    # need only these (solve matrix, filters, reports, release `hard`) never parse the item
-    Column("content_hash", String(32), index=True),
-    Column("taxonomy_part", String(200)),
-    Column("taxonomy_subject", String(200)),
+    *(_facet_column(f) for f in store_facets()),
+    Column("content_hash", String(32), index=True),  # content identity (implicit variant): readers of records
     Column("data", Text, nullable=False),
     Column("updated_at", String(32), nullable=False),
     Column("updated_by", String(200), nullable=False),
@@ -127,16 +128,35 @@ class WriteReport:
     skipped: list[str] = field(default_factory=list)  # existing items left as they are (on_existing="skip")
 
 
-@dataclass(frozen=True)
-class ItemQuery:
-    """A filter over the current items. Empty fields match everything."""
+def _query_field(facet: Facet) -> tuple[str, Any, Any]:
+    kind: Any = Sequence[facet.type] if facet.query == "any_of" else facet.type  # type: ignore[name-defined]
+    return facet.name, kind | None, field(default=None)
 
-    ids: Sequence[str] | None = None
-    status: Sequence[str] | None = None
-    exam: str | None = None
-    subject: str | None = None
-    korea_specific: bool | None = None
-    multimodal: bool | None = None
+
+if TYPE_CHECKING:
+    class ItemQuery:
+        """A filter over the current items (fields: `ids` and the queryable facets)."""
+
+        __dataclass_fields__: ClassVar[dict[str, Any]]
+
+        def __init__(self, ids: Sequence[str] | None = None, **facets: Any) -> None: ...
+        def __getattr__(self, name: str) -> Any: ...
+else:
+    ItemQuery = make_dataclass(
+        "ItemQuery", [("ids", Sequence[str] | None, field(default=None)), *map(_query_field, query_facets())],
+        frozen=True)
+    ItemQuery.__module__ = __name__  # found by pickle (process pools, Ray) where it is defined
+    ItemQuery.__doc__ = ("A filter over the current items: `ids` and the queryable facets (curation/facets.py). "
+                         "Empty fields match everything.")
+
+
+def facet_clause(facet: Facet, value: Any) -> ColumnElement[bool] | None:
+    """The filter on a queryable facet's store column (an `ItemQuery` field, an annotator queue
+    filter): any of a list, or one value; None where the value selects everything."""
+    column = items_table.c[facet.name]
+    if facet.query == "any_of":
+        return column.in_(list(value)) if value else None
+    return None if value is None else column == value
 
 
 def _configure_sqlite(engine: Engine) -> None:
@@ -202,17 +222,8 @@ class Store:
         return {
             "id": item.id,
             "rev": rev,
-            "status": item.status,
-            "exam": item.source.exam,
-            "session": item.source.session,
-            "subject": item.source.subject or item.taxonomy.subject,
-            "part": item.source.part or item.taxonomy.part,
-            "number": item.source.number,
-            "korea_specific": item.flags.korea_specific,
-            "multimodal": item.multimodal,
+            **facet_values(item, store_facets()),
             "content_hash": content_hash(item),
-            "taxonomy_part": item.taxonomy.part,
-            "taxonomy_subject": item.taxonomy.subject,
             "data": data,
             "updated_at": when,
             "updated_by": author,
@@ -455,19 +466,12 @@ class Store:
     def _where(self, statement, query: ItemQuery | None):  # noqa: ANN001
         if query is None:
             return statement
-        c = items_table.c
         if query.ids is not None:
-            statement = statement.where(c.id.in_(list(query.ids)))
-        if query.status:
-            statement = statement.where(c.status.in_(list(query.status)))
-        if query.exam is not None:
-            statement = statement.where(c.exam == query.exam)
-        if query.subject is not None:
-            statement = statement.where(c.subject == query.subject)
-        if query.korea_specific is not None:
-            statement = statement.where(c.korea_specific == query.korea_specific)
-        if query.multimodal is not None:
-            statement = statement.where(c.multimodal == query.multimodal)
+            statement = statement.where(items_table.c.id.in_(list(query.ids)))
+        for facet in query_facets():
+            clause = facet_clause(facet, getattr(query, facet.name))
+            if clause is not None:
+                statement = statement.where(clause)
         return statement
 
     def iter_items(self, query: ItemQuery | None = None, among: set[str] | None = None) -> Iterator[StoredItem]:

@@ -130,9 +130,8 @@ class StoreDataset:
         if hashes is None:
             hashes = (self.store.hashes(ItemQuery(ids=record.survivors)) if variant == "implicit"
                       else current_hashes(self.lookup(record.survivors).values(), variant))
-        survivors, stale = record.current_survivors(hashes)
-        notes = [f"hard: {stale} item(s) of {path.name} changed since filtering and are left out"] if stale else []
-        return {"hard": set(survivors)}, notes
+        hard = record.hard_subset(hashes)
+        return {"hard": set(hard.ids)}, hard.notes(path.name)
 
 
 class ReleaseDataset:

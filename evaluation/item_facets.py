@@ -12,12 +12,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow.compute as pc
 
 from curation.arrow import pa
+from curation.facets import report_facets
 from curation.identity import content_hash
 from curation.item import Item
 from curation.store import Store
@@ -25,20 +26,19 @@ from curation.store import Store
 if TYPE_CHECKING:
     from evaluation.datasets import StoreDataset
 
-FACET_COLUMNS = ["content_hash", "multimodal", "korea_specific", "part", "subject", "taxonomy_part",
-                 "taxonomy_subject"]
+REPORT_FACETS = report_facets()  # modality, the Korea flag, part and subject (curation/facets.py)
+# the facets that name one subset each (flags, splits) come first, labelled ones (part:…, subject:…) after
+_FIXED = [f for f in REPORT_FACETS if f.report != "label"]
+_LABELLED = sorted((f for f in REPORT_FACETS if f.report == "label"), key=lambda f: f.name)
 
 
 @dataclass
 class ItemFacets:
-    """Per item (by id): content hash under the run's variant, and the report's facets."""
+    """Per item (by id): content hash under the run's variant, and the values of the report's facets."""
 
     ids: list[str]
     hashes: dict[str, str]
-    multimodal: list[bool]
-    korea_specific: list[bool]
-    part: list[str | None]  # the taxonomy's, else the source's
-    subject: list[str | None]
+    values: dict[str, list[Any]]  # report facet name → its value per item, in `ids` order
     position: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -48,17 +48,13 @@ class ItemFacets:
     def from_items(cls, items: Iterable[Item], variant: str) -> ItemFacets:
         items = list(items)
         return cls([i.id for i in items], {i.id: content_hash(i, variant) for i in items},
-                   [i.multimodal for i in items], [i.flags.korea_specific is True for i in items],
-                   [i.taxonomy.part or i.source.part for i in items],
-                   [i.taxonomy.subject or i.source.subject for i in items])
+                   {f.name: [f.read(i) for i in items] for f in REPORT_FACETS})
 
     @classmethod
     def from_store(cls, store: Store) -> ItemFacets:
-        c = store.columns(FACET_COLUMNS)
+        c = store.columns(["content_hash", *(f.name for f in REPORT_FACETS)])
         return cls(c["id"], {i: h for i, h in zip(c["id"], c["content_hash"], strict=True) if h},
-                   [bool(v) for v in c["multimodal"]], [v is True for v in c["korea_specific"]],
-                   [t or s for t, s in zip(c["taxonomy_part"], c["part"], strict=True)],
-                   [t or s for t, s in zip(c["taxonomy_subject"], c["subject"], strict=True)])
+                   {f.name: c[f.name] for f in REPORT_FACETS})
 
     def __contains__(self, item_id: str) -> bool:
         return item_id in self.position
@@ -69,15 +65,10 @@ class ItemFacets:
         index = self.position.get(item_id)
         if index is None:
             return ["overall"]
-        names = ["overall", "multimodal" if self.multimodal[index] else "text_only"]
-        if self.korea_specific[index]:
-            names.append("korea_specific")
+        names = ["overall"]
+        names += [name for f in _FIXED for name in f.subsets(self.values[f.name][index])]
         names += [name for name, ids in (named or {}).items() if item_id in ids]
-        if self.part[index]:
-            names.append(f"part:{self.part[index]}")
-        if self.subject[index]:
-            names.append(f"subject:{self.subject[index]}")
-        return names
+        return names + [name for f in _LABELLED for name in f.subsets(self.values[f.name][index])]
 
     @cached_property
     def _columns(self) -> _FacetColumns:
@@ -99,17 +90,19 @@ class ItemFacets:
         safe = np.where(known, index, 0)
         masks: dict[str, np.ndarray] = {"overall": np.ones(len(ids), dtype=bool)}
         if len(self.ids):
-            multimodal = columns.multimodal[safe] & known
-            masks["text_only"] = known & ~multimodal
-            masks["multimodal"] = multimodal
-            masks["korea_specific"] = columns.korea_specific[safe] & known
+            for f in _FIXED:
+                true = columns.flags[f.name][safe] & known
+                masks[f.name] = true
+                if f.report == "split":
+                    masks[str(f.otherwise)] = known & ~true
         for name, members in (named or {}).items():
             chosen = pa.array(sorted(members), pa.string())
             masks[name] = pc.fill_null(pc.is_in(ids, value_set=chosen), False).to_numpy(zero_copy_only=False) & known
-        for prefix, (codes, labels) in (("part", columns.part), ("subject", columns.subject)):
+        for f in _LABELLED:
+            codes, labels = columns.labels[f.name]
             present = codes[safe] if len(self.ids) else np.array([], dtype=np.int32)
             for code in sorted(set(np.unique(present[known]).tolist()) - {-1}, key=lambda c: labels[c]):
-                masks[f"{prefix}:{labels[code]}"] = known & (present == code)
+                masks[f.subsets(labels[code])[0]] = known & (present == code)
         return {name: mask for name, mask in masks.items() if mask.any() or name == "overall"}
 
 
@@ -125,16 +118,14 @@ class _FacetColumns:
 
     ids: pa.Array
     hashes: pa.Array
-    multimodal: np.ndarray
-    korea_specific: np.ndarray
-    part: tuple[np.ndarray, list[str]]  # code per item (-1: none) and the labels the codes name
-    subject: tuple[np.ndarray, list[str]]
+    flags: dict[str, np.ndarray]  # a flag or split facet: true per item (None is not true)
+    labels: dict[str, tuple[np.ndarray, list[str]]]  # a labelled facet: code per item (-1: none), the labels
 
     @classmethod
     def of(cls, facets: ItemFacets) -> _FacetColumns:
         return cls(pa.array(facets.ids, pa.string()), pa.array([facets.hashes.get(i) for i in facets.ids], pa.string()),
-                   np.asarray(facets.multimodal, dtype=bool), np.asarray(facets.korea_specific, dtype=bool),
-                   _codes(facets.part), _codes(facets.subject))
+                   {f.name: np.array([v is True for v in facets.values[f.name]], dtype=bool) for f in _FIXED},
+                   {f.name: _codes(facets.values[f.name]) for f in _LABELLED})
 
 
 def _codes(values: list[str | None]) -> tuple[np.ndarray, list[str]]:

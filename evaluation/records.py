@@ -18,11 +18,12 @@ import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, create_model
 
 from curation.errors import WorkspaceError
+from curation.facets import release_facets
 from curation.item import Item, parse_item
 
 Outcome = Literal["correct", "wrong", "unparseable", "error"]
@@ -225,6 +226,18 @@ FILTER_RECORD_VERSION = 2
 FILTER_FOLDER = "filtering"
 
 
+class HardSubset(NamedTuple):
+    """The hard subset as a filtering record decides it now: the current survivors, in record order."""
+
+    ids: list[str]
+    stale: int  # survivors whose item changed since filtering: left out
+
+    def notes(self, record_name: str | None = None) -> list[str]:
+        of = f" of {record_name}" if record_name else ""
+        return ([f"hard: {self.stale} item(s){of} changed since filtering and are left out "
+                 "(filter again to decide them)"] if self.stale else [])
+
+
 class FilterRecord(BaseModel):
     """What a filter decided, with everything needed to reproduce it and to tell when it went stale."""
 
@@ -243,12 +256,12 @@ class FilterRecord(BaseModel):
     record_version: int = FILTER_RECORD_VERSION
     notes: list[str] = Field(default_factory=list)
 
-    def current_survivors(self, hashes: Mapping[str, str]) -> tuple[list[str], int]:
-        """Of the survivors among `hashes` (item → content hash now), those whose content is still what
-        was filtered, and how many of them changed since (stale)."""
+    def hard_subset(self, hashes: Mapping[str, str]) -> HardSubset:
+        """`hard`: the survivors among `hashes` (item → content hash now) whose content is still what
+        was filtered; the ones changed since are counted as stale."""
         present = [i for i in self.survivors if i in hashes]
         current = [i for i in present if self.content_hashes.get(i) == hashes[i]]
-        return current, len(present) - len(current)
+        return HardSubset(current, len(present) - len(current))
 
     def summary(self) -> dict[str, Any]:
         return {"kind": self.kind, "models": [m["label"] for m in self.models], "attempts": self.attempts,
@@ -312,16 +325,12 @@ class ReleaseOption(BaseModel):
     image: ReleaseImage | None = None
 
 
-class ReleaseRow(BaseModel):
-    """One row of a release config. `answer` is 1-based (None for a multi-answer item), `answers` lists all."""
+class ReleaseContent(BaseModel):
+    """A release row's question, options and key; `ReleaseRow` adds the release's facet columns.
+    `answer` is 1-based (None for a multi-answer item), `answers` lists all."""
 
     model_config = ConfigDict(extra="ignore")
     id: str
-    exam: str | None = None
-    session: str | None = None
-    subject: str | None = None
-    part: str | None = None
-    number: int | None = None
     question: str
     question_original: str | None = None
     question_images: list[ReleaseImage] = Field(default_factory=list)
@@ -329,10 +338,6 @@ class ReleaseRow(BaseModel):
     answer: int | None = None
     answer_letter: str | None = None
     answers: list[int] = Field(default_factory=list)
-    korea_specific: bool | None = None
-    multimodal: bool = False
-    visual_type: str | None = None
-    question_format: str | None = None
     rationale: str | None = None
     rationale_status: str | None = None
     original_option_order: list[int] | None = None
@@ -344,24 +349,31 @@ class ReleaseRow(BaseModel):
                 return None
             return {"blob": put_image(value.bytes, value.path.rsplit(".", 1)[-1].lower() if "." in value.path else "png")}
 
+        facet = {f.name: getattr(self, f.name) for f in release_facets()}
         answers = self.answers or ([self.answer] if self.answer else [])
         return parse_item({
             "id": self.id,
-            "source": {"exam": self.exam or "release", "session": self.session, "subject": self.subject,
-                       "part": self.part, "number": self.number},
+            "source": {"exam": facet["exam"] or "release", "session": facet["session"], "subject": facet["subject"],
+                       "part": facet["part"], "number": facet["number"]},
             "stem": self.question,
             "options": [{"text": option.text, "image": image(option.image)} for option in self.options],
             "answer": answers[0] if len(answers) == 1 else (answers or None),
             "images": [ref for ref in (image(value) for value in self.question_images) if ref],
-            "flags": {"korea_specific": self.korea_specific},
-            "taxonomy": {"part": self.part, "subject": self.subject, "visual_type": self.visual_type,
-                         "question_format": self.question_format},
+            "flags": {"korea_specific": facet["korea_specific"]},
+            "taxonomy": {"part": facet["part"], "subject": facet["subject"], "visual_type": facet["visual_type"],
+                         "question_format": facet["question_format"]},
             "rationale": {"text": self.rationale, "status": self.rationale_status or "adopted"} if self.rationale else None,
             "status": "accepted",
         })
 
 
-def release_rows(rows: Iterable[Mapping[str, Any]]) -> list[ReleaseRow]:
+# One row of a release config: its content and the release facets of the catalogue (each may be absent
+# in a row: a reader takes what a release carries).
+ReleaseRow = create_model("ReleaseRow", __base__=ReleaseContent, __module__=__name__,
+                          **{f.name: (f.type | None, None) for f in release_facets()})  # type: ignore[call-overload]
+
+
+def release_rows(rows: Iterable[Mapping[str, Any]]) -> list[ReleaseContent]:
     return [ReleaseRow.model_validate(row) for row in rows]
 
 

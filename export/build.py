@@ -12,6 +12,7 @@ import re
 import shutil
 import string
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -22,6 +23,7 @@ import yaml
 from curation.background import Background
 from curation.blobs import BlobStore
 from curation.errors import BenchsmithError
+from curation.facets import Facet, release_config_facets
 from curation.item import Item
 from curation.steps.dedup_report import latest_dedup_report
 from curation.store import ItemQuery
@@ -43,17 +45,21 @@ from export.harness_scoring import write_scoring
 from export.integrity import content_hash, write_checksums
 from export.parquet import WRITER_SETTINGS, arrow_rows, portable_yaml_list, write_shards
 from export.release_config import ReleaseConfig, check_version
-from export.rows import item_row, row_hash
+from export.rows import RATIONALE_RELEASED, item_row, row_hash
 from export.tiny import ESTIMATION_FILE, TinyPlan, plan_tiny, write_estimation
 from export.tiny import card_text as tiny_card_text
 from export.vlmevalkit import write_vlmevalkit
 
-CONFIG_FILTERS = {
+
+def _facet_is_true(facet: Facet) -> Callable[[Item], bool]:
+    return lambda item: facet.read(item) is True
+
+
+CONFIG_FILTERS: dict[str, Callable[[Item], bool]] = {
     "full": lambda item: True,
-    "korea_specific": lambda item: item.flags.korea_specific is True,
-    "multimodal": lambda item: item.multimodal,
-    "reasoning": lambda item: item.rationale is not None and item.rationale.status in ("adopted", "minor_fix", "major_fix"),
-    "explicit": lambda item: item.flags.korea_specific is True and bool(item.explicit_variant),
+    **{facet.name: _facet_is_true(facet) for facet in release_config_facets()},  # korea_specific, multimodal
+    "reasoning": lambda item: item.rationale is not None and item.rationale.status in RATIONALE_RELEASED,
+    "explicit": lambda item: CONFIG_FILTERS["korea_specific"](item) and bool(item.explicit_variant),
 }
 
 
@@ -110,10 +116,9 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
     record = _filtering(workspace)
     hard = None
     if record is not None:
-        survivors, stale = record.current_survivors(released)
-        hard = set(survivors)
-        if stale:
-            notes.append(f"hard: {stale} item(s) changed since filtering and are left out (filter again to decide them)")
+        decided = record.hard_subset(released)
+        hard = set(decided.ids)
+        notes += decided.notes()
     filters = dict(CONFIG_FILTERS)
     if hard is not None:
         filters["hard"] = lambda item: item.id in hard

@@ -16,17 +16,17 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from curation.facets import release_facets
+
 IMAGE = "image"
 
 Column = str | list[Any] | dict[str, Any]
 
+# The item's facet columns come from the catalogue (curation/facets.py); the question, options, key
+# and rationale are the release's own.
 RELEASE_COLUMNS: dict[str, Column] = {
     "id": "string",
-    "exam": "string",
-    "session": "string",
-    "subject": "string",
-    "part": "string",
-    "number": "int32",
+    **{facet.name: facet.release_dtype for facet in release_facets()},
     "question": "string",
     "question_original": "string",
     "question_images": [IMAGE],
@@ -34,10 +34,6 @@ RELEASE_COLUMNS: dict[str, Column] = {
     "answer": "int32",
     "answer_letter": "string",
     "answers": ["int32"],
-    "korea_specific": "bool",
-    "multimodal": "bool",
-    "visual_type": "string",
-    "question_format": "string",
     "rationale": "string",
     "rationale_status": "string",
     "original_option_order": ["int32"],

@@ -11,7 +11,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from curation.errors import BenchsmithError, WorkspaceError
-from curation.item import describe_validation_error
+from curation.item import InPlayStatus, describe_validation_error
 
 ConfigName = Literal["full", "hard", "korea_specific", "multimodal", "reasoning", "explicit", "tiny"]
 CONFIG_NAMES: tuple[ConfigName, ...] = get_args(ConfigName)
@@ -31,7 +31,7 @@ class ReleaseConfig(BaseModel):
         "Exam content remains the copyright of the issuing agency; use for research and evaluation.",
         description="licence or terms of the source material, quoted in the card")
     language: list[str] = ["ko"]
-    statuses: list[Literal["extracted", "in_review", "accepted"]] = ["accepted"]
+    statuses: list[InPlayStatus] = ["accepted"]
     configs: list[ConfigName] = list(DEFAULT_CONFIGS)
     default_config: str = "full"
     hub_repo: str | None = Field(None, description="ORG/NAME on the Hugging Face Hub (the card's links)")

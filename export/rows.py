@@ -12,6 +12,8 @@ import json
 from typing import Any
 
 from curation.blobs import BlobStore
+from curation.facets import release_facets
+from curation.facets import values as facet_values
 from curation.item import Item
 from evaluation.records import ReleaseRow
 
@@ -34,11 +36,7 @@ def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[st
         question = item.explicit_variant
     row = {
         "id": item.id,
-        "exam": item.source.exam,
-        "session": item.source.session,
-        "subject": item.source.subject or item.taxonomy.subject,
-        "part": item.source.part or item.taxonomy.part,
-        "number": item.source.number,
+        **facet_values(item, release_facets()),
         "question": question,
         "question_original": item.stem if question != item.stem else None,
         "question_images": [_image(blobs, image.blob) for image in item.images],
@@ -47,10 +45,6 @@ def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[st
         "answer": single,
         "answer_letter": LETTERS[single - 1] if single else None,
         "answers": answers,
-        "korea_specific": item.flags.korea_specific,
-        "multimodal": item.multimodal,
-        "visual_type": item.taxonomy.visual_type,
-        "question_format": item.taxonomy.question_format,
         "rationale": rationale.text if rationale else None,
         "rationale_status": rationale.status if rationale else None,
         "original_option_order": item.original_option_order,

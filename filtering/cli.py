@@ -170,7 +170,6 @@ def shift_command(
     """Embeddings → PCA(50) → UMAP(3) → KL between pool, full and hard; composition; plots."""
     from datetime import UTC, datetime
 
-    from evaluation.datasets import current_hashes
     from filtering.comparisons import filter_record
     from filtering.embeddings import EmbeddingCache, resolve_embedder
     from filtering.shift import analyze_shift
@@ -185,7 +184,7 @@ def shift_command(
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     out_dir = ws.root / "filtering" / f"shift-{stamp}"
     with console.status(f"embedding {len(items)} items with {name}…"):
-        hard = set(record.current_survivors(current_hashes(items, "implicit"))[0]) if record else None
+        hard = set(record.hard_subset(ws.store.hashes()).ids) if record else None
         report = analyze_shift(items, hard, name,
                                lambda texts: cache.embed(name, embed, texts), out_dir, seed)
     cache.close()

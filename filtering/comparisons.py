@@ -66,7 +66,7 @@ def ranking_vs_hard(ws: Workspace, run_names: list[str], record_path: Path | Non
     reader = FacetReader()
     runs = [load_run(find_run(ws.runs_dir, name), ws, reader) for name in run_names]
     common = _common(runs)
-    survivors, stale_hard = record.current_survivors(runs[0].hashes)
+    survivors, stale_hard = record.hard_subset(runs[0].hashes)
     hard_index = np.flatnonzero(pc.is_in(common, value_set=pa.array(survivors, pa.string())).to_numpy(
         zero_copy_only=False))
     hard = hard_index.tolist()

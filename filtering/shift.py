@@ -6,7 +6,7 @@ quantile bins of the pool (up to 8 per axis, fewer for small pools so that a cel
 about 10 pool items on average), counts get Jeffreys smoothing (+0.5 per cell), and
 KL(S ‖ pool) = Σ p_S log(p_S / p_pool). It is exactly 0 for a set against itself and grows
 with a planted shift; unlike k-NN estimators it is not thrown off by the subsets sharing
-points with the pool. Composition changes (subject, modality, Korea flag) are reported too.
+points with the pool. Composition changes (by each of the report's facets: subject, part, modality, Korea flag) are reported too.
 """
 
 from __future__ import annotations
@@ -17,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from curation.facets import IN_PLAY, Facet, report_facets
+from curation.item import Item
 
 MAX_BINS = 8
 SMOOTHING = 0.5
@@ -132,6 +135,15 @@ def plot_composition(shares: dict[str, dict[str, float]], path: Path, title: str
     return path
 
 
+def composition_label(facet: Facet, item: Item) -> str:
+    """The item's share label by one of the report's facets: its part or subject (the catalogue's one
+    rule), multimodal / text_only, or the Korea flag as decided (True, False, None = undecided)."""
+    value = facet.read(item)
+    if facet.report == "split":
+        return facet.subsets(value)[0]
+    return "(none)" if value is None or value == "" else str(value)
+
+
 def item_text(item: Any) -> str:
     return item.stem + "\n" + "\n".join(option.text for option in item.options)
 
@@ -144,7 +156,7 @@ def analyze_shift(items: list[Any], hard_ids: set[str] | None, embedder_name: st
     points, projection_note = project(embeddings, seed)
     statuses = np.array([item.status for item in items])
     membership = {"pool": np.ones(len(items), dtype=bool),
-                  "full": np.isin(statuses, ["extracted", "in_review", "accepted"])}
+                  "full": np.isin(statuses, IN_PLAY)}
     notes = []
     if hard_ids is not None:
         membership["hard"] = np.array([item.id in hard_ids for item in items])
@@ -160,11 +172,8 @@ def analyze_shift(items: list[Any], hard_ids: set[str] | None, embedder_name: st
     def labels(mask: np.ndarray, key) -> list[str]:  # noqa: ANN001
         return [key(item) for item, keep in zip(items, mask, strict=True) if keep]
 
-    compositions = {
-        "subject": composition({n: labels(m, lambda i: i.source.subject or i.source.part or "(none)") for n, m in membership.items()}),
-        "modality": composition({n: labels(m, lambda i: "multimodal" if i.multimodal else "text-only") for n, m in membership.items()}),
-        "korea_specific": composition({n: labels(m, lambda i: str(i.flags.korea_specific)) for n, m in membership.items()}),
-    }
+    compositions = {facet.name: composition({n: labels(m, lambda i, f=facet: composition_label(f, i))
+                                             for n, m in membership.items()}) for facet in report_facets()}
     report = ShiftReport(embedder_name, projection_note, {n: int(m.sum()) for n, m in membership.items()}, kl,
                          compositions, notes=notes)
     try:

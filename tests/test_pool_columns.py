@@ -29,6 +29,7 @@ def test_a_version_2_store_gets_its_revision_indexes_when_opened(store_url):
     store = Store(store_url, create=True)
     store.save_items(_items(3), author="t", stage="import")
     store.update_fields("q-0001", {"answer": 3}, expect_rev=1, author="a", stage="edit")
+    _downgrade_to_version_3(store, {})
     with store._write() as conn, conn.begin():
         _drop_revision_indexes(conn)
         conn.execute(update(meta_table).where(meta_table.c.key == "store_version").values(value="2"))
@@ -38,7 +39,19 @@ def test_a_version_2_store_gets_its_revision_indexes_when_opened(store_url):
     with reopened.engine.connect() as conn:
         names = {index["name"] for index in inspect(conn).get_indexes("revisions")}
         version = conn.execute(select(meta_table.c.value).where(meta_table.c.key == "store_version")).scalar_one()
-    assert {"ix_revisions_stage", "ix_revisions_created_at"} <= names and version == "3"
+    assert {"ix_revisions_stage", "ix_revisions_created_at"} <= names and version == "4"
+
+
+def _downgrade_to_version_3(store: Store, source_first: dict[str, tuple[str, str]]) -> None:
+    """The store as version 3 wrote it: `part`/`subject` columns the source's first (item id → (part,
+    subject) as that rule gave them), and the taxonomy's own two columns beside them."""
+    with store._write() as conn, conn.begin():
+        for column in ("taxonomy_part", "taxonomy_subject"):
+            conn.execute(text(f"ALTER TABLE items ADD COLUMN {column} VARCHAR(200)"))
+        if source_first:
+            conn.execute(text("UPDATE items SET part = :part, subject = :subject WHERE id = :id"),
+                         [{"id": key, "part": part, "subject": subject} for key, (part, subject) in source_first.items()])
+        conn.execute(update(meta_table).where(meta_table.c.key == "store_version").values(value="3"))
 
 
 def _downgrade_to_version_1(store: Store) -> None:
@@ -49,6 +62,27 @@ def _downgrade_to_version_1(store: Store) -> None:
         for column in ("content_hash", "taxonomy_part", "taxonomy_subject"):
             conn.execute(text(f"ALTER TABLE items DROP COLUMN {column}"))
         conn.execute(update(meta_table).where(meta_table.c.key == "store_version").values(value="1"))
+
+
+def _disagreeing_item():
+    record = make_record("q-tax", subject="기후학")
+    record["source"]["part"] = "1과목"
+    record["taxonomy"] = {"part": "2과목", "subject": "대기역학"}  # the reviewed taxonomy, not the paper's labels
+    return parse_item(record)
+
+
+def test_a_version_3_store_counts_part_and_subject_by_the_taxonomy_when_opened(store_url):
+    store = Store(store_url, create=True)
+    store.save_items([*_items(2), _disagreeing_item()], author="t", stage="import")
+    _downgrade_to_version_3(store, {"q-tax": ("1과목", "기후학")})
+    store.close()
+    reopened = Store(store_url)
+    assert reopened.columns(["part", "subject"], ItemQuery(ids=["q-tax"])) == {
+        "id": ["q-tax"], "part": ["2과목"], "subject": ["대기역학"]}
+    assert reopened.ids(ItemQuery(subject="대기역학")) == ["q-tax"]
+    with reopened.engine.connect() as conn:
+        columns = {column["name"] for column in inspect(conn).get_columns("items")}
+    assert not columns & {"taxonomy_part", "taxonomy_subject"}
 
 
 def test_the_content_hash_column_is_the_items_hash_after_every_kind_of_write(store_url):
@@ -66,15 +100,14 @@ def test_the_content_hash_column_is_the_items_hash_after_every_kind_of_write(sto
 
 def test_a_version_1_store_gets_its_identity_columns_when_opened(store_url):
     store = Store(store_url, create=True)
-    record = make_record("q-tax", subject="기후학")
-    record["taxonomy"] = {"part": "2과목", "subject": "대기역학"}
-    store.save_items([*_items(3), parse_item(record)], author="t", stage="import")
+    store.save_items([*_items(3), _disagreeing_item()], author="t", stage="import")
+    _downgrade_to_version_3(store, {"q-tax": ("1과목", "기후학")})
     _downgrade_to_version_1(store)
     store.close()
     reopened = Store(store_url)
     assert reopened.hashes() == {s.item.id: content_hash(s.item) for s in reopened.iter_items()}
-    columns = reopened.columns(["taxonomy_part", "taxonomy_subject"], ItemQuery(ids=["q-tax"]))
-    assert columns == {"id": ["q-tax"], "taxonomy_part": ["2과목"], "taxonomy_subject": ["대기역학"]}
+    columns = reopened.columns(["part", "subject"], ItemQuery(ids=["q-tax"]))
+    assert columns == {"id": ["q-tax"], "part": ["2과목"], "subject": ["대기역학"]}
 
 
 def test_long_id_lists_are_filtered_without_one_parameter_per_id(tmp_path):

@@ -41,6 +41,7 @@ from typing import Literal, get_args
 import numpy as np
 from rapidfuzz import fuzz, process
 
+from curation.facets import IN_PLAY, REVIEW_RANK, resolved_subject
 from curation.item import Item
 from curation.progress import Advance, no_progress
 from curation.steps.antonyms import AntonymLexicon
@@ -51,8 +52,6 @@ Scope = Literal["all", "exam", "subject"]
 Verdict = Literal["merged", "stem_gate", "inverted", "answer_differs", "answer_conflict"]
 METHODS: tuple[Method, ...] = get_args(Method)
 SCOPES: tuple[Scope, ...] = get_args(Scope)
-ACTIVE_STATUSES = ("extracted", "in_review", "accepted")
-_STATUS_RANK = {"accepted": 0, "in_review": 1, "extracted": 2}
 
 
 @dataclass(frozen=True)
@@ -293,7 +292,7 @@ def _scope_key(item: Item, scope: Scope) -> str:
     if scope == "exam":
         return item.source.exam
     if scope == "subject":
-        return f"{item.source.exam}\x00{item.source.subject or item.taxonomy.subject or ''}"
+        return f"{item.source.exam}\x00{resolved_subject(item) or ''}"
     return ""
 
 
@@ -322,7 +321,7 @@ def dedup_items(items: list[Item], config: DedupConfig, antonyms: AntonymLexicon
                 advance: Advance = no_progress) -> DedupResult:
     """Pairs, clusters and exclusions for the active items; `advance(n)` reports items done."""
     antonyms = antonyms or AntonymLexicon()
-    pool = sorted((item for item in items if item.status in ACTIVE_STATUSES), key=pool_order_key)
+    pool = sorted((item for item in items if item.status in IN_PLAY), key=pool_order_key)
     position = {item.id: k for k, item in enumerate(pool)}
     text_of = {item.id: canonical_item(item) for item in pool}
     groups: dict[str, list[Item]] = defaultdict(list)
@@ -410,7 +409,7 @@ def _clusters(pool: list[Item], pairs: list[Pair], config: DedupConfig, candidat
             by_root[forest.find(item.id)].append(item)
     result = DedupResult(config, len(pool), candidates, pairs, [])
     for number, members in enumerate(sorted(by_root.values(), key=lambda m: pool_order_key(m[0])), start=1):
-        ranked = sorted(members, key=lambda item: (_STATUS_RANK.get(item.status, 3), pool_order_key(item)))
+        ranked = sorted(members, key=lambda item: (REVIEW_RANK.get(item.status, len(REVIEW_RANK)), pool_order_key(item)))
         kept = ranked[0]
         result.clusters.append([item.id for item in ranked])
         copy_of = _conflict_copies(ranked, in_conflict, text_of)

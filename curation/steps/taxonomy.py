@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from curation.facets import resolved_part, resolved_subject
 from curation.item import Item
 
 _KIND_TO_VISUAL = {"formula": "formula", "vector": "diagram", "photo": "photo", "table": "table"}
@@ -47,8 +48,8 @@ def question_format(item: Item) -> str:
 
 def tag_taxonomy(item: Item) -> Item:
     taxonomy = item.taxonomy.model_copy(update={
-        "part": item.taxonomy.part or item.source.part,
-        "subject": item.taxonomy.subject or item.source.subject,
+        "part": resolved_part(item),
+        "subject": resolved_subject(item),
         "visual_type": item.taxonomy.visual_type or visual_type(item),
         "question_format": item.taxonomy.question_format or question_format(item),
     })
