@@ -1,7 +1,6 @@
 import difflib
 import re
 import unicodedata
-from collections import defaultdict
 
 import pytest
 from rapidfuzz import fuzz
