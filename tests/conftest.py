@@ -126,6 +126,8 @@ def index_unreachable(index_url: str, package: str) -> str | None:
     """Why the package index cannot be reached (no route, no name, no answer), or None when it answers."""
     import httpx
 
+    if index_url.startswith("file://"):
+        return None if Path(index_url[len("file://"):]).is_dir() else f"{index_url} is not a folder"
     try:
         httpx.get(f"{index_url.rstrip('/')}/{package}/", timeout=15, follow_redirects=True)
     except httpx.TransportError as error:
