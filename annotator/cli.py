@@ -35,7 +35,7 @@ def annotate_command(
     ctx: typer.Context,
     workspace: WorkspaceOption = None,
     host: Annotated[str, typer.Option(help="address to listen on")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="port to listen on")] = 7860,
+    port: Annotated[int, typer.Option(help="port to listen on (0: a free one, printed)")] = 7860,
     order: Annotated[str, typer.Option(help="the item queues' order when a page opens: id, or confidence (lowest "
                                             "extraction confidence first; items without one last)")] = "id",
 ) -> None:

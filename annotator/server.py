@@ -11,6 +11,7 @@ import contextlib
 import ipaddress
 import os
 import secrets
+import socket
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Protocol, cast
@@ -169,9 +170,15 @@ def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860, order
     app = create_server(workspace, local_mode=local_mode, token=token, order=order)
     import uvicorn
 
+    # bound here, so that --port 0 gets a free port from the system and the URL printed has it
+    try:
+        listener = socket.create_server((host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET)
+    except OSError as error:
+        raise BenchsmithError(f"cannot listen on {host}:{port}: {error.strerror or error}") from error
+    port = listener.getsockname()[1]
     if local_mode:
         print(f"annotator (local mode: no users configured; open this URL, the token is the key):\n"
               f"    http://{host}:{port}/?token={token}", flush=True)
     else:
         print(f"annotator: http://{host}:{port}/", flush=True)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])

@@ -112,15 +112,46 @@ def harness_release(tmp_path_factory: pytest.TempPathFactory):
     return workspace, moved, result.counts
 
 
+def package_index_url() -> str:
+    """The index pip installs from: PIP_INDEX_URL, pip's configured index-url, or PyPI."""
+    if os.environ.get("PIP_INDEX_URL"):
+        return os.environ["PIP_INDEX_URL"]
+    configured = subprocess.run([sys.executable, "-m", "pip", "config", "get", "global.index-url"],
+                                capture_output=True, text=True, timeout=60)
+    return configured.stdout.strip() if configured.returncode == 0 and configured.stdout.strip() \
+        else "https://pypi.org/simple/"
+
+
+def index_unreachable(index_url: str, package: str) -> str | None:
+    """Why the package index cannot be reached (no route, no name, no answer), or None when it answers."""
+    import httpx
+
+    if index_url.startswith("file://"):
+        return None if Path(index_url[len("file://"):]).is_dir() else f"{index_url} is not a folder"
+    try:
+        httpx.get(f"{index_url.rstrip('/')}/{package}/", timeout=15, follow_redirects=True)
+    except httpx.TransportError as error:
+        return f"{type(error).__name__}: {error}"
+    return None
+
+
 @pytest.fixture(scope="session")
 def legacy_datasets_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The python of a second virtual environment with `datasets` 3.6 (what lm_eval 0.4.9 pins),
-    created once per session from PyPI; skipped when it cannot be created."""
+    created once per session from the package index. Skipped only when the index cannot be
+    reached; a venv or pip failure with the index reachable fails the test."""
+    index_url = package_index_url()
+    unreachable = index_unreachable(index_url, "datasets")
+    if unreachable:
+        pytest.skip(f"the package index {index_url} is unreachable ({unreachable}): no datasets 3.6 environment")
     folder = tmp_path_factory.mktemp("datasets-3.6") / "venv"
-    try:
-        subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True, capture_output=True, timeout=120)
-        subprocess.run([str(folder / "bin" / "pip"), "install", "-q", "datasets==3.6.0", "pillow"],
-                       check=True, capture_output=True, timeout=600)
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as error:
-        pytest.skip(f"cannot create a datasets 3.6 environment: {error}")
+    steps = ([sys.executable, "-m", "venv", str(folder)],
+             [str(folder / "bin" / "pip"), "install", "-q", "datasets==3.6.0", "pillow"])
+    for command in steps:
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=900)
+        except subprocess.TimeoutExpired:
+            pytest.fail(f"{' '.join(command)} did not finish in 900 s with {index_url} reachable")
+        if done.returncode != 0:
+            pytest.fail(f"{' '.join(command)} failed ({done.returncode}):\n{done.stderr[-4000:]}")
     return folder / "bin" / "python"

@@ -32,6 +32,13 @@ def stored_items(ws: Workspace) -> dict[str, dict[str, Any]]:
     return items
 
 
+def truth_questions(pdfs: list[Path]) -> int:
+    """The questions the sample PDFs hold, counted in their ground-truth files."""
+    from curation.sample_exam import truth_path_for
+
+    return sum(len(truth_path_for(pdf).read_text(encoding="utf-8").splitlines()) for pdf in pdfs)
+
+
 def write_sample_pdfs(folder: Path, seeds: range) -> list[Path]:
     from curation.sample_exam import write_sample_exam
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -30,18 +30,30 @@ from curation.item import parse_item  # noqa: E402
 from curation.workspace import init_workspace, open_workspace  # noqa: E402
 
 PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "carol": "password-carol", "dave": "password-dave",
-             "erin": "password-erin", "frank": "password-frank", "gina": "password-gina"}
-ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator", "dave": "annotator", "erin": "expert", "frank": "annotator"}
+             "erin": "password-erin", "frank": "password-frank", "gina": "password-gina", "hana": "password-hana"}
+# dave and hana each belong to one lock-out test, so neither test depends on the other having run
+ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator", "dave": "annotator", "erin": "expert", "frank": "annotator",
+         "hana": "annotator"}
 XSS = "<img src=x onerror=alert(1)> <script>alert(2)</script> 태그가 글자로 보여야 한다"
 BRACKETS = "다음 식에서 전류는? [3점]  [ I = 3000 / t ]"
 BROWSER_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def start_annotator(root: Path, log: Path, *args: str, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
+    """`benchsmith annotate` on a port the system picks (--port 0), and its base URL as it prints it."""
+    with log.open("w") as handle:
+        process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root), "--port", "0",
+                                    *args], stdout=handle, stderr=subprocess.STDOUT, env=env)
+    for _ in range(600):
+        printed = re.search(r"http://127\.0\.0\.1:\d+/", log.read_text())
+        if printed:
+            return process, printed[0]
+        if process.poll() is not None:
+            break
+        time.sleep(0.2)
+    process.terminate()
+    raise RuntimeError(f"annotator printed no URL: {log.read_text()}")
 
 
 def _wait_until_up(url: str, process: subprocess.Popen, log: Path, status: int = 200) -> None:
@@ -80,12 +92,8 @@ def server(tmp_path_factory):
         auth.add_user(workspace.store.engine, name, role, PASSWORDS[name])
     rationales, _ = sample_scoring()
     load_rationales(workspace.store.engine, rationales)
-    port = _free_port()
     log = root.parent / "server.log"
-    with log.open("w") as handle:
-        process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root),
-                                    "--port", str(port)], stdout=handle, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}/"
+    process, url = start_annotator(root, log)
     try:
         _wait_until_up(url, process, log)
         yield url, root
@@ -155,12 +163,18 @@ def test_wrong_password_is_refused(server, browser):
     context.close()
 
 
+def _fail_logins(url: str, name: str) -> list[int]:
+    import httpx
+
+    return [httpx.post(url + "login", data={"username": name, "password": "guess"}).status_code
+            for _ in range(auth.MAX_FAILURES)]
+
+
 def test_failed_logins_are_rate_limited_over_http(server):
     import httpx
 
     url, _ = server
-    for _ in range(auth.MAX_FAILURES):
-        assert httpx.post(url + "login", data={"username": "dave", "password": "guess"}).status_code == 400
+    assert _fail_logins(url, "dave") == [400] * auth.MAX_FAILURES
     right = httpx.post(url + "login", data={"username": "dave", "password": PASSWORDS["dave"]})
     assert right.status_code == 429  # locked for the window, even with the right password
     minutes = auth.WINDOW_S // 60
@@ -168,12 +182,13 @@ def test_failed_logins_are_rate_limited_over_http(server):
 
 
 def test_a_locked_out_login_says_so_and_for_how_long(server, browser):
-    url, _ = server  # dave is locked out by the test above
+    url, _ = server
+    assert _fail_logins(url, "hana") == [400] * auth.MAX_FAILURES  # this test locks hana out itself
     context = browser.new_context()
     page = context.new_page()
     page.goto(url)
-    page.locator("input[type=text]").first.fill("dave")
-    page.locator("input[type=password]").fill(PASSWORDS["dave"])
+    page.locator("input[type=text]").first.fill("hana")
+    page.locator("input[type=password]").fill(PASSWORDS["hana"])
     page.get_by_role("button", name="Login").click()
     banner = page.locator("#bs-login-error")
     expect(banner).to_contain_text("Locked out", timeout=30_000)
@@ -198,20 +213,13 @@ def local_server(tmp_path_factory):
     """No users: the server prints a token URL, as Jupyter does."""
     root = tmp_path_factory.mktemp("local") / "ws"
     load_sample(init_workspace(root))
-    port = _free_port()
     log = root.parent / "server.log"
-    with log.open("w") as handle:
-        process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root),
-                                    "--port", str(port)], stdout=handle, stderr=subprocess.STDOUT)
+    process, url = start_annotator(root, log)
     try:
-        for _ in range(600):
-            printed = [w for w in log.read_text().split() if "?token=" in w]
-            if printed or process.poll() is not None:
-                break
-            time.sleep(0.2)
+        printed = [w for w in log.read_text().split() if "?token=" in w]  # printed with the URL, before serving
         assert printed, log.read_text()
-        _wait_until_up(f"http://127.0.0.1:{port}/", process, log, status=401)  # up, and closed without the token
-        yield f"http://127.0.0.1:{port}/", printed[0]
+        _wait_until_up(url, process, log, status=401)  # up, and closed without the token
+        yield url, printed[0]
     finally:
         process.terminate()
         process.wait(timeout=30)
@@ -221,7 +229,7 @@ def test_with_no_users_only_the_token_url_opens_the_app(local_server, browser):
     import httpx
 
     url, token_url = local_server
-    assert token_url.startswith(url + "?token=") and len(token_url.split("=", 1)[1]) >= 24
+    assert token_url.startswith(url + "?token=") and len(token_url.split("=", 1)[1]) == 32  # 24 random bytes, URL-safe base64
     for path in ("", "openapi.json", "config", "gradio_api/info", "bs/draft", "?token=wrong-token"):
         assert httpx.get(url + path).status_code == 401, path
     context = browser.new_context()
@@ -409,14 +417,14 @@ def draft_edits(root: Path, user: str, queue: str, item_id: str) -> dict:
     return draft.edits if draft else {}
 
 
-def wait_for_draft(root: Path, user: str, item_id: str, path: str, value: str, within_s: float) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < within_s:
-        if draft_edits(root, user, "item", item_id).get(path) == value:
-            return time.monotonic() - started
+def wait_for_draft(root: Path, user: str, item_id: str, path: str, value: str, timeout_s: float = 60.0) -> None:
+    """Until the server-side draft holds `value` at `path` (a generous limit: a loaded machine is slow)."""
+    deadline = time.monotonic() + timeout_s
+    while draft_edits(root, user, "item", item_id).get(path) != value:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{path} = {value!r} never reached the server-side draft: "
+                                 f"{draft_edits(root, user, 'item', item_id)}")
         time.sleep(0.05)
-    raise AssertionError(f"{path} = {value!r} did not reach the server-side draft within {within_s} s: "
-                         f"{draft_edits(root, user, 'item', item_id)}")
 
 
 IME_COMMIT = """(el, text) => {
@@ -434,7 +442,7 @@ def test_ime_commit_without_key_events_reaches_the_draft_and_the_preview(server,
     open_item(page, "item", "ime-001")
     text = "입력기로 확정한 한글 문장"
     field(page, "item-stem").evaluate(IME_COMMIT, text)
-    wait_for_draft(root, "carol", "ime-001", "stem", text, within_s=1.0)
+    wait_for_draft(root, "carol", "ime-001", "stem", text)
     expect(page.locator("#item-stem-preview")).to_contain_text(text, timeout=5_000)
     expect(page.locator("#item-draft")).to_contain_text("1 unsaved edit", timeout=5_000)
     context.close()

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-import subprocess
-import sys
 
 import pytest
 
@@ -19,7 +17,13 @@ from annotator.sample import load_sample  # noqa: E402
 from curation.extract.confidence import EXTRA_KEY, confidence_record  # noqa: E402
 from curation.item import parse_item  # noqa: E402
 from curation.workspace import init_workspace, open_workspace  # noqa: E402
-from tests.test_annotator_browser import BROWSER_ARGS, CHROMIUM, _free_port, _wait_until_up, choose  # noqa: E402
+from tests.test_annotator_browser import (  # noqa: E402
+    BROWSER_ARGS,
+    CHROMIUM,
+    _wait_until_up,
+    choose,
+    start_annotator,
+)
 
 TOKEN = "order-test-token-0123456789abcdef"
 MEASURED = {"conf-a": {"ocr"}, "conf-b": set(), "zz-doubtful": {"ocr", "key_mismatch", "no_stem"}, "mid-1": {"vlm"}}
@@ -34,13 +38,8 @@ def ordered_server(tmp_path_factory):
         "id": item_id, "source": {"exam": "신뢰도 시험"}, "stem": f"{item_id} 문제", "answer": 1,
         "options": [{"text": "보기 1"}, {"text": "보기 2"}], "extra": {EXTRA_KEY: confidence_record(signals)}})
         for item_id, signals in MEASURED.items()], author="test", stage="extract")
-    port = _free_port()
     log = root.parent / "server.log"
-    with log.open("w") as handle:
-        process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root), "--port", str(port),
-                                    "--order", "confidence"], stdout=handle, stderr=subprocess.STDOUT,
-                                   env={**os.environ, "BENCHSMITH_ANNOTATOR_TOKEN": TOKEN})
-    url = f"http://127.0.0.1:{port}/"
+    process, url = start_annotator(root, log, "--order", "confidence", env={**os.environ, "BENCHSMITH_ANNOTATOR_TOKEN": TOKEN})
     try:
         _wait_until_up(url, process, log, status=401)
         yield url, root

@@ -1,3 +1,6 @@
+import itertools
+import re
+
 import pytest
 
 from curation.item import parse_item
@@ -46,13 +49,62 @@ def test_term_check_rejects_a_dropped_number_or_unit():
 
 @pytest.mark.parametrize(("stem", "expected"), [
     ("우리나라의 장마 기간은?", "한국의 장마 기간은?"),
-    ("우리나라 장마와 동해안 강설은?", "한국의 장마와 한국 지역의 동해안 강설은?"),
+    # 우리나라 is absorbed by 장마's rewrite; 동해안 needs no second 한국
+    ("우리나라 장마와 동해안 강설은?", "한국의 장마와 동해안 강설은?"),
+    ("장마와 동해안 강설은?", "한국의 장마와 동해안 강설은?"),  # no country named: the first phrase names it
     ("한국 동해안의 기후는?", "한국 지역의 동해안의 기후는?"),
     ("우리나라 기후의 특징은?", "한국 기후의 특징은?"),
-    ("우리나라, 일본의 마파람은?", "한국, 일본의 한국 지역의 지방풍인 마파람은?"),
+    ("우리나라, 일본의 마파람은?", "한국, 일본의 마파람은?"),  # Japan's 마파람 is not a Korean wind
+    ("우리나라와 일본의 장마는?", "한국과 일본의 장마는?"),  # 와 after a vowel, 과 after 한국's ㄱ
+    ("일본의 장마와 우리나라 장마의 차이는?", "일본의 장마와 한국의 장마의 차이는?"),
+    ("우리나라로 들어오는 태풍은?", "한국으로 들어오는 태풍은?"),
+    ("우리나라는 어느 기단의 영향을 받는가?", "한국은 어느 기단의 영향을 받는가?"),
+    ("일본 동해안의 장마는?", "일본 동해안의 장마는?"),  # Japan's coast: nothing about Korea
+    ("지균풍이 부는 조건은?", "지균풍이 부는 조건은?"),
 ])
-def test_explicit_rewrites_never_name_the_country_twice(stem, expected):
+def test_explicit_rewrites_read_as_korean(stem, expected):
     assert KoreaLexicon().explicit(stem) == expected
+
+
+# the test's own view of the default rules: implicit phrases whose rewrite keeps the phrase once
+_PHRASES = ("장마", "동해안", "서해안", "마파람", "높새바람", "영동 지방")
+_COUNTRY_LEADS = ("", "우리나라 ", "우리나라의 ", "한국 ", "대한민국의 ", "우리나라는 ", "우리나라와 ", "우리나라로 ",
+                  "우리나라가 ")
+_PARTICLE_AFTER_KOREA = {"는": "은", "와": "과", "로": "으로", "가": "이"}  # 우리나라+X → 한국+Y
+_FOREIGN = ("", "일본의 ", "중국 ")
+_JOINERS = (", ", " 및 ", "에서 부는 ")
+
+
+def _generated_stems():
+    for lead, foreign, first, joiner, second in itertools.product(_COUNTRY_LEADS, _FOREIGN, _PHRASES, _JOINERS,
+                                                                   ("", *_PHRASES)):
+        if second != first:
+            yield f"{lead}{foreign}{first}{joiner}{second}의 특징은?"
+
+
+def test_explicit_rewrites_name_the_country_once_and_never_for_another_country():
+    lexicon = KoreaLexicon()
+    stems = list(_generated_stems())
+    assert len(stems) == 9 * 3 * 6 * 3 * 6  # every combination but a phrase next to itself
+    for stem in stems:
+        out = lexicon.explicit(stem)
+        named_in = stem.count("우리나라") + stem.count("한국")  # 대한민국 contains 한국
+        foreign = [name for name in ("일본", "중국") if name in stem]
+        korea_context = named_in or not foreign  # only a foreign-named text is left without 한국
+        assert "우리나라" not in out, stem
+        assert out.count("한국") == (named_in or (1 if korea_context else 0)), (stem, out)
+        for phrase in _PHRASES:  # each rule applied once: the phrase kept, never rewritten inside a rewrite
+            assert out.count(phrase) == stem.count(phrase), (stem, out)
+        assert lexicon.explicit(out) == out, (stem, out)  # nothing left to apply
+        for name in foreign:  # nothing attached to another country's name
+            assert not re.search(rf"{name}(?:의)?\s*한국", out), (stem, out)
+            attached = re.search(rf"{name}(?:의)?\s*(?:{'|'.join(_PHRASES)})", stem)
+            assert attached[0] in out, (stem, out)
+        for vowel_form, consonant_form in _PARTICLE_AFTER_KOREA.items():
+            if stem.startswith(f"우리나라{vowel_form} "):
+                assert out.startswith(f"한국{consonant_form} "), (stem, out)
+        if not foreign and not named_in:
+            assert out.startswith("한국"), (stem, out)  # the first phrase names the country
 
 
 def test_korea_lexicon_finds_terms_and_proposes_explicit_variants():
@@ -62,8 +114,8 @@ def test_korea_lexicon_finds_terms_and_proposes_explicit_variants():
     assert tagged.flags.korea_specific is None and "korea-specific candidate" in tagged.flags.review_reasons
     assert tag_korea(tagged, KoreaLexicon()) == tagged
     explicit = with_explicit_variant(tagged, KoreaLexicon())
-    # 우리나라 is absorbed by the rewrite of 동해안 that already names the country
-    assert explicit.explicit_variant == "한국 지역의 동해안에서 봄철에 부는 한국 지역의 지방풍인 마파람의 특징은?"
+    # 우리나라 is absorbed by the rewrite of 동해안, which names the country; 마파람 needs no second 한국
+    assert explicit.explicit_variant == "한국 지역의 동해안에서 봄철에 부는 마파람의 특징은?"
     plain = parse_item(make_record("k-3", stem="지균풍이 부는 조건은?"))
     assert tag_korea(plain, KoreaLexicon()) == plain
 

@@ -1,12 +1,14 @@
-from collections import defaultdict
+import difflib
+import re
+import unicodedata
 
 import pytest
+from rapidfuzz import fuzz
 
 from curation.importers import import_file
 from curation.item import parse_item
 from curation.steps.antonyms import AntonymLexicon
-from curation.steps.canonical import canonical_item
-from curation.steps.dedup import DedupConfig, all_pairs_difflib, dedup_items, pool_order_key
+from curation.steps.dedup import DedupConfig, dedup_items
 from curation.steps.dedup_stage import run_dedup
 
 from .conftest import run_cli
@@ -98,6 +100,37 @@ def test_an_edit_made_meanwhile_is_not_overwritten(workspace, monkeypatch):
     assert workspace.store.get("b").item.stem.endswith("(수정)") and workspace.store.get("b").item.status == "extracted"
 
 
+def _reference_text(item) -> str:
+    """The canonical text as documented: NFKC, circled numbers, option markers and whitespace
+    dropped, the options sorted (an image option by its blob hash)."""
+    def fold(text: str) -> str:
+        return re.sub(r"\s+", "", unicodedata.normalize("NFKC", re.sub("[①-⑳❶-❿]", " ", text)))
+
+    def option_text(option) -> str:
+        text = re.sub(r"^\s*(?:\(?\d{1,2}[.)]|\(?[가-하][.)]|\(?[A-Ea-e][.)])\s*", "",
+                      unicodedata.normalize("NFKC", re.sub("[①-⑳❶-❿]", " ", option.text)))
+        return fold(text) or (option.image.blob[:16] if option.image else "")
+
+    return fold(item.stem) + "|" + "|".join(sorted(option_text(o) for o in item.options))
+
+
+def _pool_order(items):
+    return sorted(items, key=lambda i: (i.source.session or "", i.source.exam, i.source.number or 0, i.id))
+
+
+def _brute_force_pairs(items, similar, scope_of=lambda item: "") -> set[tuple[str, str]]:
+    """Every ordered pair (earlier, later in pool order) of one scope whose texts are `similar`."""
+    ordered = _pool_order(items)
+    texts = {item.id: _reference_text(item) for item in ordered}
+    return {(a.id, b.id) for k, a in enumerate(ordered) for b in ordered[k + 1 :]
+            if scope_of(a) == scope_of(b) and similar(texts[a.id], texts[b.id])}
+
+
+def _difflib_similar(a: str, b: str, threshold: float = 0.6) -> bool:
+    matcher = difflib.SequenceMatcher(None, a, b)  # its two upper bounds first: all-pairs stays affordable
+    return matcher.real_quick_ratio() >= threshold and matcher.quick_ratio() >= threshold and matcher.ratio() >= threshold
+
+
 @pytest.mark.parametrize("scope", ["exam", "all"])
 def test_difflib_method_equals_all_pairs_difflib_on_real_qnet_items(workspace, realdata, scope):
     for path in sorted((realdata / "qnet_csv").glob("*.csv")):
@@ -106,24 +139,27 @@ def test_difflib_method_equals_all_pairs_difflib_on_real_qnet_items(workspace, r
     if scope == "all":  # all-pairs over 1,460 items is slow in pure difflib: take two exams
         items = [i for i in items if i.source.exam in ("방재기사", "인간공학기사")]
     result = dedup_items(items, DedupConfig(scope=scope, stem_gate=0))
-    groups = defaultdict(list)
-    for item in sorted(items, key=pool_order_key):
-        groups[item.source.exam if scope == "exam" else ""].append(item)
-    expected = set()
-    for members in groups.values():
-        texts = [canonical_item(item) for item in members]
-        expected |= {(members[i].id, members[j].id) for i, j in all_pairs_difflib(texts, 0.6)}
+    expected = _brute_force_pairs(items, _difflib_similar, (lambda i: i.source.exam) if scope == "exam" else (lambda i: ""))
     assert expected, "the real pool has near-duplicates"
     assert {(pair.first, pair.second) for pair in result.pairs if not pair.cross_scope} == expected
 
 
-def test_fuzz_and_lsh_methods_find_the_planted_pairs():
-    items = [_item(f"x{n}", stem=f"{n}번째 서로 다른 질문: 구름의 종류 {n * 7919 % 1000}는 무엇인가?",
+@pytest.mark.parametrize(("method", "similar"), [("fuzz", lambda a, b: fuzz.ratio(a, b) >= 60),
+                                                 ("lsh", _difflib_similar)])
+def test_fuzz_and_lsh_methods_find_exactly_the_similar_pairs(method, similar):
+    # thirty questions that differ only in a number and their options' numbers: each pair is similar
+    items = [_item(f"x{n:02d}", stem=f"{n}번째 서로 다른 질문: 구름의 종류 {n * 7919 % 1000}는 무엇인가?",
                    options=[f"답 {n}-{k}" for k in range(4)]) for n in range(30)]
     items += [_item("dup", stem=STEM), _item("dup2", options=list(reversed(OPTIONS)), answer=4, session="2023-1")]
-    for method in ("fuzz", "lsh"):
-        result = dedup_items(items, DedupConfig(method=method))
-        assert ("dup", "dup2") in {(p.first, p.second) for p in result.pairs if p.verdict == "merged"}, method
+    # an unrelated question (shares no wording) must pair with nothing
+    items.append(_item("other", stem="복사 평형 온도를 구하는 식에 쓰이는 상수는?", options=["슈테판-볼츠만 상수", "플랑크 상수",
+                                                                                  "보일 상수", "아보가드로수"]))
+    expected = _brute_force_pairs(items, similar)
+    x_pairs = {(f"x{m:02d}", f"x{n:02d}") for m in range(30) for n in range(m + 1, 30)}
+    assert expected == x_pairs | {("dup", "dup2")}  # the fixture is what it says: 435 + 1 pairs
+    result = dedup_items(items, DedupConfig(method=method))
+    assert {(p.first, p.second) for p in result.pairs} == expected
+    assert next(p.verdict for p in result.pairs if (p.first, p.second) == ("dup", "dup2")) == "merged"
 
 
 @pytest.mark.parametrize("option", [["--method", "closest"], ["--scope", "planet"]])

@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import httpx
 import pytest
@@ -47,37 +48,48 @@ def test_packaged_model_in_process(workspace) -> None:
     assert again.stats["cached"] == 3
 
 
-def _free_port() -> int:
+def _unused_port() -> int:
+    """A port free a moment ago; another process may take it first (the caller retries then)."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def llama_server():
+def _start_llama_server(log: Path) -> tuple[subprocess.Popen, str]:
+    """llama_cpp.server on a free port, up and answering; a port taken meanwhile means another try.
+
+    (The server cannot be told to take port 0 and report it: it prints no URL in a form to rely on.)"""
     from evaluation.backends.llamacpp import packaged_model_path
 
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(packaged_model_path()), "--chat_format", "gemma",
-         "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
-         # by default the server cuts a stream short when the next request arrives (the client
-         # then sees a stream with no finish reason and retries); these tests send two at a time
-         "--interrupt_requests", "False"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            pytest.fail("llama_cpp.server exited early")
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
-        process.kill()
-        pytest.fail("llama_cpp.server did not start within 180 s")
+    for _ in range(5):
+        with log.open("w") as handle:
+            port = _unused_port()
+            process = subprocess.Popen(
+                [sys.executable, "-m", "llama_cpp.server", "--model", str(packaged_model_path()), "--chat_format", "gemma",
+                 "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+                 # by default the server cuts a stream short when the next request arrives (the client
+                 # then sees a stream with no finish reason and retries); these tests send two at a time
+                 "--interrupt_requests", "False"],
+                stdout=handle, stderr=subprocess.STDOUT)
+        url = f"http://127.0.0.1:{port}/v1"
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline and process.poll() is None:
+            try:
+                if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                    return process, url
+            except httpx.HTTPError:
+                time.sleep(0.5)
+        if process.poll() is None:
+            process.kill()
+            pytest.fail(f"llama_cpp.server did not start within 180 s: {log.read_text()[-2000:]}")
+        if "address already in use" not in log.read_text().lower():
+            pytest.fail(f"llama_cpp.server exited early: {log.read_text()[-2000:]}")
+    pytest.fail("llama_cpp.server found its port taken five times")
+
+
+@pytest.fixture
+def llama_server(tmp_path):
+    process, url = _start_llama_server(tmp_path / "llama_server.log")
     yield url
     process.terminate()
     process.wait(30)

@@ -44,10 +44,17 @@ def test_every_item_gets_an_outcome_through_faults(workspace) -> None:
     assert set(records) == set(ids)
     assert all(record["outcome"] in OUTCOMES for record in records.values())
     assert sum(summary.counts.values()) == len(ids)
-    assert summary.stats["retries"] > 0 and summary.stats["throttled"] > 0
+    faults = stats["requests"] - stats["by_result"]["ok"]
+    assert faults > 0, "the server injected faults"
+    # every request after an item's first is a retry; the throttled ones are the 429s and 503s
+    assert summary.stats["sent"] == stats["requests"] == sum(r["attempts"] for r in records.values())
+    assert summary.stats["retries"] == stats["requests"] - len(ids)
+    assert summary.stats["throttled"] == stats["by_result"].get("429", 0) + stats["by_result"].get("503", 0)
     assert stats["duplicate_answers"] == 0
     answered = [r for r in records.values() if r["outcome"] != "error"]
-    assert all(r["usage"]["completion_tokens"] > 0 and r["latency_s"] >= 0 for r in answered)
+    assert len(answered) == stats["by_result"]["ok"]
+    # the fake server counts a reply's words as its completion tokens; latency is a measurement (only its sign is known)
+    assert all(r["usage"]["completion_tokens"] == len(r["text"].split()) and r["latency_s"] >= 0 for r in answered)
 
 
 def test_exhausted_retries_are_errors_not_wrong_answers(workspace) -> None:
@@ -84,7 +91,10 @@ def test_streamed_responses_and_cut_streams(workspace) -> None:
     ids = seed_items(workspace, n_text=12, n_image=0)
     with ServerThread(ServerConfig(fault_rates={"truncated": 0.3}, seed=5)) as server:
         summary = run_model(workspace, RunRequest(_spec(server.url, "?stream=true"), settings=FAST))
-        assert server.stats.by_result["truncated"] > 0
+        truncated = server.stats.by_result["truncated"]
+        assert truncated > 0, "the server cut some streams"
+        assert server.stats.requests == len(ids) + truncated  # each cut stream is asked once more, nothing else
+        assert summary.stats["retries"] == truncated
         assert all(body["body"].get("stream") for body in server.stats.bodies)
     records = read_records(summary.run_dir / RESPONSES)
     assert set(records) == set(ids) and all(r["outcome"] != "error" for r in records.values())

@@ -76,12 +76,14 @@ def test_a_model_that_cannot_see_an_item_does_not_decide_it():
     assert only_text.undetermined == {"img": ["no listed model could be asked this item"]}
 
 
+_POOL_OPTIONS = ("짧음", "조금 더 긴 보기", "가장 길고 자세한 보기 문장입니다", "중간 길이 보기")
+
+
 def _pool(workspace, n=40):
     items = []
     for k in range(n):
         record = make_record(f"p-{k:03d}", answer=k % 4 + 1, subject=["기후학", "대기역학"][k % 2])
-        record["options"] = [{"text": "짧음"}, {"text": "조금 더 긴 보기"}, {"text": "가장 길고 자세한 보기 문장입니다"},
-                             {"text": "중간 길이 보기"}]
+        record["options"] = [{"text": text} for text in _POOL_OPTIONS]
         items.append(parse_item(record))
     workspace.store.save_items(items, author="t", stage="import")
 
@@ -101,10 +103,27 @@ def test_sequential_and_parallel_filtering_give_the_same_survivors(workspace):
     assert len(pool) == 40 and len(labels) == 3
 
 
-def _similar_choice() -> int:
-    from evaluation.backends.baseline import chooser_for
+def _common_subsequence(a: str, b: str) -> int:
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b):
+            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
 
-    return chooser_for("similar")(("짧음", "조금 더 긴 보기", "가장 길고 자세한 보기 문장입니다", "중간 길이 보기"))
+
+def _similar_choice() -> int:
+    """The option with the highest mean similarity to the others, similarity being the normalised
+    longest common subsequence 2·LCS/(|a|+|b|), the first option on a tie."""
+    def mean_similarity(i: int) -> float:
+        others = [o for j, o in enumerate(_POOL_OPTIONS) if j != i]
+        return sum(2 * _common_subsequence(_POOL_OPTIONS[i], o) / (len(_POOL_OPTIONS[i]) + len(o)) for o in others) / 3
+
+    scores = [mean_similarity(i) for i in range(len(_POOL_OPTIONS))]
+    choice = scores.index(max(scores)) + 1
+    assert choice == 4  # (0 + 8/17 + 5/13) / 3 beats option 2's (0 + 10/27 + 8/17) / 3
+    return choice
 
 
 def test_matrix_from_run_logs_round_trips_and_reads_attempts(workspace, tmp_path):

@@ -1,6 +1,7 @@
 """Model-using curation steps through the real runners against a real local HTTP server."""
 
 import json
+import re
 
 import pytest
 
@@ -40,8 +41,12 @@ def test_paraphrase_keeps_terms_retries_violations_and_keeps_the_original(worksp
         assert missing_terms(original.stem, item.paraphrase.text) == []
         assert "paraphrase to review" in item.flags.review_reasons
     assert any(tries > 1 for tries in result.tries.values()), "the server drops a number on some seeds: retried"
-    rejected = [item for item in result.changed.values() if not item.paraphrase]
-    assert all(any("paraphrase rejected" in r for r in item.flags.review_reasons) for item in rejected)
+    rejected = {i: item for i, item in result.changed.items() if not item.paraphrase}
+    assert set(rejected) == set(result.failures)  # every failure is reported and only failures are
+    assert set(accepted) | set(rejected) == {item.id for item in items}
+    for item_id, item in rejected.items():
+        reason = f"paraphrase rejected after 4 tries ({result.failures[item_id]})"
+        assert reason in item.flags.review_reasons
     # a second run is served from the run log and cache: the server sees nothing new
     before = server.stats.requests
     again = paraphrase_items(items, _client(workspace, server), max_tries=4)
@@ -49,13 +54,39 @@ def test_paraphrase_keeps_terms_retries_violations_and_keeps_the_original(worksp
     assert {k: v.paraphrase for k, v in again.changed.items()} == {k: v.paraphrase for k, v in result.changed.items()}
 
 
-def test_llm_korea_detector_needs_a_reason_and_unites_with_the_lexicon(workspace, server):
+def _planted_verdict(number: int) -> str:
+    """The detector's answer planted per item number: yes with a reason, no, or yes without a reason."""
+    kind = number % 3
+    if kind == 0:
+        return json.dumps({"korea_specific": True, "reason": f"planted reason {number}"}, ensure_ascii=False)
+    if kind == 1:
+        return json.dumps({"korea_specific": False, "reason": ""})
+    return json.dumps({"korea_specific": True, "reason": ""})  # a 'yes' without a reason is invalid
+
+
+def _korea_responder(prompt: str, body: dict) -> str:
+    return _planted_verdict(int(re.search(r"문항 (\d+):", prompt).group(1)))
+
+
+def test_llm_korea_detector_needs_a_reason_and_unites_with_the_lexicon(workspace):
     items = _items(workspace, 6)
-    result = detect_korea(items, [_client(workspace, server)], KoreaLexicon())
-    for item in result.changed.values():
-        assert any(r.startswith("lexicon: 우리나라") for r in item.flags.korea_reasons)  # every stem says 우리나라
+    numbers = {item.id: int(item.id.rsplit("-", 1)[1]) for item in items}
+    with ServerThread(ServerConfig(responder=_korea_responder)) as planted:
+        model = _client(workspace, planted)
+        result = detect_korea(items, [model], KoreaLexicon(), max_tries=3)
+    said_yes = {item_id for item_id, n in numbers.items() if n % 3 == 0}
+    no_reason = {item_id for item_id, n in numbers.items() if n % 3 == 2}
+    assert len(said_yes) == 2 and len(no_reason) == 2  # items 3, 6 and 2, 5 of 1..6
+    # every stem says 우리나라, so the lexicon marks every item and every item changes
+    assert set(result.changed) == set(numbers)
+    for item_id, item in result.changed.items():
+        assert any(r.startswith("lexicon: 우리나라") for r in item.flags.korea_reasons)
         llm = [r for r in item.flags.korea_reasons if r.startswith("llm ")]
-        assert all(r.split(": ", 1)[1] for r in llm)  # a 'yes' always comes with its reason
+        expected = [f"llm {model.name}: planted reason {numbers[item_id]}"] if item_id in said_yes else []
+        assert llm == expected, item_id
+    # a 'yes' without a reason is retried and, never fixed, reported; nothing else fails
+    assert result.failures == {f"{model.name}:{item_id}": "invalid verdict (no JSON, or yes without a reason)"
+                               for item_id in no_reason}
 
 
 def test_rationale_drafts_are_regenerated_until_they_reach_the_gold_answer(workspace, server):

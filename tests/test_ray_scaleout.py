@@ -25,7 +25,7 @@ from tests.eval_support import seed_items  # noqa: E402
 from tests.fault_server import ServerConfig, ServerThread  # noqa: E402
 
 from .ray_cluster import pin_loopback, two_node_cluster  # noqa: E402
-from .scaleout_support import log_lines, run_results, stored_items, write_sample_pdfs  # noqa: E402
+from .scaleout_support import log_lines, run_results, stored_items, truth_questions, write_sample_pdfs  # noqa: E402
 
 pytestmark = pytest.mark.ray
 SETTINGS = ExecutorSettings(concurrency=8, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=2, timeout_s=20)
@@ -128,7 +128,7 @@ def test_extracting_20_pdfs_on_ray_gives_the_items_of_a_local_run(tmp_path, ray_
     assert here.returncode == 0, here.stderr
     assert there.returncode == 0, there.stderr
     items = stored_items(on_ray)
-    assert items == stored_items(local) and len(items) >= 20 * 10
+    assert items == stored_items(local) and len(items) == truth_questions(pdfs) == 20 * 26
     assert len({record["source"]["pdf_sha256"] for record in items.values()}) == 20
 
 

@@ -4,6 +4,10 @@ import pymupdf
 
 from curation.item import parse_item
 from curation.sample_exam import blobs_dir_for, write_sample_exam
+from curation.sample_exam.content import SUBJECTS
+
+# the questions the content declares for the default layout (no passage or table variant): each subject's
+QUESTIONS = sum(len(subject.questions) for subject in SUBJECTS)
 
 
 def _truth(path):
@@ -21,7 +25,7 @@ def test_same_arguments_give_the_same_bytes(tmp_path, sample_exam_dir):
 
 def test_truth_is_valid_items_covering_every_feature(sample_exam_dir):
     items = _truth(sample_exam_dir / "sample.truth.jsonl")
-    assert len(items) >= 24
+    assert QUESTIONS == 26 and len(items) == QUESTIONS
     assert [item.source.number for item in items] == list(range(1, len(items) + 1))
     assert all(len(item.options) == 4 and item.answer in (1, 2, 3, 4) for item in items)
     assert len({item.source.subject for item in items}) == 5
@@ -59,4 +63,4 @@ def test_scanned_variant_has_no_text_layer(tmp_path):
     doc = pymupdf.open(pdf)
     assert all(not page.get_text().strip() for page in doc)
     assert all(len(page.get_images()) == 1 for page in doc)
-    assert len(_truth(truth)) >= 24
+    assert len(_truth(truth)) == QUESTIONS

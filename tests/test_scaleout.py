@@ -19,7 +19,7 @@ from tests.conftest import REPO, run_cli
 from tests.eval_support import seed_items
 from tests.fault_server import ServerThread
 
-from .scaleout_support import log_lines, run_results, stored_items, write_sample_pdfs
+from .scaleout_support import log_lines, run_results, stored_items, truth_questions, write_sample_pdfs
 
 SETTINGS = ExecutorSettings(concurrency=8, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=2, timeout_s=10)
 
@@ -151,7 +151,7 @@ def test_extract_many_pdfs_in_a_pool_writes_what_one_process_writes(tmp_path) ->
     reports = json.loads(many.stdout)
     assert reports[0]["path"] == str(bad) and str(bad) in reports[0]["error"]
     assert [r["path"] for r in reports[1:]] == [str(p) for p in pdfs]
-    assert stored_items(pooled) == stored_items(alone) and len(stored_items(alone)) > 4 * 10
+    assert stored_items(pooled) == stored_items(alone) and len(stored_items(alone)) == truth_questions(pdfs) == 4 * 26
     assert [r["created"] for r in reports[1:]] == [r["created"] for r in json.loads(one.stdout)]
 
 

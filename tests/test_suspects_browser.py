@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,10 +26,10 @@ from tests.fault_server import ServerConfig, ServerThread  # noqa: E402
 from tests.test_annotator_browser import (  # noqa: E402  (it skips where Chromium is missing)
     BROWSER_ARGS,
     CHROMIUM,
-    _free_port,
     _wait_until_up,
     login,
     playwright_api,
+    start_annotator,
 )
 
 REASON = "해설서의 정답은 3번: 키 입력 오류"
@@ -44,12 +42,8 @@ def annotator(tmp_path):
         engine = open_workspace(built.ws).store.engine
         ensure_tables(engine)
         auth.add_user(engine, "bob", "expert", "password-bob")
-        port = _free_port()
         log = tmp_path / "server.log"
-        with log.open("w") as handle:
-            process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(built.ws),
-                                        "--port", str(port)], stdout=handle, stderr=subprocess.STDOUT)
-        url = f"http://127.0.0.1:{port}/"
+        process, url = start_annotator(built.ws, log)
         try:
             _wait_until_up(url, process, log)
             yield url, built, models

@@ -34,7 +34,35 @@ EXPLICIT_RULES: tuple[tuple[str, str], ...] = (
 
 
 _COUNTRY_WORD = "한국"
-_COUNTRY_PREFIX = r"(?:우리나라|대한민국|한국)(?:의)?\s*"
+_COUNTRY_WORDS = r"우리나라|대한민국|한국"
+_COUNTRY_PREFIX = rf"(?:{_COUNTRY_WORDS})(?:의)?\s*"
+# an implicit phrase right after one of these names that country's thing, not Korea's ("일본의 마파람")
+OTHER_COUNTRIES: tuple[str, ...] = (
+    "북한", "일본", "중국", "대만", "몽골", "러시아", "미국", "캐나다", "영국", "프랑스", "독일", "인도", "베트남",
+    "필리핀", "태국", "호주", "유럽", "북미", "남미", "아프리카",
+)
+# particles whose form depends on whether the word before ends in a consonant (consonant form, vowel form)
+_PARTICLES: tuple[tuple[str, str], ...] = (
+    ("으로", "로"), ("이랑", "랑"), ("이나", "나"), ("은", "는"), ("이", "가"), ("을", "를"), ("과", "와"), ("이야", "야"),
+)
+
+
+def _final_consonant(syllable: str) -> int | None:
+    """The final consonant index (0 = none, 8 = ㄹ) of a Hangul syllable; None for anything else."""
+    code = ord(syllable) - 0xAC00
+    return code % 28 if 0 <= code < 11172 else None
+
+
+def _particle_for(word: str, particle: str) -> str:
+    """`particle` in the form that agrees with the end of `word` (한국 + 와 → 한국과, 한국 + 로 → 한국으로)."""
+    final = _final_consonant(word[-1]) if word else None
+    if final is None:
+        return particle
+    for consonant_form, vowel_form in _PARTICLES:
+        if particle in (consonant_form, vowel_form):
+            takes_vowel_form = final == 0 or (final == 8 and vowel_form == "로")  # ㄹ takes 로, not 으로
+            return vowel_form if takes_vowel_form else consonant_form
+    return particle
 
 
 def _read_lines(path: Path) -> list[tuple[int, str]]:
@@ -73,19 +101,41 @@ class KoreaLexicon:
         return found
 
     def explicit(self, text: str) -> str:
-        """Apply the rewrite rules once each, longest implicit phrase first, never inside a rewrite.
+        """Make the implicit Korean context explicit, naming the country once.
 
-        A rewrite that names the country itself absorbs a country word just before it, so
-        "우리나라 동해안" becomes "한국 지역의 동해안", not "한국 한국 지역의 동해안"."""
+        Each implicit phrase is rewritten at most once, longest first and never inside a rewrite.
+        A country word just before a phrase is absorbed by its rewrite ("우리나라 장마" → "한국의 장마").
+        Other phrases that would name the country get their explicit form only while the text names
+        no country (Korea or another), so only the first does ("장마와 동해안" → "한국의 장마와
+        동해안"); a phrase right after another country's name is that country's and stays as it is
+        ("일본의 마파람"). A particle after a rewrite agrees with its new last syllable ("우리나라와"
+        → "한국과")."""
         ordered = sorted(self.rules, key=lambda rule: -len(rule[0]))
+        if not ordered:
+            return text
         mapping = dict(ordered)
-        names_country = "|".join(re.escape(implicit) for implicit, explicit in ordered if _COUNTRY_WORD in explicit)
-        alternatives = [f"(?:{_COUNTRY_PREFIX})(?P<absorbed>{names_country})"] if names_country else []
-        alternatives.append("|".join(re.escape(implicit) for implicit, _ in ordered))
-        pattern = re.compile("|".join(alternatives))
+        alternation = lambda words: "|".join(re.escape(word) for word in words)  # noqa: E731
+        naming = [implicit for implicit, explicit in ordered if _COUNTRY_WORD in explicit]
+        particles = sorted({p for pair in _PARTICLES for p in pair}, key=len, reverse=True)
+        absorbed = rf"{_COUNTRY_PREFIX}(?P<absorbed>{alternation(naming)})|" if naming else ""
+        pattern = re.compile(rf"(?P<foreign>(?:{'|'.join(OTHER_COUNTRIES)})(?:의)?\s*)?"
+                             rf"(?:{absorbed}(?P<phrase>{alternation(mapping)}))(?P<particle>{'|'.join(particles)})?")
+        # a text that names a country (Korea or another) already says whose context it is
+        country_named = re.search(rf"{_COUNTRY_WORDS}|{'|'.join(OTHER_COUNTRIES)}", text) is not None
 
         def rewrite(match: re.Match[str]) -> str:
-            return mapping[match.group("absorbed") or match.group(0)] if names_country else mapping[match.group(0)]
+            nonlocal country_named
+            implicit = match["absorbed"] or match["phrase"]
+            explicit = mapping[implicit]
+            replaces_country = bool(match["absorbed"]) or re.fullmatch(_COUNTRY_WORDS, implicit) is not None
+            adds_country = _COUNTRY_WORD in explicit and not replaces_country
+            if (match["foreign"] and not replaces_country) or (adds_country and country_named):
+                return match[0]  # another country's phrase, or the country is already named
+            country_named = country_named or _COUNTRY_WORD in explicit
+            particle = match["particle"] or ""
+            if particle and _final_consonant(implicit[-1]) != _final_consonant(explicit[-1]):
+                particle = _particle_for(explicit, particle)
+            return (match["foreign"] or "") + explicit + particle
 
         return pattern.sub(rewrite, text)
 
