@@ -28,7 +28,8 @@ from annotator.queue_specs import ITEM_QUEUES, spec
 from annotator.tables import assignments, now, reviews, write_connection
 from curation.errors import BenchsmithError
 from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
-from curation.store import items_table
+from curation.facets import annotator_filters
+from curation.store import facet_clause, items_table
 
 ITEMS = items_table.c
 
@@ -119,14 +120,17 @@ class Filters:
         return ", ".join(parts) or "(all)"
 
 
+# status, exam and subject: the catalogue's annotator filters that Filters carries as values (the
+# bool facets are flag filters, above)
+_COLUMN_FILTERS = [facet for facet in annotator_filters() if facet.name in Filters.__dataclass_fields__]
+
+
 def where(queue: str, filters: Filters) -> ColumnElement[bool]:
     clauses = [_membership(queue)]
-    if filters.status:
-        clauses.append(ITEMS.status.in_(list(filters.status)))
-    if filters.exam:
-        clauses.append(ITEMS.exam == filters.exam)
-    if filters.subject:
-        clauses.append(ITEMS.subject == filters.subject)
+    for facet in _COLUMN_FILTERS:  # the catalogue's queue filters on their store columns
+        clause = facet_clause(facet, getattr(filters, facet.name))
+        if clause is not None:
+            clauses.append(clause)
     if filters.flag:
         if filters.flag not in FLAG_FILTERS:
             raise QueueError(f"flag filter {filters.flag!r}: choose one of {', '.join(FLAG_FILTERS)}")
