@@ -22,7 +22,6 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import ColumnElement
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
-from sqlalchemy.sql.visitors import InternalTraversal
 
 from annotator.queue_specs import ITEM_QUEUES, spec
 from annotator.tables import assignments, now, reviews, write_connection
@@ -49,51 +48,16 @@ class QueueError(BenchsmithError):
     """A bad queue name, filter or assignment request."""
 
 
-class _JsonPath(FunctionElement[Any]):
-    """A structured read of one field path of the item record in the `data` column (never a substring
-    match on its serialisation): `kind="type"` gives the JSON type's name, `kind="length"` an array's
-    length; NULL when the path is absent."""
-
-    inherit_cache = True
-    name = "item_json_path"
-    # the path and kind are part of the statement cache key: two paths must not share compiled SQL
-    _traverse_internals = [*FunctionElement._traverse_internals, ("path", InternalTraversal.dp_string),
-                           ("kind", InternalTraversal.dp_string)]
-
-    def __init__(self, path: str, kind: Literal["type", "length"]):
-        self.path, self.kind = path, kind
-        super().__init__()
-
-
-@compiles(_JsonPath)
-def _sqlite_json_path(element: _JsonPath, compiler: SQLCompiler, **kw: Any) -> str:
-    function = "json_type" if element.kind == "type" else "json_array_length"
-    return f"{function}({compiler.process(ITEMS.data, **kw)}, '$.{element.path}')"
-
-
-@compiles(_JsonPath, "postgresql")
-def _jsonb_path(element: _JsonPath, compiler: SQLCompiler, **kw: Any) -> str:
-    steps = "".join(f" -> '{step}'" for step in element.path.split("."))
-    function = "jsonb_typeof" if element.kind == "type" else "jsonb_array_length"
-    return f"{function}(CAST({compiler.process(ITEMS.data, **kw)} AS JSONB){steps})"
-
-
-def _non_empty_list(path: str) -> ColumnElement[bool]:
-    # the length is asked only of an array: jsonb_array_length fails on anything else
-    return and_(_JsonPath(path, "type") == "array", _JsonPath(path, "length") > 0)
-
-
-# The item facets a queue selects by and a reviewer filters by. The store has typed columns for
-# korea_specific and multimodal; korea_reasons, review_reasons and rationale have none yet, so
-# those read the record's field by its path (a catalogue of facets may give them columns).
+# The item facets a queue selects by and a reviewer filters by, each a typed store column
+# (curation/facets.py).
 FACETS: dict[str, Callable[[], ColumnElement[bool]]] = {
-    "korea_candidate": lambda: _non_empty_list("flags.korea_reasons"),
+    "korea_candidate": lambda: ITEMS.korea_candidate.is_(True),
     "korea_yes": lambda: ITEMS.korea_specific.is_(True),
     "korea_no": lambda: ITEMS.korea_specific.is_(False),
     "korea_undecided": lambda: ITEMS.korea_specific.is_(None),
     "multimodal": lambda: ITEMS.multimodal.is_(True),
-    "needs_fix": lambda: _non_empty_list("flags.review_reasons"),
-    "has_rationale": lambda: _JsonPath("rationale", "type") == "object",
+    "needs_fix": lambda: ITEMS.needs_fix.is_(True),
+    "has_rationale": lambda: ITEMS.has_rationale.is_(True),
 }
 
 

@@ -89,6 +89,10 @@ FACETS: tuple[Facet, ...] = (
           report="flag", release=True, release_config=True, annotator_filter=True),
     Facet("multimodal", bool, lambda item: item.multimodal, store_column=True, required=True, query="equals",
           report="split", otherwise="text_only", release=True, release_config=True, annotator_filter=True),
+    # review state the annotator's queues select by (store columns, so no queue reads JSON)
+    Facet("korea_candidate", bool, lambda item: bool(item.flags.korea_reasons), store_column=True, required=True),
+    Facet("needs_fix", bool, lambda item: bool(item.flags.review_reasons), store_column=True, required=True),
+    Facet("has_rationale", bool, lambda item: item.rationale is not None, store_column=True, required=True),
     Facet("visual_type", str, lambda item: item.taxonomy.visual_type, release=True),
     Facet("question_format", str, lambda item: item.taxonomy.question_format, release=True),
 )

@@ -14,11 +14,12 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from curation.facets import resolved_part, resolved_subject
+from curation.facets import facet, resolved_part, resolved_subject
+from curation.facets import values as facet_values
 from curation.identity import content_hash
 from curation.item import SCHEMA_VERSION, parse_item
 
-STORE_VERSION = 4
+STORE_VERSION = 5
 
 
 def _add_identity_columns(conn: Connection) -> None:
@@ -59,9 +60,23 @@ def _resolve_part_and_subject(conn: Connection) -> None:
         conn.execute(text(f"ALTER TABLE items DROP COLUMN {column}"))
 
 
+def _add_review_facet_columns(conn: Connection) -> None:
+    """4 → 5: the review state the annotator's queues select by (a Korea candidate, needs fix, has a
+    rationale) becomes columns, filled from each snapshot, so no queue filter reads the JSON."""
+    names = ("korea_candidate", "needs_fix", "has_rationale")
+    for name in names:
+        conn.execute(text(f"ALTER TABLE items ADD COLUMN {name} BOOLEAN NOT NULL DEFAULT FALSE"))
+    rows = conn.execute(text("SELECT id, data FROM items")).all()
+    values = [{"id": item_id, **facet_values(parse_item(migrate_record(json.loads(data))), [facet(n) for n in names])}
+              for item_id, data in rows]
+    if values:
+        conn.execute(text("UPDATE items SET korea_candidate = :korea_candidate, needs_fix = :needs_fix, "
+                          "has_rationale = :has_rationale WHERE id = :id"), values)
+
+
 # STORE_MIGRATIONS[n] upgrades a store from version n to n + 1.
 STORE_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_identity_columns, 2: _index_revision_stage_and_time,
-                                                              3: _resolve_part_and_subject}
+                                                              3: _resolve_part_and_subject, 4: _add_review_facet_columns}
 
 # RECORD_MIGRATIONS[n] upgrades an item record from schema_version n to n + 1.
 RECORD_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}

@@ -130,7 +130,7 @@ def test_the_store_columns_are_the_catalogues_store_facets():
     own = ["id", "rev", "content_hash", "data", "updated_at", "updated_by"]
     assert [c.name for c in items_table.columns if c.name not in own] == _with("store_column")
     assert _with("store_column") == ["status", "exam", "session", "subject", "part", "number", "korea_specific",
-                                     "multimodal"]
+                                     "multimodal", "korea_candidate", "needs_fix", "has_rationale"]
 
 
 def test_item_query_fields_are_ids_and_the_queryable_facets():

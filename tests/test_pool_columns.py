@@ -39,12 +39,24 @@ def test_a_version_2_store_gets_its_revision_indexes_when_opened(store_url):
     with reopened.engine.connect() as conn:
         names = {index["name"] for index in inspect(conn).get_indexes("revisions")}
         version = conn.execute(select(meta_table.c.value).where(meta_table.c.key == "store_version")).scalar_one()
-    assert {"ix_revisions_stage", "ix_revisions_created_at"} <= names and version == "4"
+    assert {"ix_revisions_stage", "ix_revisions_created_at"} <= names and version == "5"
+
+
+REVIEW_COLUMNS = ("korea_candidate", "needs_fix", "has_rationale")
+
+
+def _downgrade_to_version_4(store: Store) -> None:
+    """The store as version 4 wrote it: no review-state columns."""
+    with store._write() as conn, conn.begin():
+        for column in REVIEW_COLUMNS:
+            conn.execute(text(f"ALTER TABLE items DROP COLUMN {column}"))
+        conn.execute(update(meta_table).where(meta_table.c.key == "store_version").values(value="4"))
 
 
 def _downgrade_to_version_3(store: Store, source_first: dict[str, tuple[str, str]]) -> None:
     """The store as version 3 wrote it: `part`/`subject` columns the source's first (item id → (part,
     subject) as that rule gave them), and the taxonomy's own two columns beside them."""
+    _downgrade_to_version_4(store)
     with store._write() as conn, conn.begin():
         for column in ("taxonomy_part", "taxonomy_subject"):
             conn.execute(text(f"ALTER TABLE items ADD COLUMN {column} VARCHAR(200)"))
@@ -83,6 +95,21 @@ def test_a_version_3_store_counts_part_and_subject_by_the_taxonomy_when_opened(s
     with reopened.engine.connect() as conn:
         columns = {column["name"] for column in inspect(conn).get_columns("items")}
     assert not columns & {"taxonomy_part", "taxonomy_subject"}
+
+
+def test_a_version_4_store_gets_its_review_state_columns_from_each_snapshot_when_opened(store_url):
+    store = Store(store_url, create=True)
+    plain, candidate, sent_back, explained = (make_record(f"q-{i}") for i in range(4))
+    candidate["flags"] = {"korea_reasons": ["lexicon: 우리나라"]}
+    sent_back["flags"] = {"review_reasons": ["보기 3 오탈자"]}
+    explained["rationale"] = {"text": "풀이", "author": "model-x"}
+    store.save_items([parse_item(r) for r in (plain, candidate, sent_back, explained)], author="t", stage="import")
+    _downgrade_to_version_4(store)
+    store.close()
+    reopened = Store(store_url)
+    assert reopened.columns(list(REVIEW_COLUMNS)) == {
+        "id": ["q-0", "q-1", "q-2", "q-3"], "korea_candidate": [False, True, False, False],
+        "needs_fix": [False, False, True, False], "has_rationale": [False, False, False, True]}
 
 
 def test_the_content_hash_column_is_the_items_hash_after_every_kind_of_write(store_url):
