@@ -9,12 +9,16 @@ import re
 
 import pytest
 
-from tests.test_annotator_browser import (  # noqa: F401  (browser: a fixture)
-    CHROMIUM,
+from annotator import auth
+from annotator.sample import load_sample
+from curation.item import parse_item
+from curation.workspace import init_workspace, open_workspace
+from tests import test_annotator_browser as browser_tests  # skips this module without Chromium or playwright
+from tests.test_annotator_browser import (
     PASSWORDS,
     _wait_until_up,
-    browser,
     choose,
+    expect,
     field,
     login,
     open_item,
@@ -23,14 +27,8 @@ from tests.test_annotator_browser import (  # noqa: F401  (browser: a fixture)
     stored,
 )
 
-from playwright.sync_api import expect  # noqa: E402
+browser = browser_tests.browser  # the module's Chromium, a fixture
 
-from annotator import auth  # noqa: E402
-from annotator.sample import load_sample  # noqa: E402
-from curation.item import parse_item  # noqa: E402
-from curation.workspace import init_workspace, open_workspace  # noqa: E402
-
-assert CHROMIUM  # the import above skipped this module when Chromium is missing
 SCREEN_EXAM, PROGRESS_EXAM, OTHER_EXAM = "화면 시험", "진행 시험", "다른 시험"
 WORD = "찾는낱말"  # in some items of SCREEN_EXAM and in one of another exam
 
@@ -150,6 +148,18 @@ def test_a_box_drawn_by_dragging_is_saved_in_pdf_points_before_and_after_zoom(se
     drag(page, start, end)
     expected = expected_points(zoomed, size, start, end)
     assert_within_a_point(save_drawn_box(page, root, "sample-003"), expected)
+
+    scroll = "() => { const v = document.querySelector('#item-page .bs-page-view'); return [v.scrollLeft, v.scrollTop]; }"
+    page_box(page)
+    view = page.locator("#item-page .bs-page-view").bounding_box()
+    before = page.evaluate(scroll)
+    page.keyboard.down("Shift")  # Shift+drag pans: the page moves with the pointer, nothing is drawn
+    drag(page, (view["x"] + 300, view["y"] + 300), (view["x"] + 200, view["y"] + 240))
+    page.keyboard.up("Shift")
+    after = page.evaluate(scroll)
+    assert after[0] - before[0] == pytest.approx(100, abs=2) and after[1] - before[1] == pytest.approx(60, abs=2)
+    assert_within_a_point([float(field(page, f"item-crop-{n}").input_value()) for n in ("x0", "y0", "x1", "y1")],
+                          expected)
     context.close()
 
 
