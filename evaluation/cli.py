@@ -23,8 +23,8 @@ from rich.progress import (
 from curation.cli_kit import JsonOption, WorkspaceOption, is_one_of, print_json, workspace_from
 from curation.errors import BenchsmithError
 from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
-from evaluation.executor import ExecutorSettings
 from evaluation.models import ModelSpec, resolve_model
+from evaluation.sender import SenderSettings
 
 console = Console(stderr=True)
 out = Console(soft_wrap=True)
@@ -45,8 +45,8 @@ def _model(spec: str, models_file: Path | None, workspace_root: Path) -> ModelSp
     return resolve_model(spec, models_file or workspace_root / "models.yaml")
 
 
-def _settings(spec: ModelSpec, concurrency: int, timeout: float | None, retries: int | None) -> ExecutorSettings:
-    return ExecutorSettings(concurrency=concurrency, timeout_s=timeout or spec.timeout_s,
+def _settings(spec: ModelSpec, concurrency: int, timeout: float | None, retries: int | None) -> SenderSettings:
+    return SenderSettings(concurrency=concurrency, timeout_s=timeout or spec.timeout_s,
                             max_retries=spec.max_retries if retries is None else retries)
 
 

@@ -22,12 +22,12 @@ from curation.item import Item
 from curation.workspace import Workspace
 from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
 from evaluation.cache import cache_key
-from evaluation.executor import ExecutorSettings, InvalidResponse, Job, run_jobs
 from evaluation.metrics import load_run
 from evaluation.models import ModelSpec
 from evaluation.parsing import json_objects, load_object, split_thinking
 from evaluation.records import JUDGE_AXES, JudgeScores, JudgeVerdict, read_jsonl_records
 from evaluation.runlog import now_iso
+from evaluation.sender import InvalidResponse, Job, SenderSettings, send_jobs
 
 JUDGE_PROMPT_VERSION = "judge-v1"  # the rubric and its prompt: part of every judge request key
 
@@ -131,7 +131,7 @@ def _finisher(base: dict[str, Any]) -> Callable[[Job, Completion | None, Backend
     return finish
 
 
-def judge_run(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: ExecutorSettings, *, max_invalid: int = 2,
+def judge_run(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: SenderSettings, *, max_invalid: int = 2,
               on_start: Callable[[int, int], None] | None = None,
               on_record: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     run = load_run(run_dir, ws)
@@ -159,7 +159,7 @@ def judge_run(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: Executor
     if on_start is not None:
         on_start(candidates, candidates - len(jobs))
     if jobs:
-        asyncio.run(run_jobs(judge, settings, log_path, jobs, ws.cache_path, on_record))
+        asyncio.run(send_jobs(judge, settings, log_path, jobs, ws.cache_path, on_record))
     verdicts = [v for item_id, v in read_jsonl_records(log_path, JudgeVerdict).items() if item_id in run.records]
     ok = sum(1 for v in verdicts if v.status == "ok")
     return {"judged": len(verdicts), "ok": ok, "missing": len(verdicts) - ok,

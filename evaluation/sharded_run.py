@@ -19,11 +19,11 @@ from curation.execution.executors import Shard, ShardExecutor
 from curation.execution.shard_driver import DEFAULT_MAX_ATTEMPTS, ShardProgress, drive
 from curation.workspace import Workspace
 from evaluation.cache import ResponseCache
-from evaluation.executor import Job
 from evaluation.local_answers import answer_locally, local_chooser
 from evaluation.models import ModelSpec
 from evaluation.runlog import RESPONSES, RunLog
 from evaluation.runner import PreparedRun, RunRequest, RunSummary, prepare_run
+from evaluation.sender import Job
 from evaluation.shard_worker import AnswerShard, ShardRequest, answer_shard, pack_images, received
 
 DEFAULT_SHARD_SIZE = 100

@@ -11,10 +11,10 @@ import pytest
 from curation.item import parse_item
 from evaluation.backends.base import ChatRequest, Message
 from evaluation.backends.baseline import baseline_backend
-from evaluation.executor import InvalidResponse
 from evaluation.judge import judge_request, judge_sections, parse_verdict
 from evaluation.models import resolve_model
 from evaluation.records import AnswerRecord, JudgeVerdict, read_jsonl_records
+from evaluation.sender import InvalidResponse
 from tests.conftest import run_cli
 from tests.eval_support import seed_items, text_record
 

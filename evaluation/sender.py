@@ -1,7 +1,7 @@
 """Sending requests: bounded concurrency that adapts to 429/503, retries with exponential
 backoff and jitter, a per-request timeout, the response cache, and one log line per job.
 
-The executor knows nothing about exams: a job is a request plus a `finish` function that
+The sender knows nothing about exams: a job is a request plus a `finish` function that
 turns the completion (or the final error) into the record logged for it. Answer runs and
 judge runs both use it.
 """
@@ -52,7 +52,7 @@ class Job:
 
 
 @dataclass
-class ExecutorSettings:
+class SenderSettings:
     concurrency: int = 16
     max_retries: int = 4
     timeout_s: float = 120.0
@@ -96,7 +96,7 @@ class AdaptiveLimiter:
 
 
 @dataclass
-class ExecutionStats:
+class SendStats:
     sent: int = 0
     cached: int = 0
     retries: int = 0
@@ -105,8 +105,8 @@ class ExecutionStats:
     by_outcome: dict[str, int] = field(default_factory=dict)
 
 
-class Executor:
-    def __init__(self, backend: Backend, settings: ExecutorSettings, log: RecordSink, cache: ResponseCache | None,
+class RequestSender:
+    def __init__(self, backend: Backend, settings: SenderSettings, log: RecordSink, cache: ResponseCache | None,
                  on_record: Callable[[dict[str, Any]], None] | None = None, ready: asyncio.Event | None = None):
         self.backend = backend
         self.settings = settings
@@ -114,7 +114,7 @@ class Executor:
         self.cache = cache
         self.on_record = on_record
         self.ready = ready  # set once records may be logged (the run's manifest is written)
-        self.stats = ExecutionStats(min_limit=settings.concurrency)
+        self.stats = SendStats(min_limit=settings.concurrency)
         self._random = random.Random(settings.seed)
         self._cached: dict[str, Completion] = {}
         self._limiter: AdaptiveLimiter | None = None
@@ -190,7 +190,7 @@ class Executor:
         if self.on_record is not None:
             self.on_record(record)
 
-    async def run(self, jobs: Iterable[Job] | AsyncIterable[Job]) -> ExecutionStats:
+    async def run(self, jobs: Iterable[Job] | AsyncIterable[Job]) -> SendStats:
         """Send every job; jobs are taken from the iterable a chunk at a time, so the first
         requests go out at once and building the later ones overlaps with waiting for responses
         (not with handling them: up to `_AHEAD` are built while the loop has nothing else to do)."""
@@ -241,15 +241,15 @@ async def _each(jobs: Iterable[Job] | AsyncIterable[Job]) -> AsyncIterator[Job]:
             yield job
 
 
-async def run_jobs(spec: ModelSpec, settings: ExecutorSettings, log_path: Path, jobs: Iterable[Job] | AsyncIterable[Job],
+async def send_jobs(spec: ModelSpec, settings: SenderSettings, log_path: Path, jobs: Iterable[Job] | AsyncIterable[Job],
                    cache_path: Path | None, on_record: Callable[[dict[str, Any]], None] | None = None,
-                   ready: asyncio.Event | None = None) -> ExecutionStats:
+                   ready: asyncio.Event | None = None) -> SendStats:
     """Open the backend, the log and the cache, run the jobs, close everything (also on failure)."""
     backend = make_backend(spec, settings.concurrency)
     log = RunLog(log_path)
     cache = ResponseCache(cache_path) if cache_path is not None else None
     try:
-        return await Executor(backend, settings, log, cache, on_record, ready).run(jobs)
+        return await RequestSender(backend, settings, log, cache, on_record, ready).run(jobs)
     finally:
         log.close()
         if cache is not None:
