@@ -105,6 +105,31 @@ class SendStats:
     by_outcome: dict[str, int] = field(default_factory=dict)
 
 
+class RecordWriter:
+    """The one finishing step of a job, wherever it was sent from (this process or a shard on a
+    worker): the log line first (it is what a resumed run trusts), then the response cache, the
+    outcome count and the progress callback."""
+
+    def __init__(self, log: RecordSink, cache: ResponseCache | None, spec: ModelSpec, counts: dict[str, int],
+                 on_record: Callable[[dict[str, Any]], None] | None = None):
+        self.log = log
+        self.cache = cache
+        self.spec = spec
+        self.counts = counts
+        self.on_record = on_record
+
+    def write(self, record: dict[str, Any], key: str, completion: Completion | None, cached: bool) -> None:
+        """`completion`: the response the record was made from (None after a final error); cached
+        responses are not written to the cache again."""
+        self.log.append(record)
+        if completion is not None and self.cache is not None and not cached:
+            self.cache.put(key, completion, self.spec)
+        outcome = record.get("outcome", "?")
+        self.counts[outcome] = self.counts.get(outcome, 0) + 1
+        if self.on_record is not None:
+            self.on_record(record)
+
+
 class RequestSender:
     def __init__(self, backend: Backend, settings: SenderSettings, log: RecordSink, cache: ResponseCache | None,
                  on_record: Callable[[dict[str, Any]], None] | None = None, ready: asyncio.Event | None = None):
@@ -115,6 +140,7 @@ class RequestSender:
         self.on_record = on_record
         self.ready = ready  # set once records may be logged (the run's manifest is written)
         self.stats = SendStats(min_limit=settings.concurrency)
+        self._writer = RecordWriter(log, cache, backend.spec, self.stats.by_outcome, on_record)
         self._random = random.Random(settings.seed)
         self._cached: dict[str, Completion] = {}
         self._limiter: AdaptiveLimiter | None = None
@@ -182,13 +208,7 @@ class RequestSender:
             break
         if self.ready is not None:
             await self.ready.wait()
-        self.log.append(record)  # the log line first: it is what a resumed run trusts
-        if completion is not None and error is None and self.cache is not None and not completion_meta["cached"]:
-            self.cache.put(key, completion, self.backend.spec)
-        outcome = record.get("outcome", "?")
-        self.stats.by_outcome[outcome] = self.stats.by_outcome.get(outcome, 0) + 1
-        if self.on_record is not None:
-            self.on_record(record)
+        self._writer.write(record, key, completion if error is None else None, completion_meta["cached"])
 
     async def run(self, jobs: Iterable[Job] | AsyncIterable[Job]) -> SendStats:
         """Send every job; jobs are taken from the iterable a chunk at a time, so the first
