@@ -11,7 +11,8 @@ import pytest
 from curation.item import parse_item
 from evaluation.backends.base import ChatRequest, Message
 from evaluation.backends.baseline import baseline_backend
-from evaluation.judge import judge_request, judge_sections, parse_verdict
+from evaluation.judge import parse_verdict
+from evaluation.judge_request import judge_request, judge_sections
 from evaluation.models import resolve_model
 from evaluation.records import AnswerRecord, JudgeVerdict, read_jsonl_records
 from evaluation.sender import InvalidResponse
