@@ -105,6 +105,11 @@ class SendStats:
     by_outcome: dict[str, int] = field(default_factory=dict)
 
 
+def cached_meta(key: str, resends: int = 0) -> dict[str, Any]:
+    """A job's meta when its response came from the cache: nothing was sent."""
+    return {"attempts": 0, "latency_s": 0.0, "cached": True, "key": key, "resends": resends}
+
+
 class RecordWriter:
     """The one finishing step of a job, wherever it was sent from (this process or a shard on a
     worker): the log line first (it is what a resumed run trusts), then the response cache, the
@@ -189,12 +194,11 @@ class RequestSender:
             completion = self._cached.get(key)
             if completion is not None:
                 self.stats.cached += 1
-                completion_meta: dict[str, Any] = {"attempts": 0, "latency_s": 0.0, "cached": True}
+                completion_meta = cached_meta(key, resend)
                 error = None
             else:
                 completion, error, completion_meta = await self._send(request)
-                completion_meta["cached"] = False
-            completion_meta.update(key=key, resends=resend)
+                completion_meta.update(cached=False, key=key, resends=resend)
             try:
                 record = job.finish(job, completion, error, completion_meta)
             except InvalidResponse as invalid:

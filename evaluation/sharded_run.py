@@ -23,7 +23,7 @@ from evaluation.local_answers import answer_locally, local_chooser
 from evaluation.models import ModelSpec
 from evaluation.runlog import RESPONSES, RunLog
 from evaluation.runner import PreparedRun, RunRequest, RunSummary, prepare_run
-from evaluation.sender import Job, RecordWriter
+from evaluation.sender import Job, RecordWriter, cached_meta
 from evaluation.shard_worker import AnswerShard, ShardRequest, answer_shard, pack_images, received
 
 DEFAULT_SHARD_SIZE = 100
@@ -116,8 +116,8 @@ class ShardedRun:
             if self.cache is None or not model.request.use_cache or not model.jobs:
                 continue
             for key, completion in self.cache.get_many(list(model.jobs)).items():
-                meta = {"attempts": 0, "latency_s": 0.0, "cached": True, "key": key, "resends": 0}
-                self._finish(model, model.jobs[key], {"completion": completion.to_record(), "error": None}, meta)
+                self._finish(model, model.jobs[key], {"completion": completion.to_record(), "error": None},
+                             cached_meta(key))
                 model.stats["cached"] += 1
                 finished += 1
         return finished
