@@ -18,10 +18,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from curation.item import Item
 from curation.workspace import Workspace
-from evaluation.backends.base import BackendError, ChatRequest, Completion
+from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
 from evaluation.cache import cache_key
-from evaluation.judge_request import judge_request
+from evaluation.judge_sections import judge_user_text
 from evaluation.metrics import load_run
 from evaluation.models import ModelSpec
 from evaluation.parsing import json_objects, load_object, split_thinking
@@ -45,6 +46,30 @@ class Verdict(BaseModel):
     @property
     def total(self) -> int:
         return sum(getattr(self, axis) for axis in JUDGE_AXES)
+
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        **{axis: {"type": "integer", "minimum": 1, "maximum": 5} for axis in JUDGE_AXES},
+        "factual_errors": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": [*JUDGE_AXES, "factual_errors"],
+}
+
+_SYSTEM = ("당신은 시험 문제 풀이를 채점하는 전문가입니다. 전문가가 작성한 참고 해설을 기준으로 "
+           "평가 대상 풀이를 네 가지 기준에서 1점(매우 나쁨)부터 5점(매우 좋음)까지 채점하세요.\n"
+           "- factuality(사실성): 사실과 개념이 정확한가\n"
+           "- logical_soundness(논리성): 근거에서 결론까지 논리가 타당한가\n"
+           "- depth(깊이): 핵심 원리를 충분히 설명하는가\n"
+           "- clarity(명확성): 간결하고 명확하게 쓰였는가\n"
+           "풀이에 있는 사실 오류는 factual_errors 목록에 적으세요. 다음 JSON 하나로만 답하세요: "
+           '{"factuality": 1-5, "logical_soundness": 1-5, "depth": 1-5, "clarity": 1-5, "factual_errors": ["…"]}')
+
+
+def judge_request(item: Item, rationale: str) -> ChatRequest:
+    user = judge_user_text(item, rationale)
+    return ChatRequest((Message("system", (_SYSTEM,)), Message("user", (user,))), response_schema=VERDICT_SCHEMA)
 
 
 def parse_verdict(text: str) -> Verdict:
