@@ -89,16 +89,16 @@ class AppContext:
         """Admins see who drafted a rationale that is also a blind response; no one else does."""
         return self.local_mode or (user is not None and auth.get_user(self.workspace.store.engine, user).role == ADMIN)
 
-    def hidden_authors(self, item_id: str, user: str | None) -> set[str]:
+    def hidden_authors(self, item_id: str, user: str | None, revisions: list[Any] | None = None) -> set[str]:
         """The model names to keep from this user on this item (blinding.hidden_authors; none for admins)."""
-        revisions = [revision for revision, _ in self.reviewer.history(item_id)]
+        if revisions is None:
+            revisions = [revision for revision, _ in self.reviewer.history(item_id)]
         names = blinding.hidden_authors(self.workspace.store.engine, item_id, revisions)
         return set() if not names or self.sees_authorship(user) else names
 
     def shown_history(self, item_id: str, user: str | None) -> list[Any]:
         rows = self.reviewer.history(item_id)
-        names = blinding.hidden_authors(self.workspace.store.engine, item_id, [revision for revision, _ in rows])
-        return rows if not names or self.sees_authorship(user) else blinding.scrub_history(rows, names)
+        return blinding.scrub_history(rows, self.hidden_authors(item_id, user, [revision for revision, _ in rows]))
 
 
 @contextlib.contextmanager

@@ -110,9 +110,9 @@ def scrub_history(rows: list[tuple[Revision, list[tuple[str, Any, Any]]]],
         return rows
     from dataclasses import replace
 
-    scrubbed = []
-    for revision, changes in rows:
-        shown = replace(revision, reason=scrub(revision.reason, names), snapshot=scrub(revision.snapshot, names))
-        scrubbed.append((shown, [(path, *(HIDDEN if path.endswith(".author") and v else scrub(v, names)
-                                        for v in (before, after))) for path, before, after in changes]))
-    return scrubbed
+    def value(path: str, shown: Any) -> Any:
+        return HIDDEN if path.endswith(".author") and shown else scrub(shown, names)
+
+    return [(replace(revision, reason=scrub(revision.reason, names), snapshot=scrub(revision.snapshot, names)),
+             [(path, value(path, before), value(path, after)) for path, before, after in changes])
+            for revision, changes in rows]
