@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import gradio as gr
 
-from annotator import auth, queues, scoring, stats, views
+from annotator import auth, blinding, queues, scoring, stats, views
 from annotator.actions import EditError, Move, Reviewer, Session, View
 from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
 from annotator.bulk_panel import BulkPanel
@@ -25,10 +25,10 @@ from annotator.guidelines_panel import GuidelinesPanel
 from annotator.order_control import order_control
 from annotator.preview import LATEX_DELIMITERS, to_markdown
 from annotator.progress import ProgressBars
-from annotator.queue_specs import QUEUES, NotAllowed
+from annotator.queue_specs import ADMIN, QUEUES, NotAllowed
 from annotator.queues import FLAG_FILTERS, Filters
 from annotator.render import PdfRenderer, RenderError
-from annotator.score_desk import ScoreDesk, ScoreMove, ScoreSession, ScoreView
+from annotator.score_desk import MAX_SIDE, ScoreDesk, ScoreMove, ScoreSession, ScoreView
 from annotator.suspects import SuspectDesk
 from annotator.suspects_tab import SuspectsTab
 from curation.errors import BenchsmithError
@@ -40,6 +40,7 @@ MAX_OPTIONS = 6
 LOCAL_USER = "local"
 API_CONCURRENCY = 8  # script calls (gradio_client) running at once; the page's own events skip the queue
 MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
+STATS_ROLES = QUEUES["score"].roles  # the stats show the experts' agreement: for those who score
 
 
 @dataclass
@@ -76,6 +77,28 @@ class AppContext:
 
     def require(self, request: gr.Request | None, queue: str) -> str:
         return self.member(request, queue).name
+
+    def sees_stats(self, request: gr.Request | None) -> auth.User:
+        """The signed-in user, refused unless an expert or admin: the stats hold the experts' agreement."""
+        user = self.user(request)
+        if user.role not in STATS_ROLES:
+            raise gr.Error(f"{user.name} ({user.role}) may not see the stats: experts and admins only")
+        return user
+
+    def sees_authorship(self, user: str | None) -> bool:
+        """Admins see who drafted a rationale that is also a blind response; no one else does."""
+        return self.local_mode or (user is not None and auth.get_user(self.workspace.store.engine, user).role == ADMIN)
+
+    def hidden_authors(self, item_id: str, user: str | None, revisions: list[Any] | None = None) -> set[str]:
+        """The model names to keep from this user on this item (blinding.hidden_authors; none for admins)."""
+        if revisions is None:
+            revisions = [revision for revision, _ in self.reviewer.history(item_id)]
+        names = blinding.hidden_authors(self.workspace.store.engine, item_id, revisions)
+        return set() if not names or self.sees_authorship(user) else names
+
+    def shown_history(self, item_id: str, user: str | None) -> list[Any]:
+        rows = self.reviewer.history(item_id)
+        return blinding.scrub_history(rows, self.hidden_authors(item_id, user, [revision for revision, _ in rows]))
 
 
 @contextlib.contextmanager
@@ -213,7 +236,7 @@ class ItemQueueTab:
     def render(self, view: View, user: str | None) -> list[Any]:
         shown = view.shown or {}
         item_id = view.session.item_id
-        history = views.history_html(self.ctx.reviewer.history(item_id)) if view.stored and item_id is not None else ""
+        history = views.history_html(self.ctx.shown_history(item_id, user)) if view.stored and item_id is not None else ""
         values = []
         keys = views.key_numbers(shown.get("answer"))
         for path, _, _, _ in self.fields:
@@ -519,9 +542,13 @@ def build_rationale_tab(ctx: AppContext, users: list[str], choices: dict[str, li
         original = ctx.reviewer.draft_rationale(view.stored.item.id)
         rationale = shown.get("rationale") or {}
         distance = Levenshtein.distance(original, rationale.get("text") or "")
+        # who wrote it is not shown where the text is also a blind response (admins see it in the history)
+        blind = blinding.hidden_authors(ctx.workspace.store.engine, view.stored.item.id,
+                                        [revision for revision, _ in ctx.reviewer.history(view.stored.item.id)])
+        author = blinding.HIDDEN if blind and rationale.get("author") else rationale.get("author")
         summary_html = (f"<b>상태 · Status</b>: {views.esc(rationale.get('status'))} · "
                         f"<b>편집 거리 · Edit distance from the draft</b>: <span id='rationale-distance'>{distance}</span>"
-                        + (f" · by {views.esc(rationale.get('author'))}" if rationale.get("author") else ""))
+                        + (f" · by {views.esc(author)}" if author else ""))
         return [item_markdown(shown, with_answer=True), to_markdown(original), summary_html]
 
     tab.extra_outputs = [question, draft, summary]
@@ -531,6 +558,9 @@ def build_rationale_tab(ctx: AppContext, users: list[str], choices: dict[str, li
 
 
 class ScoreTab:
+    """An item's blind responses side by side, each with its four axes and comment; one Save saves
+    every response given a score. Slots are fixed (MAX_SIDE); those an item does not fill are hidden."""
+
     def __init__(self, ctx: AppContext):
         self.ctx = ctx
         self.state = gr.State(ScoreSession())
@@ -542,23 +572,38 @@ class ScoreTab:
         self.guidelines = GuidelinesPanel(ctx, "score")
         self.status = gr.HTML(elem_id="score-status")
         with gr.Row():
-            with gr.Column(scale=5):
+            with gr.Column(scale=3):
                 self.question = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="score-question")
+            with gr.Column(scale=2):
                 gr.Markdown("**전문가 풀이 (기준) · Expert rationale (reference)**")
                 self.reference = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="score-reference")
-            with gr.Column(scale=6):
-                self.label = gr.HTML(elem_id="score-label")
-                self.rationale = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="score-rationale")
-                self.axes = [gr.Radio(["1", "2", "3", "4", "5"], label=scoring.AXIS_LABELS[axis], elem_classes=["bs-axis"],
-                                      info=scoring.rubric_text(axis), elem_id=f"score-{axis}") for axis in scoring.AXES]
-                self.comment = gr.Textbox(label="의견 · Comment", lines=2, elem_id="score-comment")
-                self.b_save = gr.Button("점수 저장 · Save scores (S)", variant="primary", elem_classes=["bs-save"],
-                                        elem_id="score-save")
+        with gr.Accordion("채점 기준 · Rubric", open=False, elem_id="score-rubric-box"):
+            gr.HTML(views.table_html([{"axis": scoring.AXIS_LABELS[a], "rubric": scoring.rubric_text(a)}
+                                      for a in scoring.AXES], [("axis", "축 · Axis"), ("rubric", "1 · 3 · 5")]),
+                    elem_id="score-rubric")
+        self.slots: list[tuple[Any, Any, Any, list[Any], Any, Any]] = []  # column, label, text, axes, comment, note
+        with gr.Row(equal_height=False, elem_id="score-responses"):
+            for n in range(1, MAX_SIDE + 1):
+                with gr.Column(visible=False, min_width=220, elem_classes=["bs-response"],
+                               elem_id=f"score-response-{n}") as column:
+                    label = gr.HTML(elem_id=f"score-label-{n}")
+                    text = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id=f"score-rationale-{n}")
+                    axes = [gr.Radio(["1", "2", "3", "4", "5"], label=scoring.AXIS_LABELS[axis], elem_classes=["bs-axis"],
+                                     elem_id=f"score-{n}-{axis}") for axis in scoring.AXES]
+                    comment = gr.Textbox(label="의견 · Comment", lines=2, elem_id=f"score-{n}-comment")
+                    note = gr.HTML(elem_id=f"score-note-{n}")
+                self.slots.append((column, label, text, axes, comment, note))
+        self.b_save = gr.Button("점수 저장 · Save scores (S)", variant="primary", elem_classes=["bs-save"],
+                                elem_id="score-save")
+
+    @property
+    def form(self) -> list[Any]:
+        return [c for _, _, _, axes, comment, _ in self.slots for c in (*axes, comment)]
 
     @property
     def outputs(self) -> list[Any]:
-        return [self.state, self.status, self.progress, self.question, self.reference, self.label, self.rationale,
-                *self.axes, self.comment]
+        slots = [c for column, label, text, axes, comment, note in self.slots for c in (column, label, text, *axes, comment, note)]
+        return [self.state, self.status, self.progress, self.question, self.reference, *slots]
 
     def render(self, view: ScoreView, user: str | None) -> list[Any]:
         record = view.stored.item.to_record() if view.stored else None
@@ -566,11 +611,19 @@ class ScoreTab:
         status = "".join([f"<span>{views.esc(view.position)}</span>" if view.position else "",
                           f'<div class="bs-message">{views.esc(view.message)}</div>' if view.message else "",
                           f'<div class="bs-error" role="alert">{views.esc(view.error)}</div>' if view.error else ""])
-        label = f"<h3 class='bs-blind-label'>{views.esc(view.label)}</h3>" if view.task else ""
-        values = [_radio(view.session.values.get(axis)) for axis in scoring.AXES]
+        responses = view.session.responses
+        slots: list[Any] = []
+        for n in range(MAX_SIDE):
+            if n >= len(responses):
+                slots += [gr.update(visible=False), "", "", *([None] * len(scoring.AXES)), "", ""]
+                continue
+            r = responses[n]
+            note = (f'<div class="bs-error" role="alert">{views.esc(r.error)}</div>' if r.error
+                    else f'<div class="bs-message">{views.esc(r.note)}</div>' if r.note else "")
+            slots += [gr.update(visible=True), f"<h3 class='bs-blind-label'>응답 {views.esc(r.label)}</h3>",
+                      to_markdown(r.text), *[_radio(r.values.get(axis)) for axis in scoring.AXES], r.comment, note]
         return [view.session, status, self.ctx.progress.html("score", user), item_markdown(record, with_answer=True),
-                to_markdown(reference), label,
-                to_markdown(view.task.rationale) if view.task else "", *values, view.session.comment]
+                to_markdown(reference), *slots]
 
     def wire(self) -> None:
         ctx = self.ctx
@@ -578,35 +631,37 @@ class ScoreTab:
         def navigate(how: ScoreMove) -> Callable[..., list[Any]]:
             def handler(session: ScoreSession, request: gr.Request) -> list[Any]:
                 user = ctx.require(request, "score")
-                return self.render(ctx.desk.navigate(user, session.task_id, how), user)
+                return self.render(ctx.desk.navigate(user, session.screen, how), user)
             return handler
 
         score_moves: list[tuple[gr.Button, ScoreMove]] = [(self.b_prev, "prev"), (self.b_next, "next"),
                                                           (self.b_mine, "unscored")]
         for button, how in score_moves:
             button.click(navigate(how), [self.state], self.outputs, api_visibility="private", **fast(self.status))
-        for axis, radio in zip(scoring.AXES, self.axes, strict=True):
-            radio.input(self._edit(axis), [self.state, radio], None, api_visibility="private", queue=False)
-        self.comment.input(self._edit("comment"), [self.state, self.comment], None,
-                           trigger_mode="always_last", api_visibility="private", queue=False)
+        for slot, (_, _, _, axes, comment, _) in enumerate(self.slots):
+            for axis, radio in zip(scoring.AXES, axes, strict=True):
+                radio.input(self._edit(slot, axis), [self.state, radio], None, api_visibility="private", queue=False)
+            comment.input(self._edit(slot, "comment"), [self.state, comment], None,
+                          trigger_mode="always_last", api_visibility="private", queue=False)
 
-        def save(session: ScoreSession, factuality: str | None, logic: str | None, depth: str | None,
-                 clarity: str | None, comment: str, request: gr.Request) -> list[Any]:
+        def save(data: dict[Any, Any], request: gr.Request) -> list[Any]:
             user = ctx.require(request, "score")
-            values = {"factuality": factuality, "logic": logic, "depth": depth, "clarity": clarity}
-            session.values.update({axis: value for axis, value in values.items() if value is not None})
-            session.comment = comment or ""
+            session = data[self.state]
+            for response, (_, _, _, axes, comment, _) in zip(session.responses, self.slots, strict=False):
+                # the form's values, not only the drafts: a save must not overtake the last click
+                response.values.update({a: data[radio] for a, radio in zip(scoring.AXES, axes, strict=True)
+                                        if data[radio] is not None})
+                response.comment = data[comment] or ""
             view = ctx.desk.save(user, session)
             ctx.progress.decided("score")
             return self.render(view, user)
 
-        self.b_save.click(save, [self.state, *self.axes, self.comment], self.outputs, api_visibility="private",
-                          **fast(self.status))
+        self.b_save.click(save, {self.state, *self.form}, self.outputs, api_visibility="private", **fast(self.status))
 
-    def _edit(self, axis: str) -> Callable[..., None]:
+    def _edit(self, slot: int, axis: str) -> Callable[..., None]:
         def handler(session: ScoreSession, value: Any, request: gr.Request) -> None:
             """Keeps the score in the expert's draft (not in the state; see ItemQueueTab._edit_handler)."""
-            self.ctx.desk.edit(self.ctx.require(request, "score"), copy.deepcopy(session), axis, value)
+            self.ctx.desk.edit(self.ctx.require(request, "score"), copy.deepcopy(session), slot, axis, value)
         return handler
 
     def load(self, user: auth.User) -> list[Any]:
@@ -615,7 +670,7 @@ class ScoreTab:
         return self.render(self.ctx.desk.resume(user.name), user.name)
 
     def open_on_select(self, tab: Any) -> None:
-        _open_on_select(self.ctx, tab, self.state, lambda session: session.task_id is not None,
+        _open_on_select(self.ctx, tab, self.state, lambda session: session.screen is not None,
                         lambda user: [*self.load(user), *self.guidelines.load(user)],
                         [*self.outputs, *self.guidelines.outputs], self.status)
 
@@ -698,7 +753,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                 refresh = gr.Button("새로 고침 · Refresh", size="sm", elem_id="stats-refresh")
                 stats_view = gr.HTML(elem_id="stats")
         def refresh_stats(request: gr.Request) -> str:
-            ctx.user(request)
+            ctx.sees_stats(request)
             return stats_html(ctx)
 
         refresh.click(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
@@ -722,11 +777,11 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             # visible=False does not hide a tab button in this Gradio; "hidden" does. Tabs shown
             # anyway get no update: a visibility update makes the page walk the whole tab.
             allowed = ([user.role in QUEUES[q].roles for q in ("korea", "rationale", "score", "suspects")]
-                       + [user.role == "admin"])
+                       + [user.role == "admin", user.role in STATS_ROLES])
             visible = [gr.skip() if ok else gr.Tab(visible="hidden") for ok in allowed]
             return [header, *visible, *item_tab.open(user)]
 
-        hideable = [tabs[q] for q in ("korea", "rationale", "score", "suspects", "admin")]
+        hideable = [*(tabs[q] for q in ("korea", "rationale", "score", "suspects", "admin")), stats_tab]
         blocks.load(on_load, None, [who, *hideable, *item_tab.open_outputs], api_visibility="private", **fast(who))
         _register_api(ctx)
     return blocks
@@ -738,9 +793,13 @@ def _register_api(ctx: AppContext) -> None:
 
     def get_item(item_id: str, request: gr.Request) -> dict:
         """The current revision of an item: {"rev", "item"}."""
-        ctx.user(request)
+        user = ctx.user(request)
         stored = ctx.workspace.store.get(item_id)
-        return {"rev": stored.rev, "item": stored.item.to_record()}
+        record = stored.item.to_record()
+        hidden = ctx.hidden_authors(item_id, user.name)
+        if hidden and record.get("rationale"):
+            record["rationale"] = blinding.scrub(record["rationale"], hidden)
+        return {"rev": stored.rev, "item": record}
 
     def save_item(queue: str, item_id: str, expect_rev: int, changes_json: str, decision: str = "",
                   reason: str = "", request: gr.Request | None = None) -> dict:
@@ -764,15 +823,26 @@ def _register_api(ctx: AppContext) -> None:
             return {"status": "invalid", "rev": view.session.rev, "message": view.error, "since": []}
         return {"status": "saved", "rev": view.session.rev, "message": view.message, "since": []}
 
-    def save_score(task_id: int, expect_rev: int, factuality: int, logic: int, depth: int, clarity: int,
-                   comment: str = "", request: gr.Request | None = None) -> dict:
-        """Save this expert's four scores (1–5) for a task, made on `expect_rev` (0 = first)."""
+    def score_responses(item_id: str, request: gr.Request) -> dict:
+        """This expert's view of an item's blind responses: [{"label", "rationale", "rev", "scores",
+        "comment"}] in their blind order (no model, run or task id)."""
         user = ctx.require(request, "score")
-        session = ScoreSession(int(task_id), int(expect_rev),
-                               {"factuality": factuality, "logic": logic, "depth": depth, "clarity": clarity}, comment)
-        view = ctx.desk.save(user, session)
-        status = "conflict" if view.conflict else ("invalid" if view.error else "saved")
-        return {"status": status, "rev": view.session.rev, "message": view.error or view.message}
+        responses = [r for screen in ctx.desk.screens(user) if screen.item_id == item_id
+                     for r in ctx.desk.open(user, screen.key).session.responses]
+        return {"item_id": item_id, "responses": [{"label": r.label, "rationale": r.text, "rev": r.rev,
+                                                   "scores": r.values, "comment": r.comment} for r in responses]}
 
-    for endpoint in (get_item, save_item, save_score):
+    def save_score(item_id: str, label: str, expect_rev: int, factuality: int, logic: int, depth: int, clarity: int,
+                   comment: str = "", request: gr.Request | None = None) -> dict:
+        """Save this expert's four scores (1–5) for response `label` (A, B, …) of an item, made on
+        `expect_rev` (0 = first)."""
+        user = ctx.require(request, "score")
+        values = {"factuality": factuality, "logic": logic, "depth": depth, "clarity": clarity}
+        view = ctx.desk.save_by_label(user, item_id, label, values, comment, int(expect_rev))
+        response = view.session.responses[0] if view.session.responses else None
+        status = "conflict" if view.conflict else ("invalid" if view.error else "saved")
+        return {"status": status, "rev": response.rev if response else None,
+                "message": (response.error or response.note) if response else view.error}
+
+    for endpoint in (get_item, save_item, score_responses, save_score):
         gr.api(endpoint, api_name=endpoint.__name__, concurrency_limit=API_CONCURRENCY)

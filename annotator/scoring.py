@@ -2,19 +2,19 @@
 judge scores imported for agreement.
 
 A scoring task is one model's rationale for one item from one run. Experts never see the
-model: tasks of an item are shown as 응답 A, B, … in an order shuffled per expert.
+model nor the task's id: tasks of an item are shown side by side as 응답 A, B, … in a blind order
+(blinding.py).
 """
 
 from __future__ import annotations
 
-import hashlib
-import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from sqlalchemy import Engine, and_, func, insert, select, update
 
+from annotator import blinding
 from annotator.tables import expert_scores, judge_scores, now, scoring_tasks, write_connection
 from curation.errors import BenchsmithError, ConflictError
 from evaluation.metrics import RunData
@@ -146,24 +146,10 @@ def get_task(engine: Engine, task_id: int) -> Task:
     return Task(r.id, r.item_id, r.model, r.rationale, r.run_id)
 
 
-def blind_order(all_tasks: list[Task], expert: str) -> list[Task]:
-    """Items in id order; within an item the tasks in an order shuffled for this expert
-    (stable across sessions: seeded by expert and item)."""
-    by_item: dict[str, list[Task]] = {}
-    for task in sorted(all_tasks, key=lambda t: (t.item_id, t.id)):
-        by_item.setdefault(task.item_id, []).append(task)
-    ordered: list[Task] = []
-    for item_id, group in by_item.items():
-        seed = int.from_bytes(hashlib.sha256(f"{expert}\0{item_id}".encode()).digest()[:8], "big")
-        random.Random(seed).shuffle(group)
-        ordered.extend(group)
-    return ordered
-
-
-def blind_label(ordered: list[Task], task: Task) -> str:
-    """응답 A, B, … by the task's place among its item's tasks in this expert's order."""
-    same_item = [t.id for t in ordered if t.item_id == task.item_id]
-    return f"응답 {chr(ord('A') + same_item.index(task.id))}"
+def blind_order(all_tasks: list[Task], expert: str, secret: bytes) -> list[Task]:
+    """Items in id order; within an item the tasks in this expert's blind order (blinding.order_key:
+    stable across sessions, different per expert and item, not computable without the secret)."""
+    return sorted(all_tasks, key=lambda t: (t.item_id, blinding.order_key(secret, expert, t.item_id, t.id)))
 
 
 def validate_values(values: dict[str, Any]) -> dict[str, int]:
@@ -208,6 +194,11 @@ def save_score(engine: Engine, task_id: int, expert: str, values: dict[str, Any]
         else:
             conn.execute(update(expert_scores).where(key, expert_scores.c.rev == expect_rev).values(rev=expect_rev + 1, **row))
     return expect_rev + 1
+
+
+def scored_tasks(engine: Engine, expert: str) -> set[int]:
+    with engine.connect() as conn:
+        return set(conn.execute(select(expert_scores.c.task_id).where(expert_scores.c.expert == expert)).scalars())
 
 
 def score_counts(engine: Engine) -> dict[str, int]:

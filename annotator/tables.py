@@ -3,7 +3,7 @@
 Items are never written here: item edits go through `curation.store.Store`, so every save
 is a revision with its author. These tables hold what belongs to the review app itself:
 users, login attempts, per-user drafts and positions, assignments, review decisions, suspect
-decisions (with the content and answers they were made on), scoring tasks, expert scores and imported judge scores.
+decisions (with the content and answers they were made on), scoring tasks, expert scores, imported judge scores and the server's own secrets.
 """
 
 from __future__ import annotations
@@ -128,6 +128,14 @@ expert_scores = Table(
     Column("comment", Text),
     Column("rev", Integer, nullable=False),
     Column("updated_at", String(32), nullable=False),
+)
+
+server_secrets = Table(  # server-only values (the blind-order key); never served to a page or the API
+    "annot_secrets",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", String(200), nullable=False),
+    Column("created_at", String(32), nullable=False),
 )
 
 judge_scores = Table(

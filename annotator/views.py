@@ -205,4 +205,5 @@ CSS = """
 .bs-help-box kbd { border: 1px solid #999; border-radius: 3px; padding: 1px 6px; background: #f3f4f6; }
 .bs-progress { display: flex; gap: 16px; align-items: center; font-size: 13px; }
 .bs-progress progress { width: 160px; }
+.bs-response { border: 1px solid #d1d5db; border-radius: 6px; padding: 6px; }
 """

@@ -18,15 +18,15 @@ from pathlib import Path
 
 from runner_bench import Server, make_items, new_workspace
 
-from evaluation.executor import ExecutorSettings
 from evaluation.models import resolve_model
 from evaluation.runner import RunRequest, run_model
+from evaluation.sender import SenderSettings
 
 
 def one_repeat(items: list, root: Path, url: str, edits: int, concurrency: int, server: Server) -> dict:
     ws = new_workspace(items, root)
     request = RunRequest(resolve_model(f"openai-compatible:bench@{url}/v1"),
-                         settings=ExecutorSettings(concurrency=concurrency))
+                         settings=SenderSettings(concurrency=concurrency))
     sent_before = server.stats()["requests"]
     started = time.perf_counter()
     cold = run_model(ws, request)

@@ -40,11 +40,15 @@ sys.path.insert(0, str(REPO))
 from curation.item import parse_item  # noqa: E402
 from curation.workspace import Workspace, init_workspace  # noqa: E402
 from evaluation.backends.base import openai_content  # noqa: E402
-from evaluation.executor import ExecutorSettings  # noqa: E402
 from evaluation.models import resolve_model  # noqa: E402
 from evaluation.prompts import ImageResolver, build_request, get_prompt  # noqa: E402
 from evaluation.runlog import RESPONSES, read_records  # noqa: E402
 from evaluation.runner import RunRequest, run_model  # noqa: E402
+
+try:
+    from evaluation.sender import SenderSettings  # noqa: E402
+except ImportError:  # a --baseline-ref tree from before evaluation/executor.py was renamed
+    from evaluation.executor import ExecutorSettings as SenderSettings  # noqa: E402
 
 SUBJECTS = ("기상학", "일기분석", "기후학", "대기역학", "대기관측")
 
@@ -98,7 +102,7 @@ class Server:
 
 def timed_run(ws: Workspace, url: str, concurrency: int, **settings: float) -> tuple[float, float, dict, dict]:
     spec = resolve_model(f"openai-compatible:bench@{url}/v1")
-    request = RunRequest(spec, resume=False, settings=ExecutorSettings(concurrency=concurrency, **settings))
+    request = RunRequest(spec, resume=False, settings=SenderSettings(concurrency=concurrency, **settings))
     wall, cpu = time.perf_counter(), time.process_time()
     summary = run_model(ws, request)
     return time.perf_counter() - wall, time.process_time() - cpu, summary.counts, summary.stats
@@ -158,9 +162,9 @@ def kill_and_resume(items: list, tmp: Path, concurrency: int) -> dict:
     with Server(0.1) as server:
         spec = f"openai-compatible:bench@{server.url}/v1"
         script = ("import sys; from curation.workspace import open_workspace; from evaluation.models import resolve_model; "
-                  "from evaluation.runner import RunRequest, run_model; from evaluation.executor import ExecutorSettings; "
+                  "from evaluation.runner import RunRequest, run_model; from evaluation.sender import SenderSettings; "
                   f"run_model(open_workspace({str(ws.root)!r}), RunRequest(resolve_model({spec!r}), "
-                  f"settings=ExecutorSettings(concurrency={concurrency})))")
+                  f"settings=SenderSettings(concurrency={concurrency})))")
         child = subprocess.Popen([sys.executable, "-c", script], cwd=REPO)
         log: Path | None = None
         while child.poll() is None:

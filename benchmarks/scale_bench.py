@@ -27,9 +27,9 @@ from benchmarks.runner_bench import Server, make_items  # noqa: E402
 from curation.execution.executors import ProcessPoolExecutor, Shard, ShardExecutor  # noqa: E402
 from curation.execution.shard_driver import drive  # noqa: E402
 from curation.workspace import init_workspace  # noqa: E402
-from evaluation.executor import ExecutorSettings  # noqa: E402
 from evaluation.models import resolve_model  # noqa: E402
 from evaluation.runner import RunRequest  # noqa: E402
+from evaluation.sender import SenderSettings  # noqa: E402
 from evaluation.sharded_run import run_models  # noqa: E402
 from tests.ray_cluster import pin_loopback, two_node_cluster  # noqa: E402
 from tests.scaleout_support import run_results  # noqa: E402
@@ -45,7 +45,7 @@ def one_run(executor: ShardExecutor, items: list, root: Path, url: str, models: 
     ws.store.save_items(items, author="bench", stage="bench")
     # distinct model ids: distinct cache keys, so every model really sends its requests
     requests = [RunRequest(resolve_model(f"openai-compatible:bench-{m}@{url}/v1"),
-                           settings=ExecutorSettings(concurrency=concurrency)) for m in range(models)]
+                           settings=SenderSettings(concurrency=concurrency)) for m in range(models)]
     started = time.perf_counter()
     result = run_models(ws, requests, executor, shard_size=shard_size)
     wall = time.perf_counter() - started

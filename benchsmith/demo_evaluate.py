@@ -8,12 +8,12 @@ import importlib.util
 from pathlib import Path
 
 from curation.workspace import Workspace
-from evaluation.executor import ExecutorSettings
 from evaluation.metrics import load_run
 from evaluation.models import resolve_model
 from evaluation.paper import add_paper_to_report
 from evaluation.report import write_report
 from evaluation.runner import RunRequest, run_model, store_dataset
+from evaluation.sender import SenderSettings
 from filtering.irt.paper import item_analysis_section
 
 DEMO_MODELS = ("baseline:longest", "baseline:similar", "baseline:position-1")
@@ -29,7 +29,7 @@ def evaluate_sample(workspace: Workspace, local_limit: int = 5) -> tuple[Path, l
     requests = [RunRequest(resolve_model(spec)) for spec in DEMO_MODELS]
     if local_model_available():
         requests.append(RunRequest(resolve_model(LOCAL_MODEL), dataset=store_dataset(workspace, limit=local_limit),
-                                   settings=ExecutorSettings(concurrency=1, timeout_s=300)))
+                                   settings=SenderSettings(concurrency=1, timeout_s=300)))
     summaries = [run_model(workspace, request) for request in requests]
     runs = [load_run(s.run_dir, workspace) for s in summaries]
     report = write_report(runs, workspace.root / "report")

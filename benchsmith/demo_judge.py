@@ -12,11 +12,11 @@ redo by hand that say in every verdict they are not a model. Rationales and verd
 from __future__ import annotations
 
 from curation.workspace import Workspace
-from evaluation.executor import ExecutorSettings
 from evaluation.judge import current_verdicts, judge_run
 from evaluation.metrics import load_run
 from evaluation.models import ModelSpec, resolve_model
 from evaluation.runner import RunRequest, run_model, store_dataset
+from evaluation.sender import SenderSettings
 
 OFFLINE_REASONER = "baseline:overlap"
 OFFLINE_JUDGE = "baseline:rubric-checks"
@@ -32,7 +32,7 @@ def reasoning_plans(workspace: Workspace) -> list[tuple[RunRequest, ModelSpec]]:
     if local_model_available():
         local = resolve_model(LOCAL_REASONER)
         plans.append((RunRequest(local, prompt_name="reasoning", dataset=store_dataset(workspace, limit=LOCAL_LIMIT),
-                                 settings=ExecutorSettings(concurrency=1, timeout_s=300)), local))
+                                 settings=SenderSettings(concurrency=1, timeout_s=300)), local))
     return plans
 
 

@@ -23,8 +23,8 @@ from rich.progress import (
 from curation.cli_kit import JsonOption, WorkspaceOption, is_one_of, print_json, workspace_from
 from curation.errors import BenchsmithError
 from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
-from evaluation.executor import ExecutorSettings
 from evaluation.models import ModelSpec, resolve_model
+from evaluation.sender import SenderSettings
 
 console = Console(stderr=True)
 out = Console(soft_wrap=True)
@@ -45,8 +45,8 @@ def _model(spec: str, models_file: Path | None, workspace_root: Path) -> ModelSp
     return resolve_model(spec, models_file or workspace_root / "models.yaml")
 
 
-def _settings(spec: ModelSpec, concurrency: int, timeout: float | None, retries: int | None) -> ExecutorSettings:
-    return ExecutorSettings(concurrency=concurrency, timeout_s=timeout or spec.timeout_s,
+def _settings(spec: ModelSpec, concurrency: int, timeout: float | None, retries: int | None) -> SenderSettings:
+    return SenderSettings(concurrency=concurrency, timeout_s=timeout or spec.timeout_s,
                             max_retries=spec.max_retries if retries is None else retries)
 
 
@@ -113,6 +113,7 @@ def run_command(
 
     One model runs in this process; several models (or `--executor ray`) run as shards on local
     processes or a Ray cluster, with this process the only writer of logs and cache."""
+    from curation.execution.dispatch import ExecutorChoice, dispatch
     from evaluation.datasets import dataset_from_source
     from evaluation.prompts import VARIANTS
     from evaluation.runner import RunRequest, parse_item_query, run_model, store_dataset
@@ -131,13 +132,23 @@ def run_command(
         dataset.items()  # read (and cached) before any progress bar, so a broken file is one clean error line
     requests = [RunRequest(spec, prompt, variant, dataset, run_id, resume, cache, retry_errors,
                            _settings(spec, concurrency, timeout, retries)) for spec in specs]
-    failed: dict[str, str]
-    if len(requests) == 1 and executor == "local" and ray_address is None:
-        with progress_bar(progress and not as_json, specs[0].name) as (on_start, on_record):
-            summaries, failed = [run_model(ws, requests[0], on_start, on_record)], {}
-    else:
-        summaries, failed = _run_sharded(ws, requests, executor, ray_address, workers, shard_size, max_attempts,
-                                         progress and not as_json)
+    show = progress and not as_json
+
+    def here() -> tuple[list[Any], dict[str, str]]:
+        with progress_bar(show, specs[0].name) as (on_start, on_record):
+            return [run_model(ws, requests[0], on_start, on_record)], {}
+
+    def sharded(executor: Any, on_plan: Callable[[int, int], None], on_progress: Callable[[Any], None]
+                ) -> tuple[list[Any], dict[str, str]]:
+        from evaluation.sharded_run import run_models
+
+        result = run_models(ws, requests, executor, shard_size=shard_size, max_attempts=max_attempts,
+                            on_plan=on_plan, on_progress=on_progress)
+        return result.summaries, result.failed
+
+    choice = ExecutorChoice(executor, ray_address, workers, max_attempts)
+    summaries, failed = dispatch(choice, len(requests), here, sharded, label=f"{len(requests)} models", unit="items",
+                                 show=show, console=console)
     _print_runs(summaries, failed, as_json)
     if failed:
         raise typer.Exit(1)
@@ -152,23 +163,6 @@ def _models(models: list[str], model_list: Path | None, models_file: Path | None
     if not specs:
         raise BenchsmithError("no model: give --model (repeatable) or --model-list")
     return specs
-
-
-def _run_sharded(ws: Any, requests: list[Any], executor_name: str, ray_address: str | None, workers: int | None,
-                 shard_size: int, max_attempts: int, show: bool) -> tuple[list[Any], dict[str, str]]:
-    from curation.execution.choose import make_executor
-    from curation.execution.shard_progress import shard_progress
-    from evaluation.sharded_run import run_models
-
-    executor = make_executor(executor_name, units=len(requests), workers=workers, ray_address=ray_address)
-    try:
-        label = f"{len(requests)} models on {executor.name}"
-        with shard_progress(show, label, console) as (on_plan, on_progress):
-            result = run_models(ws, requests, executor, shard_size=shard_size, max_attempts=max_attempts,
-                                on_plan=on_plan, on_progress=on_progress)
-    finally:
-        executor.close()
-    return result.summaries, result.failed
 
 
 def _print_runs(summaries: list[Any], failed: dict[str, str], as_json: bool) -> None:

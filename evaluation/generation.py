@@ -25,12 +25,12 @@ from evaluation.backends.base import (
     Part,
 )
 from evaluation.cache import cache_key
-from evaluation.executor import ExecutorSettings, Job, run_jobs
 from evaluation.metrics import load_run
 from evaluation.models import ModelConfigError, ModelSpec, resolve_model
 from evaluation.records import GenerationManifest, GenerationRecord, ModelRef, read_jsonl_records
 from evaluation.runlog import RESPONSES, now_iso, write_manifest
 from evaluation.runner import RunRequest, run_model, store_dataset
+from evaluation.sender import Job, SenderSettings, send_jobs
 
 
 class RunnerTextModel:
@@ -42,7 +42,7 @@ class RunnerTextModel:
         self.spec = spec
         self.name = spec.name
         self.fresh = fresh
-        self.settings = ExecutorSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
+        self.settings = SenderSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
 
     def _run_dir(self, purpose: str) -> Path:
         digest = hashlib.sha256(json.dumps([self.spec.identity(), self.spec.decoding.model_dump()],
@@ -78,7 +78,7 @@ class RunnerTextModel:
                 continue  # the same request (same item text) was answered: an edited item is asked again
             jobs_by_attempt.setdefault(request.attempt, []).append(Job(log_key(request), chat, key, _finish))
         for attempt, jobs in sorted(jobs_by_attempt.items()):
-            asyncio.run(run_jobs(self._seeded(attempt), self.settings, run_dir / RESPONSES, jobs,
+            asyncio.run(send_jobs(self._seeded(attempt), self.settings, run_dir / RESPONSES, jobs,
                                  None if self.fresh else self.ws.cache_path))
         if jobs_by_attempt:
             done = read_jsonl_records(run_dir / RESPONSES, GenerationRecord, key="job")

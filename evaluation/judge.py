@@ -22,12 +22,13 @@ from curation.item import Item
 from curation.workspace import Workspace
 from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
 from evaluation.cache import cache_key
-from evaluation.executor import ExecutorSettings, InvalidResponse, Job, run_jobs
+from evaluation.judge_sections import judge_user_text
 from evaluation.metrics import load_run
 from evaluation.models import ModelSpec
 from evaluation.parsing import json_objects, load_object, split_thinking
 from evaluation.records import JUDGE_AXES, JudgeScores, JudgeVerdict, read_jsonl_records
 from evaluation.runlog import now_iso
+from evaluation.sender import InvalidResponse, Job, SenderSettings, send_jobs
 
 JUDGE_PROMPT_VERSION = "judge-v1"  # the rubric and its prompt: part of every judge request key
 
@@ -66,32 +67,9 @@ _SYSTEM = ("당신은 시험 문제 풀이를 채점하는 전문가입니다. �
            '{"factuality": 1-5, "logical_soundness": 1-5, "depth": 1-5, "clarity": 1-5, "factual_errors": ["…"]}')
 
 
-# The sections of the judge's user message, in order: what judge_request writes and judge_sections reads
-SECTIONS = ("문제", "선택지", "정답", "참고 해설", "평가 대상 풀이")
-
-
 def judge_request(item: Item, rationale: str) -> ChatRequest:
-    options = "\n".join(f"{n}. {option.text or '(그림)'}" for n, option in enumerate(item.options, start=1))
-    gold = ", ".join(map(str, item.answer_list()))
-    reference = item.rationale.text if item.rationale else ""
-    bodies = (item.stem, options, gold, reference, rationale)
-    user = "\n".join(f"[{name}]\n{body}" for name, body in zip(SECTIONS, bodies, strict=True))
+    user = judge_user_text(item, rationale)
     return ChatRequest((Message("system", (_SYSTEM,)), Message("user", (user,))), response_schema=VERDICT_SCHEMA)
-
-
-def judge_sections(request: ChatRequest) -> dict[str, str] | None:
-    """The sections of a judge request (for rule judges that read it), or None for any other request."""
-    rest = request.messages[-1].text() if request.messages else ""
-    if not rest.startswith(f"[{SECTIONS[0]}]\n"):
-        return None
-    rest = rest[len(SECTIONS[0]) + 3:]
-    found: dict[str, str] = {}
-    for name, following in zip(SECTIONS, SECTIONS[1:], strict=False):
-        found[name], marker, rest = rest.partition(f"\n[{following}]\n")
-        if not marker:
-            return None
-    found[SECTIONS[-1]] = rest
-    return found
 
 
 def parse_verdict(text: str) -> Verdict:
@@ -131,7 +109,7 @@ def _finisher(base: dict[str, Any]) -> Callable[[Job, Completion | None, Backend
     return finish
 
 
-def judge_run(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: ExecutorSettings, *, max_invalid: int = 2,
+def judge_run(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: SenderSettings, *, max_invalid: int = 2,
               on_start: Callable[[int, int], None] | None = None,
               on_record: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     run = load_run(run_dir, ws)
@@ -159,7 +137,7 @@ def judge_run(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: Executor
     if on_start is not None:
         on_start(candidates, candidates - len(jobs))
     if jobs:
-        asyncio.run(run_jobs(judge, settings, log_path, jobs, ws.cache_path, on_record))
+        asyncio.run(send_jobs(judge, settings, log_path, jobs, ws.cache_path, on_record))
     verdicts = [v for item_id, v in read_jsonl_records(log_path, JudgeVerdict).items() if item_id in run.records]
     ok = sum(1 for v in verdicts if v.status == "ok")
     return {"judged": len(verdicts), "ok": ok, "missing": len(verdicts) - ok,

@@ -1,8 +1,8 @@
 """Answers computed in this process from the options alone (the baseline heuristics).
 
-Such an answer costs microseconds: sending it through the request executor, the response
+Such an answer costs microseconds: sending it through the request sender, the response
 cache and the answer parser would cost a hundred times more than the answer itself. The
-records are the ones the executor writes for the same baseline (the completion it would return
+records are the ones the request sender writes for the same baseline (the completion it would return
 is `{"정답": N}`, parsed as JSON), except that there is no request key: nothing was requested
 and nothing is cached. Lines go to the log in batches: a kill loses at most one batch, which a
 rerun computes again.

@@ -1,4 +1,4 @@
-"""Answer runs: a dataset's items → requests → the executor → one scored record per item.
+"""Answer runs: a dataset's items → requests → the request sender → one scored record per item.
 
 A run lives in `runs/RUN_ID/`; its id is derived from every setting that shapes a request or
 its scoring (model identity and capabilities, prompt version, variant, decoding with the
@@ -38,12 +38,12 @@ from evaluation.backends.base import REFUSED_REASONS, TRUNCATED_REASONS, Backend
 from evaluation.cache import cache_key
 from evaluation.cells import run_cells
 from evaluation.datasets import Dataset, StoreDataset
-from evaluation.executor import FEED_CHUNK, ExecutorSettings, Job, run_jobs
 from evaluation.models import ModelSpec
 from evaluation.parsing import parse_response
 from evaluation.prompts import ImageResolver, Prompt, Variant, build_request, get_prompt
 from evaluation.records import AnswerRecord, DatasetRef, ModelRef, PromptRef, RunConfig, RunManifest
 from evaluation.runlog import RESPONSES, RunLog, now_iso, read_answer_manifest, read_manifest, write_manifest
+from evaluation.sender import FEED_CHUNK, Job, SenderSettings, send_jobs
 
 OUTCOMES = ("correct", "wrong", "unparseable", "error")
 
@@ -121,7 +121,7 @@ class RunRequest:
     resume: bool = True
     use_cache: bool = True
     retry_errors: bool = False
-    settings: ExecutorSettings = field(default_factory=ExecutorSettings)
+    settings: SenderSettings = field(default_factory=SenderSettings)
 
 
 def _open_run_dir(ws: Workspace, request: RunRequest, config: dict[str, Any]) -> tuple[str, Path]:
@@ -275,7 +275,7 @@ class PreparedRun:
         self.complete = True
 
     def jobs(self) -> Iterator[Job]:
-        """The requests still to send, built one by one (the executor overlaps this with sending)."""
+        """The requests still to send, built one by one (the sender overlaps this with sending)."""
         return (self.job_for(_whole(item), digest) for item, digest in self.to_ask)
 
     async def stream_jobs(self, on_complete: Callable[[], None]) -> AsyncIterator[Job]:
@@ -381,7 +381,7 @@ def _run_model(ws: Workspace, request: RunRequest, on_start: Callable[[int, int]
         cache_path = ws.cache_path if request.use_cache else None
         jobs = run.jobs() if run.complete else run.stream_jobs(begin)
         try:
-            stats = asyncio.run(run_jobs(request.spec, request.settings, run.run_dir / RESPONSES, jobs,
+            stats = asyncio.run(send_jobs(request.spec, request.settings, run.run_dir / RESPONSES, jobs,
                                          cache_path, on_record, ready)).__dict__
         finally:
             if not run.complete:  # stopped before all was read (backend unreachable, ^C): the run is still described

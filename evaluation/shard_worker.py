@@ -21,8 +21,8 @@ from typing import Any
 
 from evaluation.backends import make_backend
 from evaluation.backends.base import BackendError, ChatRequest, Completion, ImagePart, Message
-from evaluation.executor import Executor, ExecutorSettings, Job
 from evaluation.models import ModelSpec
+from evaluation.sender import Job, RequestSender, SenderSettings
 
 BATCH_RECORDS = 64
 BATCH_SECONDS = 0.2
@@ -39,7 +39,7 @@ class ShardRequest:
 @dataclass(frozen=True)
 class AnswerShard:
     spec: ModelSpec
-    settings: ExecutorSettings
+    settings: SenderSettings
     requests: tuple[ShardRequest, ...]
     images: dict[str, bytes]  # sha256 → image bytes, for every image part in the requests
 
@@ -80,7 +80,7 @@ def _transport(job: Job, completion: Completion | None, error: BackendError | No
 
 
 def received(record: dict[str, Any]) -> tuple[Completion | None, BackendError | None]:
-    """A transported record back into what the executor had: the completion or the final error."""
+    """A transported record back into what the request sender had: the completion or the final error."""
     completion = Completion.from_record(record["completion"]) if record["completion"] is not None else None
     error = BackendError(record["error"][0], record["error"][1]) if record["error"] is not None else None
     return completion, error
@@ -101,7 +101,7 @@ async def _send_all(shard: AnswerShard, results: queue.Queue) -> None:
     jobs = [Job(r.job_id, _localise(r.request, shard.images, folder), r.key, _transport) for r in shard.requests]
     backend = make_backend(shard.spec, shard.settings.concurrency)
     try:
-        await Executor(backend, shard.settings, _QueueSink(results), None).run(jobs)
+        await RequestSender(backend, shard.settings, _QueueSink(results), None).run(jobs)
     finally:
         await backend.aclose()
 

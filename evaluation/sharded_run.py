@@ -19,11 +19,11 @@ from curation.execution.executors import Shard, ShardExecutor
 from curation.execution.shard_driver import DEFAULT_MAX_ATTEMPTS, ShardProgress, drive
 from curation.workspace import Workspace
 from evaluation.cache import ResponseCache
-from evaluation.executor import Job
 from evaluation.local_answers import answer_locally, local_chooser
 from evaluation.models import ModelSpec
 from evaluation.runlog import RESPONSES, RunLog
 from evaluation.runner import PreparedRun, RunRequest, RunSummary, prepare_run
+from evaluation.sender import Job, RecordWriter, cached_meta
 from evaluation.shard_worker import AnswerShard, ShardRequest, answer_shard, pack_images, received
 
 DEFAULT_SHARD_SIZE = 100
@@ -55,6 +55,7 @@ class _ModelRun:
     counts: dict[str, int]
     stats: dict[str, Any] = field(default_factory=lambda: {"shards": 0, "scheduled": 0, "cached": 0, "received": 0})
     failed: dict[str, str] = field(default_factory=dict)
+    writer: RecordWriter = field(init=False)
 
 
 @dataclass
@@ -80,22 +81,18 @@ class ShardedRun:
                 local = local_chooser(request.spec) is not None
                 run = prepare_run(ws, request, views=local)
                 jobs = {} if local else {job.key: job for job in run.jobs()}
-                self.models[request.spec.name] = _ModelRun(request, run, RunLog(run.run_dir / RESPONSES), jobs,
-                                                           run.counts())
+                model = _ModelRun(request, run, RunLog(run.run_dir / RESPONSES), jobs, run.counts())
+                model.writer = RecordWriter(model.log, self.cache, request.spec, model.counts, on_record)
+                self.models[request.spec.name] = model
         except BaseException:
             self.close()
             raise
 
     def _finish(self, model: _ModelRun, job: Job, record: dict[str, Any], meta: dict[str, Any]) -> None:
         completion, error = received(record)
-        finished = job.finish(job, completion, error, meta)
-        model.log.append(finished)  # the log line first: it is what a resumed run trusts
-        if completion is not None and error is None and self.cache is not None and not meta.get("cached"):
-            self.cache.put(job.key, completion, model.request.spec)
+        model.writer.write(job.finish(job, completion, error, meta), job.key, completion if error is None else None,
+                           bool(meta.get("cached")))
         del model.jobs[job.key]
-        model.counts[finished["outcome"]] = model.counts.get(finished["outcome"], 0) + 1
-        if self.on_record is not None:
-            self.on_record(finished)
 
     def answer_locally(self) -> int:
         """Baseline heuristics answer here, in the driver: computing one costs less than shipping it."""
@@ -119,8 +116,8 @@ class ShardedRun:
             if self.cache is None or not model.request.use_cache or not model.jobs:
                 continue
             for key, completion in self.cache.get_many(list(model.jobs)).items():
-                meta = {"attempts": 0, "latency_s": 0.0, "cached": True, "key": key, "resends": 0}
-                self._finish(model, model.jobs[key], {"completion": completion.to_record(), "error": None}, meta)
+                self._finish(model, model.jobs[key], {"completion": completion.to_record(), "error": None},
+                             cached_meta(key))
                 model.stats["cached"] += 1
                 finished += 1
         return finished

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from curation.workspace import Workspace
 from evaluation.datasets import ReleaseDataset, split_release_arg
-from evaluation.executor import ExecutorSettings
 from evaluation.metrics import load_run
 from evaluation.models import ModelSpec
 from evaluation.report import ReportFiles, write_report
 from evaluation.runner import RunRequest, RunSummary, run_model
+from evaluation.sender import SenderSettings
 
 
 @dataclass
@@ -30,7 +30,7 @@ def evaluate_release(ws: Workspace, release: str, specs: list[ModelSpec], *, pro
     dataset = ReleaseDataset(path, config, ws.blobs)
     summaries = []
     for spec in specs:
-        settings = ExecutorSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
+        settings = SenderSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
         summaries.append(run_model(ws, RunRequest(spec, prompt, "implicit", dataset, settings=settings)))
     runs = [load_run(summary.run_dir, ws) for summary in summaries]
     report = write_report(runs, report_dir or ws.root / "reports" / dataset.label)

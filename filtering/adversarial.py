@@ -87,8 +87,8 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
                ) -> tuple[FilterDecision, SolveMatrix, list[str], list[str]]:
     """Ask the models (attempt k uses seed + k), then decide. Returns the decision, the matrix
     of these runs, the model labels in order, and the pool's item ids."""
-    from evaluation.executor import ExecutorSettings
     from evaluation.runner import RunRequest, run_model, store_dataset
+    from evaluation.sender import SenderSettings
 
     pool = ws.store.ids(in_play(plan.query))
     reader = FacetReader()
@@ -107,7 +107,7 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
             dataset = store_dataset(ws, ItemQuery(ids=remaining)) if plan.sequential else whole_pool
             request = RunRequest(seeded, plan.prompt, plan.variant, dataset,
                                  retry_errors=True,
-                                 settings=ExecutorSettings(concurrency=plan.concurrency, timeout_s=spec.timeout_s,
+                                 settings=SenderSettings(concurrency=plan.concurrency, timeout_s=spec.timeout_s,
                                                            max_retries=spec.max_retries))
             if not remaining:
                 break

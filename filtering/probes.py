@@ -18,10 +18,10 @@ BASELINES = ("longest", "shortest", "similar", "position-1", "last")
 
 def run_probes(ws: Workspace, specs: list, query: ItemQuery, *, baselines: bool = True,
                concurrency: int = 16) -> dict[str, Any]:
-    from evaluation.executor import ExecutorSettings
     from evaluation.metrics import load_run
     from evaluation.models import parse_inline_spec
     from evaluation.runner import RunRequest, run_model, store_dataset
+    from evaluation.sender import SenderSettings
 
     runs: list[tuple[str, Any, Variant]] = [(f"{spec.name} options-only", spec, "options_only") for spec in specs]
     runs += [(f"{spec.name} question-only", spec, "question_only") for spec in specs]
@@ -31,7 +31,7 @@ def run_probes(ws: Workspace, specs: list, query: ItemQuery, *, baselines: bool 
     stale = 0
     solvable: dict[str, list[str]] = {}
     for label, spec, variant in runs:
-        settings = ExecutorSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
+        settings = SenderSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
         summary = run_model(ws, RunRequest(spec, "standard", variant, store_dataset(ws, query), settings=settings))
         run = load_run(summary.run_dir, ws)
         stale += run.stale

@@ -341,15 +341,15 @@ def test_expert_scores_with_digit_keys_and_sees_no_model_names(server, browser):
     url, root = server
     context, page = login(browser, url, "bob")
     page.locator("button[role=tab]:has-text('Expert scoring')").click()
-    expect(page.locator("#score-label")).to_contain_text("응답", timeout=30_000)
+    expect(page.locator("#score-label-1")).to_contain_text("응답 A", timeout=30_000)
     body = page.locator("#tab-score").inner_text()
     assert "model-alpha" not in body and "model-beta" not in body and "model-gamma" not in body
-    page.locator("#score-label").click()
-    for key in ("Digit4", "Digit5", "Digit3", "Digit4"):
+    page.locator("#score-label-1").click()
+    for key in ("Digit4", "Digit5", "Digit3", "Digit4"):  # the first response's four axes
         page.keyboard.press(key)
-    expect(page.locator("#score-clarity input[value='4']")).to_be_checked(timeout=30_000)
+    expect(page.locator("#score-1-clarity input[value='4']")).to_be_checked(timeout=30_000)
     page.locator("#score-save").click()
-    expect(page.locator("#score-status")).to_contain_text("Saved", timeout=30_000)
+    expect(page.locator("#score-status")).to_contain_text("Saved A", timeout=30_000)
     from sqlalchemy import select
 
     from annotator.tables import expert_scores
@@ -402,12 +402,17 @@ def test_api_save_and_score_endpoints_with_gradio_client(server):
     invalid = client.predict("item", "sample-004", rev + 1, json.dumps({"answer": "7"}), "", "", api_name="/save_item")
     assert invalid["status"] == "invalid" and "answer 7 is not an option number 1..4" in invalid["message"]
     assert stored(root, "sample-004").rev == rev + 1
-    from annotator.scoring import tasks
-    task = tasks(open_workspace(root).store.engine)[-1]
-    first = client.predict(task.id, 0, 5, 4, 4, 5, "API 채점", api_name="/save_score")
+    from annotator.scoring import get_score, tasks
+    engine = open_workspace(root).store.engine
+    task = next(t for t in tasks(engine) if get_score(engine, t.id, "bob") is None)  # not the one scored in the page
+    shown = client.predict(task.item_id, api_name="/score_responses")["responses"]
+    label = next(r["label"] for r in shown if r["rationale"] == task.rationale)  # the expert knows only labels
+    first = client.predict(task.item_id, label, 0, 5, 4, 4, 5, "API 채점", api_name="/save_score")
     assert first["status"] == "saved"
-    assert client.predict(task.id, 0, 1, 1, 1, 1, "", api_name="/save_score")["status"] == "conflict"
-    assert client.predict(task.id, 1, 9, 1, 1, 1, "", api_name="/save_score")["status"] == "invalid"
+    assert client.predict(task.item_id, label, 0, 1, 1, 1, 1, "", api_name="/save_score")["status"] == "conflict"
+    assert client.predict(task.item_id, label, 1, 9, 1, 1, 1, "", api_name="/save_score")["status"] == "invalid"
+    assert get_score(engine, task.id, "bob").values == dict(
+        factuality=5, logic=4, depth=4, clarity=5)
 
 
 def draft_edits(root: Path, user: str, queue: str, item_id: str) -> dict:
@@ -530,7 +535,7 @@ def test_next_unscored_starts_at_the_unscored_task_on_screen(server, browser):
     expect(page.locator("#score-status")).to_contain_text("1 /", timeout=30_000)
     position = page.locator("#score-status span").first.inner_text()
     page.locator("#score-mine").click()
-    expect(page.locator("#score-status")).to_contain_text("not scored yet", timeout=30_000)
+    expect(page.locator("#score-status")).to_contain_text("not scored yet", timeout=30_000)  # the same item
     assert page.locator("#score-status span").first.inner_text() == position
     context.close()
 
@@ -629,5 +634,6 @@ def test_admin_tab_users_and_assignment_korea_reason_and_rubric(server, browser)
     assert reviews[-1]["user"] == "gina" and reviews[-1]["reason"] == "한국 고유의 지명이 답에 필요함"
     page.locator("button[role=tab]:has-text('Expert scoring')").click()
     from annotator.scoring import RUBRIC
-    expect(page.locator("#score-factuality")).to_contain_text(RUBRIC["factuality"][1], timeout=30_000)
+    page.locator("#score-rubric-box").click()
+    expect(page.locator("#score-rubric")).to_contain_text(RUBRIC["factuality"][1], timeout=30_000)
     gina.close()

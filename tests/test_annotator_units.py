@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from annotator import auth, scoring, stats
+from annotator import auth, blinding, scoring, stats
 from annotator.preview import LITERAL_DOLLAR, to_markdown
 from annotator.sample import MODEL_RATIONALES, load_sample, sample_scoring
 from annotator.tables import ensure_tables
@@ -54,10 +54,20 @@ def test_rationales_load_once_and_experts_see_them_blind_in_their_own_order(work
     assert scoring.load_rationales(engine, rationales, set(workspace.store.ids())).added == 3
     assert scoring.load_rationales(engine, rationales).unchanged == 3
     tasks = scoring.tasks(engine)
-    orders = {expert: [t.model for t in scoring.blind_order(tasks, expert)] for expert in ("e1", "e2", "e3", "e4")}
+    secret = blinding.workspace_secret(engine)
+    assert blinding.workspace_secret(engine) == secret and len(secret) == 32  # made once, kept
+    experts = [f"e{n}" for n in range(1, 9)]
+    orders = {expert: [t.model for t in scoring.blind_order(tasks, expert, secret)] for expert in experts}
     assert all(sorted(order) == sorted(MODEL_RATIONALES) for order in orders.values())
     assert len({tuple(order) for order in orders.values()}) > 1  # shuffled per expert
-    assert orders["e1"] == [t.model for t in scoring.blind_order(tasks, "e1")]  # stable
+    assert orders["e1"] == [t.model for t in scoring.blind_order(tasks, "e1", secret)]  # stable
+    # another key gives other orders: without the workspace's secret the order cannot be recomputed
+    other = [[t.model for t in scoring.blind_order(tasks, expert, b"another secret")] for expert in experts]
+    assert other != list(orders.values())
+
+
+def test_blind_labels_run_past_z():
+    assert [blinding.label(n) for n in (0, 1, 25, 26, 27, 51, 52)] == ["A", "B", "Z", "AA", "AB", "AZ", "BA"]
 
 
 def test_rationales_of_unknown_items_and_missing_verdicts_are_reported(workspace, engine):

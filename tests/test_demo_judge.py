@@ -54,7 +54,7 @@ def test_demo_judge_stage_fills_the_scoring_queue_with_judge_scores(tmp_path):
 
     engine = workspace.store.engine
     assert queues.queue_progress(engine, "score", "expert").total == len(shown)
-    assert ScoreDesk(workspace.store).resume("expert").task is not None  # what an expert opens on
+    assert ScoreDesk(workspace.store).resume("expert").session.responses  # what an expert opens on
     korea = sum(1 for item in items.values() if item.flags.korea_reasons)
     assert queues.count(engine, "korea", queues.Filters()) == korea > 2
     assert queues.count(engine, "rationale", queues.Filters()) == drafted > 0

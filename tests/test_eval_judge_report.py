@@ -7,17 +7,17 @@ import csv
 
 import pytest
 
-from evaluation.executor import ExecutorSettings, InvalidResponse
 from evaluation.judge import judge_log_path, judge_run, parse_verdict
 from evaluation.metrics import accuracy_by_subset, bootstrap_ci, load_run, reasoning_scores
 from evaluation.models import resolve_model
 from evaluation.report import write_report
 from evaluation.runlog import RESPONSES, read_records
 from evaluation.runner import RunRequest, run_model
+from evaluation.sender import InvalidResponse, SenderSettings
 from tests.eval_support import seed_items
 from tests.fault_server import ServerConfig, ServerThread
 
-FAST = ExecutorSettings(concurrency=4, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=6, timeout_s=10)
+FAST = SenderSettings(concurrency=4, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=6, timeout_s=10)
 
 
 @pytest.mark.gemini

@@ -13,10 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evaluation.executor import ExecutorSettings
 from evaluation.models import resolve_model
 from evaluation.runlog import RESPONSES, read_records
 from evaluation.runner import OUTCOMES, RunRequest, run_model
+from evaluation.sender import SenderSettings
 from tests.eval_support import seed_items
 
 pytestmark = pytest.mark.llamacpp
@@ -41,10 +41,10 @@ def _check_records(summary, n: int, usage: bool = True) -> None:
 def test_packaged_model_in_process(workspace) -> None:
     seed_items(workspace, n_text=3, n_image=1)
     spec = resolve_model("llamacpp:gemma3-270m?max_tokens=24&n_ctx=1024")
-    summary = run_model(workspace, RunRequest(spec, settings=ExecutorSettings(concurrency=2, timeout_s=300)))
+    summary = run_model(workspace, RunRequest(spec, settings=SenderSettings(concurrency=2, timeout_s=300)))
     assert summary.total == 3 and len(summary.skipped) == 1  # text-only: the image item is not sent
     _check_records(summary, 3)
-    again = run_model(workspace, RunRequest(spec, resume=False, settings=ExecutorSettings(concurrency=2)))
+    again = run_model(workspace, RunRequest(spec, resume=False, settings=SenderSettings(concurrency=2)))
     assert again.stats["cached"] == 3
 
 
@@ -98,9 +98,9 @@ def llama_server(tmp_path):
 def test_openai_compatible_against_llama_cpp_server(workspace, llama_server) -> None:
     seed_items(workspace, n_text=3, n_image=0)
     spec = resolve_model(f"openai-compatible:gemma3-270m@{llama_server}?max_tokens=16&seed=5")
-    summary = run_model(workspace, RunRequest(spec, settings=ExecutorSettings(concurrency=2, timeout_s=300)))
+    summary = run_model(workspace, RunRequest(spec, settings=SenderSettings(concurrency=2, timeout_s=300)))
     _check_records(summary, 3)
     streamed = resolve_model(f"openai-compatible:gemma3-270m@{llama_server}?max_tokens=16&seed=5&stream=true")
     summary = run_model(workspace, RunRequest(streamed, run_id="streamed", use_cache=False,
-                                              settings=ExecutorSettings(concurrency=2, timeout_s=300)))
+                                              settings=SenderSettings(concurrency=2, timeout_s=300)))
     _check_records(summary, 3, usage=False)

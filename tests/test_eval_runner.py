@@ -18,16 +18,16 @@ import pytest
 
 from curation.item import parse_item
 from evaluation.cache import ResponseCache, cache_key
-from evaluation.executor import BackendUnreachable, ExecutorSettings
 from evaluation.models import resolve_model
 from evaluation.prompts import ImageResolver, build_request, get_prompt
 from evaluation.runlog import RESPONSES, read_records
 from evaluation.runner import OUTCOMES, RunRequest, run_model
+from evaluation.sender import BackendUnreachable, SenderSettings
 from tests.conftest import REPO
 from tests.eval_support import seed_items
 from tests.fault_server import ServerConfig, ServerThread
 
-FAST = ExecutorSettings(concurrency=8, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=6, timeout_s=5)
+FAST = SenderSettings(concurrency=8, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=6, timeout_s=5)
 
 
 def _spec(url: str, extra: str = ""):
@@ -60,7 +60,7 @@ def test_every_item_gets_an_outcome_through_faults(workspace) -> None:
 def test_exhausted_retries_are_errors_not_wrong_answers(workspace) -> None:
     seed_items(workspace, n_text=4, n_image=0)
     with ServerThread(ServerConfig(fault_rates={"500": 1.0})) as server:
-        settings = ExecutorSettings(concurrency=2, backoff_base_s=0.01, backoff_cap_s=0.02, max_retries=2)
+        settings = SenderSettings(concurrency=2, backoff_base_s=0.01, backoff_cap_s=0.02, max_retries=2)
         summary = run_model(workspace, RunRequest(_spec(server.url), settings=settings))
         assert server.stats.requests == 4 * 3
     assert summary.counts == {"correct": 0, "wrong": 0, "unparseable": 0, "error": 4}
@@ -71,7 +71,7 @@ def test_exhausted_retries_are_errors_not_wrong_answers(workspace) -> None:
 def test_timeout_is_an_error_outcome(workspace) -> None:
     seed_items(workspace, n_text=2, n_image=0)
     with ServerThread(ServerConfig(fault_rates={"timeout": 1.0}, hang_s=3)) as server:
-        settings = ExecutorSettings(concurrency=2, timeout_s=0.3, max_retries=0)
+        settings = SenderSettings(concurrency=2, timeout_s=0.3, max_retries=0)
         summary = run_model(workspace, RunRequest(_spec(server.url), settings=settings))
     kinds = {r["error"]["kind"] for r in read_records(summary.run_dir / RESPONSES).values()}
     assert summary.counts["error"] == 2 and kinds == {"timeout"}
@@ -239,7 +239,7 @@ def test_cache_survives_reopen(tmp_path) -> None:
 
 def test_unreachable_server_is_one_clear_error_and_keeps_finished_work(workspace) -> None:
     seed_items(workspace, n_text=3, n_image=0)
-    settings = ExecutorSettings(concurrency=2, backoff_base_s=0.01, max_retries=1)
+    settings = SenderSettings(concurrency=2, backoff_base_s=0.01, max_retries=1)
     with pytest.raises(BackendUnreachable, match=r"cannot reach http://127\.0\.0\.1:9/v1"):
         run_model(workspace, RunRequest(_spec("http://127.0.0.1:9"), settings=settings))
 
@@ -248,9 +248,9 @@ def test_kill_nine_then_resume_sends_no_finished_request_again(workspace, tmp_pa
     seed_items(workspace, n_text=40, n_image=0)
     with ServerThread(ServerConfig(latency=0.2)) as server:
         script = (f"from curation.workspace import open_workspace; from evaluation.models import resolve_model;"
-                  f"from evaluation.runner import RunRequest, run_model; from evaluation.executor import ExecutorSettings;"
+                  f"from evaluation.runner import RunRequest, run_model; from evaluation.sender import SenderSettings;"
                   f"run_model(open_workspace({str(workspace.root)!r}), RunRequest(resolve_model("
-                  f"'openai-compatible:fake-model@{server.url}/v1'), settings=ExecutorSettings(concurrency=4)))")
+                  f"'openai-compatible:fake-model@{server.url}/v1'), settings=SenderSettings(concurrency=4)))")
         child = subprocess.Popen([sys.executable, "-c", script], cwd=REPO)
         log = None
         deadline = time.monotonic() + 60

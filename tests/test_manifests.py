@@ -15,7 +15,7 @@ from curation.steps.dedup_report import DedupReport, latest_dedup_report
 from curation.steps.dedup_stage import run_dedup
 from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
 from evaluation.datasets import StoreDataset
-from evaluation.executor import Job
+from evaluation.sender import Job
 from evaluation.generation import _finish
 from evaluation.metrics import load_run
 from evaluation.models import resolve_model

@@ -6,17 +6,17 @@ import json
 
 import numpy as np
 
-from evaluation.executor import ExecutorSettings
 from evaluation.judge import judge_log_path, judge_run
 from evaluation.models import resolve_model
 from evaluation.runlog import RESPONSES, read_records
 from evaluation.runner import RunRequest, run_model
+from evaluation.sender import SenderSettings
 
 from .conftest import run_cli
 from .eval_support import seed_items
 from .fault_server import ServerThread
 
-FAST = ExecutorSettings(concurrency=4, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=6, timeout_s=10)
+FAST = SenderSettings(concurrency=4, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=6, timeout_s=10)
 
 
 def test_report_paper_writes_leaderboard_correlations_and_judge_agreement(workspace, tmp_path):

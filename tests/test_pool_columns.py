@@ -207,23 +207,23 @@ TIMING = ("key", "latency_s", "ts")
 
 
 @pytest.mark.parametrize("variant", ["implicit", "question_only"])
-def test_baselines_answered_here_log_what_the_request_executor_logs(workspace, tmp_path, variant):
+def test_baselines_answered_here_log_what_the_request_sender_logs(workspace, tmp_path, variant):
     import asyncio
 
     from curation.workspace import init_workspace
-    from evaluation.executor import ExecutorSettings, run_jobs
     from evaluation.models import resolve_model
     from evaluation.runlog import RESPONSES, read_records
     from evaluation.runner import RunRequest, prepare_run, run_model
+    from evaluation.sender import SenderSettings, send_jobs
 
-    other = init_workspace(tmp_path / "through-executor")
+    other = init_workspace(tmp_path / "through-sender")
     for ws in (workspace, other):
         _baseline_pool(ws)
     for name in ("baseline:longest", "baseline:similar", "baseline:position-2"):
         spec = resolve_model(name)
         local = run_model(workspace, RunRequest(spec, variant=variant))
         prepared = prepare_run(other, RunRequest(spec, variant=variant))
-        asyncio.run(run_jobs(spec, ExecutorSettings(), prepared.run_dir / RESPONSES, prepared.jobs(), None))
+        asyncio.run(send_jobs(spec, SenderSettings(), prepared.run_dir / RESPONSES, prepared.jobs(), None))
         mine, theirs = (read_records(d / RESPONSES) for d in (local.run_dir, prepared.run_dir))
         assert len(mine) == 30 and local.stats["computed_locally"] == 30
         import pyarrow.parquet as pq

@@ -15,10 +15,10 @@ pytest.importorskip("ray", reason="the ray extra is not installed (pip install '
 
 from curation.execution.executors import ProcessPoolExecutor, Started  # noqa: E402
 from curation.workspace import init_workspace  # noqa: E402
-from evaluation.executor import ExecutorSettings  # noqa: E402
 from evaluation.models import resolve_model  # noqa: E402
 from evaluation.runlog import RESPONSES, read_records  # noqa: E402
 from evaluation.runner import RunRequest  # noqa: E402
+from evaluation.sender import SenderSettings  # noqa: E402
 from evaluation.sharded_run import run_models  # noqa: E402
 from tests.conftest import run_cli  # noqa: E402
 from tests.eval_support import seed_items  # noqa: E402
@@ -28,7 +28,7 @@ from .ray_cluster import pin_loopback, two_node_cluster  # noqa: E402
 from .scaleout_support import log_lines, run_results, stored_items, truth_questions, write_sample_pdfs  # noqa: E402
 
 pytestmark = pytest.mark.ray
-SETTINGS = ExecutorSettings(concurrency=8, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=2, timeout_s=20)
+SETTINGS = SenderSettings(concurrency=8, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=2, timeout_s=20)
 ITEMS = 500
 
 

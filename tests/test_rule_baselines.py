@@ -11,10 +11,11 @@ import pytest
 from curation.item import parse_item
 from evaluation.backends.base import ChatRequest, Message
 from evaluation.backends.baseline import baseline_backend
-from evaluation.executor import InvalidResponse
-from evaluation.judge import judge_request, judge_sections, parse_verdict
+from evaluation.judge import judge_request, parse_verdict
+from evaluation.judge_sections import judge_sections
 from evaluation.models import resolve_model
 from evaluation.records import AnswerRecord, JudgeVerdict, read_jsonl_records
+from evaluation.sender import InvalidResponse
 from tests.conftest import run_cli
 from tests.eval_support import seed_items, text_record
 
@@ -30,10 +31,13 @@ def _judge(item_record: dict, rationale: str):
 def test_judge_sections_read_back_what_judge_request_wrote():
     item = parse_item(text_record(1, answer=3, rationale=REFERENCE))
     rationale = "③ 이 답이다.\n[정답]\n1 (a rationale quoting the headers stays whole)"
-    sections = judge_sections(judge_request(item, rationale))
+    sections = judge_sections(judge_request(item, rationale).messages[-1].text())
     assert sections == {"문제": item.stem, "선택지": "\n".join(f"{n}. {o.text}" for n, o in enumerate(item.options, 1)),
                         "정답": "3", "참고 해설": REFERENCE, "평가 대상 풀이": rationale}
-    assert judge_sections(ChatRequest((Message("user", ("정답은?",)),))) is None
+    assert judge_sections("정답은?") is None
+    other = ChatRequest((Message("user", ("정답은?",)),))
+    completion = asyncio.run(baseline_backend(resolve_model("baseline:rubric-checks")).complete(other))
+    assert completion.text.endswith("채점 요청이 아닙니다 · not a judge request")
 
 
 def test_rubric_checks_score_the_facts_of_a_rationale():

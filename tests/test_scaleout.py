@@ -11,9 +11,9 @@ import sys
 import pytest
 
 from curation.execution.executors import InProcessExecutor, ProcessPoolExecutor
-from evaluation.executor import ExecutorSettings
 from evaluation.models import resolve_model
 from evaluation.runner import RunRequest, run_model
+from evaluation.sender import SenderSettings
 from evaluation.sharded_run import plan_slices, run_models, shard_resources
 from tests.conftest import REPO, run_cli
 from tests.eval_support import seed_items
@@ -21,7 +21,7 @@ from tests.fault_server import ServerThread
 
 from .scaleout_support import log_lines, run_results, stored_items, truth_questions, write_sample_pdfs
 
-SETTINGS = ExecutorSettings(concurrency=8, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=2, timeout_s=10)
+SETTINGS = SenderSettings(concurrency=8, backoff_base_s=0.01, backoff_cap_s=0.05, max_retries=2, timeout_s=10)
 
 
 def _specs(url: str) -> list[str]:

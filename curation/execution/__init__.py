@@ -1,2 +1,3 @@
-"""Where work runs: the executor seam (this process, a local process pool, Ray), the shard
-driver loop with its retries, its progress bar and the CLI options that choose an executor."""
+"""Where work runs: the executor seam (this process, a local process pool, Ray), the one dispatch
+that chooses between them (`dispatch`), the shard driver loop with its retries, its progress bar
+and the CLI options that choose an executor."""

@@ -11,6 +11,8 @@ from curation.errors import BenchsmithError
 from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
 
 if TYPE_CHECKING:  # PyMuPDF and the pipeline load when a PDF is extracted, not for every command's help
+    from curation.execution.dispatch import OnPlan, OnProgress
+    from curation.execution.executors import ShardExecutor
     from curation.extract.answer_keys import AnswerKey
     from curation.extract.pipeline import ExtractOptions
     from curation.extract.report import PdfReport
@@ -51,7 +53,8 @@ def extract_command(
     as_json: Annotated[bool, typer.Option("--json", help="print JSON for scripts")] = False,
 ) -> None:
     """Extract questions, options, figures and answers from exam PDFs into the store."""
-    from curation.cli_kit import current_author, model_clients, print_json, workspace_from
+    from curation.cli_kit import console, current_author, model_clients, print_json, workspace_from
+    from curation.execution.dispatch import ExecutorChoice, dispatch
     from curation.extract.pipeline import ExtractOptions, load_answer_key, vision_model
 
     if engine not in ENGINES:
@@ -64,12 +67,24 @@ def extract_command(
     if (engine == "mineru" or model is not None) and executor != "local":
         used = "--engine mineru" if engine == "mineru" else "the vision model"
         raise BenchsmithError(f"{used} runs on this machine only: use --executor local")
-    in_process = executor == "local" and ray_address is None and (
-        len(pdfs) == 1 or engine == "mineru" or workers == 1 or model is not None)
-    if in_process:
-        reports = [_extract_here(pdf, ws, options, key, mineru_output, as_json, model) for pdf in pdfs]
-    else:
-        reports = _extract_sharded(pdfs, ws, options, key, executor, ray_address, workers, max_attempts, as_json)
+    choice = ExecutorChoice(executor, ray_address, workers, max_attempts)
+
+    def here() -> list[PdfReport]:
+        return [_extract_here(pdf, ws, options, key, mineru_output, as_json, model) for pdf in pdfs]
+
+    def sharded(shard_executor: ShardExecutor, on_plan: OnPlan, on_progress: OnProgress) -> list[PdfReport]:
+        from curation.extract.parallel import extract_many
+
+        on_plan(len(pdfs), 0)
+        return extract_many(pdfs, ws, options, key, shard_executor, max_attempts=max_attempts, on_progress=on_progress)
+
+    # MinerU and the vision model run here only; so does everything with one worker
+    pinned = engine == "mineru" or workers == 1 or model is not None
+    reports = dispatch(choice, len(pdfs), here, sharded, label=f"{len(pdfs)} PDFs", unit="PDFs", show=not as_json,
+                       console=console, pinned=pinned)
+    if not as_json and not choice.runs_here(len(pdfs), pinned=pinned):  # shown once the progress bar is gone
+        for report in reports:
+            _show(report)
     if as_json:
         print_json([report.to_json() for report in reports])
     if any(report.error or report.errors for report in reports):
@@ -102,23 +117,3 @@ def _extract_here(pdf: Path, ws: Workspace, options: ExtractOptions, key: Answer
     if not as_json:
         _show(report)
     return report
-
-
-def _extract_sharded(pdfs: list[Path], ws: Workspace, options: ExtractOptions, key: AnswerKey | None, executor_name: str,
-                     ray_address: str | None, workers: int | None, max_attempts: int, as_json: bool) -> list[PdfReport]:
-    from curation.cli_kit import console
-    from curation.execution.choose import make_executor
-    from curation.execution.shard_progress import shard_progress
-    from curation.extract.parallel import extract_many
-
-    executor = make_executor(executor_name, units=len(pdfs), workers=workers, ray_address=ray_address)
-    try:
-        with shard_progress(not as_json, f"{len(pdfs)} PDFs on {executor.name}", console, "PDFs") as (on_plan, on_progress):
-            on_plan(len(pdfs), 0)
-            reports = extract_many(pdfs, ws, options, key, executor, max_attempts=max_attempts, on_progress=on_progress)
-    finally:
-        executor.close()
-    if not as_json:
-        for report in reports:
-            _show(report)
-    return reports

@@ -169,7 +169,7 @@ def main() -> None:
                 save(page, "rationale-review")
                 open_tab(page, "Expert scoring")
                 for key in ("Digit4", "Digit5", "Digit3"):
-                    page.locator("#score-label").click()
+                    page.locator("#score-label-1").click()
                     page.keyboard.press(key)
                 save(page, "expert-scoring")
                 open_tab(page, "Admin")

@@ -1,5 +1,5 @@
 """`baseline:rubric-checks`: a judge made of checks anyone can redo by hand, not a model. It reads
-the judge request (evaluation.judge.judge_sections) and scores the rationale on the four axes from
+the judge request (evaluation.judge_sections) and scores the rationale on the four axes from
 facts: does it name the gold option (and no other), how many content words of the question it
 cites, how much it shares with the reference rationale, how long it is. Every verdict says it is
 not a model. A request that is not a judge request gets an answer the judge records as missing.
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from evaluation.backends.base import ChatRequest, Completion
 from evaluation.backends.overlap import content_terms
+from evaluation.judge_sections import judge_sections
 from evaluation.models import ModelSpec
 
 RUBRIC_LABEL = "[baseline:rubric-checks · 규칙 검사, 모델 아님 · rule checks, not a model]"
@@ -76,9 +77,7 @@ class RubricChecksBackend:
         self.spec = spec
 
     async def complete(self, request: ChatRequest) -> Completion:
-        from evaluation.judge import judge_sections  # the judge's own reading of its request
-
-        sections = judge_sections(request)
+        sections = judge_sections(request.messages[-1].text() if request.messages else "")
         if sections is None:
             return Completion(f"{RUBRIC_LABEL} 채점 요청이 아닙니다 · not a judge request", finish_reason="stop")
         facts = rationale_facts(sections)

@@ -1,7 +1,7 @@
 """Sending requests: bounded concurrency that adapts to 429/503, retries with exponential
 backoff and jitter, a per-request timeout, the response cache, and one log line per job.
 
-The executor knows nothing about exams: a job is a request plus a `finish` function that
+The sender knows nothing about exams: a job is a request plus a `finish` function that
 turns the completion (or the final error) into the record logged for it. Answer runs and
 judge runs both use it.
 """
@@ -52,7 +52,7 @@ class Job:
 
 
 @dataclass
-class ExecutorSettings:
+class SenderSettings:
     concurrency: int = 16
     max_retries: int = 4
     timeout_s: float = 120.0
@@ -96,7 +96,7 @@ class AdaptiveLimiter:
 
 
 @dataclass
-class ExecutionStats:
+class SendStats:
     sent: int = 0
     cached: int = 0
     retries: int = 0
@@ -105,8 +105,38 @@ class ExecutionStats:
     by_outcome: dict[str, int] = field(default_factory=dict)
 
 
-class Executor:
-    def __init__(self, backend: Backend, settings: ExecutorSettings, log: RecordSink, cache: ResponseCache | None,
+def cached_meta(key: str, resends: int = 0) -> dict[str, Any]:
+    """A job's meta when its response came from the cache: nothing was sent."""
+    return {"attempts": 0, "latency_s": 0.0, "cached": True, "key": key, "resends": resends}
+
+
+class RecordWriter:
+    """The one finishing step of a job, wherever it was sent from (this process or a shard on a
+    worker): the log line first (it is what a resumed run trusts), then the response cache, the
+    outcome count and the progress callback."""
+
+    def __init__(self, log: RecordSink, cache: ResponseCache | None, spec: ModelSpec, counts: dict[str, int],
+                 on_record: Callable[[dict[str, Any]], None] | None = None):
+        self.log = log
+        self.cache = cache
+        self.spec = spec
+        self.counts = counts
+        self.on_record = on_record
+
+    def write(self, record: dict[str, Any], key: str, completion: Completion | None, cached: bool) -> None:
+        """`completion`: the response the record was made from (None after a final error); cached
+        responses are not written to the cache again."""
+        self.log.append(record)
+        if completion is not None and self.cache is not None and not cached:
+            self.cache.put(key, completion, self.spec)
+        outcome = record.get("outcome", "?")
+        self.counts[outcome] = self.counts.get(outcome, 0) + 1
+        if self.on_record is not None:
+            self.on_record(record)
+
+
+class RequestSender:
+    def __init__(self, backend: Backend, settings: SenderSettings, log: RecordSink, cache: ResponseCache | None,
                  on_record: Callable[[dict[str, Any]], None] | None = None, ready: asyncio.Event | None = None):
         self.backend = backend
         self.settings = settings
@@ -114,7 +144,8 @@ class Executor:
         self.cache = cache
         self.on_record = on_record
         self.ready = ready  # set once records may be logged (the run's manifest is written)
-        self.stats = ExecutionStats(min_limit=settings.concurrency)
+        self.stats = SendStats(min_limit=settings.concurrency)
+        self._writer = RecordWriter(log, cache, backend.spec, self.stats.by_outcome, on_record)
         self._random = random.Random(settings.seed)
         self._cached: dict[str, Completion] = {}
         self._limiter: AdaptiveLimiter | None = None
@@ -163,12 +194,11 @@ class Executor:
             completion = self._cached.get(key)
             if completion is not None:
                 self.stats.cached += 1
-                completion_meta: dict[str, Any] = {"attempts": 0, "latency_s": 0.0, "cached": True}
+                completion_meta = cached_meta(key, resend)
                 error = None
             else:
                 completion, error, completion_meta = await self._send(request)
-                completion_meta["cached"] = False
-            completion_meta.update(key=key, resends=resend)
+                completion_meta.update(cached=False, key=key, resends=resend)
             try:
                 record = job.finish(job, completion, error, completion_meta)
             except InvalidResponse as invalid:
@@ -182,15 +212,9 @@ class Executor:
             break
         if self.ready is not None:
             await self.ready.wait()
-        self.log.append(record)  # the log line first: it is what a resumed run trusts
-        if completion is not None and error is None and self.cache is not None and not completion_meta["cached"]:
-            self.cache.put(key, completion, self.backend.spec)
-        outcome = record.get("outcome", "?")
-        self.stats.by_outcome[outcome] = self.stats.by_outcome.get(outcome, 0) + 1
-        if self.on_record is not None:
-            self.on_record(record)
+        self._writer.write(record, key, completion if error is None else None, completion_meta["cached"])
 
-    async def run(self, jobs: Iterable[Job] | AsyncIterable[Job]) -> ExecutionStats:
+    async def run(self, jobs: Iterable[Job] | AsyncIterable[Job]) -> SendStats:
         """Send every job; jobs are taken from the iterable a chunk at a time, so the first
         requests go out at once and building the later ones overlaps with waiting for responses
         (not with handling them: up to `_AHEAD` are built while the loop has nothing else to do)."""
@@ -241,15 +265,15 @@ async def _each(jobs: Iterable[Job] | AsyncIterable[Job]) -> AsyncIterator[Job]:
             yield job
 
 
-async def run_jobs(spec: ModelSpec, settings: ExecutorSettings, log_path: Path, jobs: Iterable[Job] | AsyncIterable[Job],
+async def send_jobs(spec: ModelSpec, settings: SenderSettings, log_path: Path, jobs: Iterable[Job] | AsyncIterable[Job],
                    cache_path: Path | None, on_record: Callable[[dict[str, Any]], None] | None = None,
-                   ready: asyncio.Event | None = None) -> ExecutionStats:
+                   ready: asyncio.Event | None = None) -> SendStats:
     """Open the backend, the log and the cache, run the jobs, close everything (also on failure)."""
     backend = make_backend(spec, settings.concurrency)
     log = RunLog(log_path)
     cache = ResponseCache(cache_path) if cache_path is not None else None
     try:
-        return await Executor(backend, settings, log, cache, on_record, ready).run(jobs)
+        return await RequestSender(backend, settings, log, cache, on_record, ready).run(jobs)
     finally:
         log.close()
         if cache is not None:
