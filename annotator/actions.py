@@ -8,7 +8,6 @@ The Gradio app (app.py), the API endpoints and the benchmark all call this layer
 from __future__ import annotations
 
 import copy
-import dataclasses
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -136,12 +135,10 @@ class Reviewer:
 
     def navigate(self, user: str, queue: str, filters: Filters, current: str | None,
                  how: Move) -> View:
-        search = filters.search.strip()
-        if search and queues.item_exists(self.engine, search):
-            if how == "first":
-                return self.open(user, queue, search)
-            # an id in the search box opened that item; it is not a text filter for moving on
-            filters = dataclasses.replace(filters, search="")
+        walked = queues.walked(self.engine, filters)
+        if walked != filters and how == "first":
+            return self.open(user, queue, filters.search.strip())  # an id in the search box opens that item
+        filters = walked
         if how == "unreviewed":
             found = queues.next_unreviewed(self.engine, queue, filters, user, current)
         else:

@@ -121,10 +121,12 @@ def item_markdown(record: dict[str, Any] | None, *, with_answer: bool = False) -
     if not record:
         return ""
     lines = [to_markdown(record.get("stem", ""))]
+    keys = views.key_numbers(record.get("answer"))
     for n, option in enumerate(record.get("options") or [], start=1):
         marker = MARKERS[n - 1] if n <= len(MARKERS) else f"({n})"
         image = " 〔그림 · image〕" if option.get("image") else ""
-        lines.append(f"{marker} {to_markdown(option.get('text', ''))}{image}")
+        line = f"{marker} {to_markdown(option.get('text', ''))}{image}"
+        lines.append(f'<span class="bs-key bs-key-option-{n}">{line} ✔ 정답 · key</span>' if n in keys else line)
     if with_answer:
         lines.append(f"**정답 · Gold answer**: {to_markdown(str(record.get('answer')))}")
     return "\n\n".join(lines)
@@ -182,8 +184,10 @@ class ItemQueueTab:
                                     elem_id=f"{q}-mine")
         self.progress = gr.HTML(elem_id=f"{q}-progress")
         self.guidelines = GuidelinesPanel(self.ctx, q)
+        self.shown_filters = gr.State(None)  # the Filters the queue on screen was walked by (bulk acts on it)
         self.bulk = BulkPanel(self.ctx, q, users, self.filters, [self.f_status, self.f_exam, self.f_subject, self.f_flag,
-                                                                  self.f_assignee, self.f_search])
+                                                                  self.f_assignee, self.f_search],
+                              self.shown_filters, self.progress)
         self.status = gr.HTML(elem_id=f"{q}-status")
         self.draft_note = gr.HTML(elem_id=f"{q}-draft")
         self.no_reason = gr.State("")
@@ -207,11 +211,21 @@ class ItemQueueTab:
     def text_field(self, path: str, label: str, lines: int = 2, **kwargs: Any) -> tuple[Any, Any]:
         element = f"{self.queue}-{path.replace('.', '-')}"
         self.ctx.field_ids[element] = (self.queue, path)
-        with gr.Row(equal_height=False) as row:
+        if not self.fields:
+            self.preview_toggle()
+        # one field, its rendered preview under it (shown when it renders math, or when asked for)
+        with gr.Column(elem_classes=["bs-field"]) as row:
             box = gr.Textbox(label=label, lines=lines, scale=1, elem_id=element, **kwargs)
-            shown = preview("", elem_id=f"{element}-preview", label=label)
+            shown = preview("", elem_id=f"{element}-preview")
         self.fields.append((path, box, shown, row))
         return box, shown
+
+    def preview_toggle(self) -> None:
+        """Every field's preview, or only those that render math: a class on the tab, set in the page."""
+        toggle = gr.Checkbox(False, label="모든 미리보기 · Show every field's rendered preview", container=False,
+                             elem_id=f"{self.queue}-previews")
+        toggle.change(None, toggle, None, js=f"(on) => {{ document.getElementById('tab-{self.queue}')"
+                                             f".classList.toggle('bs-previews-all', on); }}")
 
     # -- rendering ----------------------------------------------------------------------
     @property
@@ -224,12 +238,15 @@ class ItemQueueTab:
         item_id = view.session.item_id
         history = views.history_html(self.ctx.shown_history(item_id, user)) if view.stored and item_id is not None else ""
         values = []
+        keys = views.key_numbers(shown.get("answer"))
         for path, _, _, _ in self.fields:
             value = get_path(shown, path)
             present = _slot_exists(shown, path) if view.stored else not path.startswith("options.")
             text = "" if value is None else (value if isinstance(value, str) else _answer_text(value))
-            # update dicts, not gr.Row(...): a component made in a handler costs ~1 ms, a dict nothing
-            values += [text, to_markdown(text), gr.update(visible=present)]
+            key = _option_number(path) in keys
+            # update dicts, not gr.Column(...): a component made in a handler costs ~1 ms, a dict nothing
+            values += [text, to_markdown(text),
+                       gr.update(visible=present, elem_classes=["bs-field", "bs-key-field"] if key else ["bs-field"])]
         return [view.session, views.status_html(view), self.ctx.progress.html(self.queue, user), views.draft_html(view.session),
                 views.conflict_html(view.conflict), gr.update(visible=view.conflict is not None), history, *values,
                 *self.extra_render(view)]
@@ -250,15 +267,16 @@ class ItemQueueTab:
                         search: str, order: str, request: gr.Request) -> list[Any]:
                 user = ctx.require(request, q)
                 filters = self.filters(status, exam, subject, flag, assignee, search, order)
-                return self.render(ctx.reviewer.navigate(user, q, filters, session.item_id, how), user)
+                view = ctx.reviewer.navigate(user, q, filters, session.item_id, how)
+                return [*self.render(view, user), queues.walked(ctx.workspace.store.engine, filters)]
             return handler
 
         moves: list[tuple[gr.Button, Move]] = [(self.b_first, "first"), (self.b_prev, "prev"), (self.b_next, "next"),
                                                (self.b_mine, "unreviewed")]
+        moved = [*self.outputs, self.shown_filters]
         for button, how in moves:
-            button.click(navigate(how), [self.state, *filter_inputs], self.outputs, api_name=f"{q}_{how}",
-                         **fast(self.status))
-        self.f_search.submit(navigate("first"), [self.state, *filter_inputs], self.outputs, api_visibility="private",
+            button.click(navigate(how), [self.state, *filter_inputs], moved, api_name=f"{q}_{how}", **fast(self.status))
+        self.f_search.submit(navigate("first"), [self.state, *filter_inputs], moved, api_visibility="private",
                              **fast(self.status))
 
         def session_action(name: str) -> Callable[..., list[Any]]:
@@ -353,6 +371,12 @@ def _slot_exists(record: dict[str, Any], path: str) -> bool:
     return True
 
 
+def _option_number(path: str) -> int | None:
+    """N for an option's text field (`options.N.text`)."""
+    parts = path.split(".")
+    return int(parts[1]) if len(parts) == 3 and parts[0] == "options" and parts[2] == "text" else None
+
+
 def _answer_text(value: Any) -> str:
     if isinstance(value, list):
         return ",".join(str(v) for v in value)
@@ -375,15 +399,15 @@ def build_item_tab(ctx: AppContext, users: list[str], choices: dict[str, list[st
     tab = ItemQueueTab(ctx, "item")
     tab.build_navigation(users, choices)
     with gr.Row():
-        with gr.Column(scale=5):
-            page = gr.HTML(elem_id="item-page")
+        with gr.Column(scale=6):
+            page = gr.HTML(elem_id="item-page", elem_classes=["bs-page-host"])
             crops = gr.HTML(elem_id="item-crops")
             with gr.Group():
                 target = gr.Dropdown([], label="다시 자를 대상 · Re-crop target", elem_id="item-crop-target")
                 with gr.Row():
                     box = [gr.Number(label=name, precision=2, elem_id=f"item-crop-{name}") for name in ("x0", "y0", "x1", "y1")]
                 recrop = gr.Button("PDF에서 다시 자르기 · Re-crop from the PDF", size="sm", elem_id="item-recrop")
-        with gr.Column(scale=6):
+        with gr.Column(scale=5):
             tab.text_field("stem", "문제 · Stem", lines=4)
             for n in range(1, MAX_OPTIONS + 1):
                 tab.text_field(f"options.{n}.text", f"보기 {n} · Option {n}", lines=1)
@@ -401,7 +425,7 @@ def build_item_tab(ctx: AppContext, users: list[str], choices: dict[str, list[st
         slots = [("source.bbox", "문항 상자 · Item box")] + [(path, label) for path, label, _ in views.image_slots(shown)]
         source = shown.get("source") or {}
         info = _page_info(ctx, source)
-        return [views.page_html(shown, info) if view.stored else "", views.crops_html(shown) if view.stored else "",
+        return [views.page_html(shown, info, box_fields="item-crop") if view.stored else "", views.crops_html(shown) if view.stored else "",
                 gr.update(choices=[(label, path) for path, label in slots], value="source.bbox" if view.stored else None),
                 *_box_numbers(source.get("bbox"))]
 

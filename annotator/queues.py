@@ -12,6 +12,7 @@ good: it comes after every measured one, so the doubtful items are met first.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -111,6 +112,15 @@ def where(queue: str, filters: Filters) -> ColumnElement[bool]:
 def item_exists(engine: Engine, item_id: str) -> bool:
     with engine.connect() as conn:
         return conn.execute(select(ITEMS.id).where(ITEMS.id == item_id)).first() is not None
+
+
+def walked(engine: Engine, filters: Filters) -> Filters:
+    """The filters a queue is walked (and bulk-acted) by: an item id in the search box opens that
+    item and is not a text filter, so it is dropped; any other search text filters."""
+    search = filters.search.strip()
+    if search and item_exists(engine, search):
+        return dataclasses.replace(filters, search="")
+    return filters
 
 
 def count(engine: Engine, queue: str, filters: Filters) -> int:

@@ -31,6 +31,7 @@ from annotator.actions import Reviewer, Session  # noqa: E402
 from annotator.app import LOCAL_USER, AppContext, build_app  # noqa: E402
 from annotator.edit_relay import DRAFT_URL, edit_relay_script  # noqa: E402
 from annotator.gate import ASGIApp, SessionGate  # noqa: E402
+from annotator.page_view import page_view_script  # noqa: E402
 from annotator.queue_specs import ITEM_QUEUES, QUEUES, NotAllowed  # noqa: E402
 from annotator.render import PdfRenderer, RenderError, warm_up  # noqa: E402
 from annotator.score_desk import ScoreDesk  # noqa: E402
@@ -152,7 +153,7 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
         return "admin" if local_mode else auth.get_user(store.engine, user).role
 
     login = None if local_mode else partial(auth.verify_login, store.engine)
-    head = head_script() + edit_relay_script(ctx.field_ids)
+    head = head_script() + edit_relay_script(ctx.field_ids) + page_view_script()
     # run_history=False: Gradio would keep every event's inputs and outputs in the browser's
     # localStorage (item text on a shared machine) and re-serialise that list at every click,
     # which made each click slower the longer a reviewer worked

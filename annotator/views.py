@@ -20,6 +20,12 @@ def esc(value: Any) -> str:
     return escape(value if isinstance(value, str) else json.dumps(value, ensure_ascii=False), quote=True)
 
 
+def key_numbers(answer: Any) -> set[int]:
+    """The key's option numbers from a stored answer (3, [1, 3]) or one being edited ("1,3")."""
+    values = answer if isinstance(answer, list) else str(answer if answer is not None else "").split(",")
+    return {int(v) for v in (str(value).strip() for value in values) if v.isdigit()}
+
+
 def _box_style(bbox: list[float], info: PageInfo) -> str:
     x0, y0, x1, y1 = bbox
     return (f"left:{100 * x0 / info.width:.3f}%;top:{100 * y0 / info.height:.3f}%;"
@@ -35,7 +41,9 @@ def image_slots(record: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]
     return slots
 
 
-def page_html(record: dict[str, Any], info: PageInfo | None) -> str:
+def page_html(record: dict[str, Any], info: PageInfo | None, box_fields: str = "") -> str:
+    """The source page with the item's and the crops' boxes, in a zoomable view (page_view.py);
+    `box_fields`: the id prefix of the number fields a box drawn on it fills."""
     source = record.get("source") or {}
     sha, page, bbox = source.get("pdf_sha256"), source.get("page"), source.get("bbox")
     if info is None or not sha or not page:
@@ -47,10 +55,20 @@ def page_html(record: dict[str, Any], info: PageInfo | None) -> str:
         where = image.get("provenance") or {}
         if where.get("bbox") and where.get("page", page) == page and where.get("pdf_sha256", sha) == sha:
             boxes.append(f'<div class="bs-box bs-crop-box" title="{esc(label)}" style="{_box_style(where["bbox"], info)}"></div>')
-    return (f'<div class="bs-page-caption">p.{int(page)} / {info.pages} · PDF {esc(sha[:12])}… · '
-            f'box {esc(bbox)}</div>'
-            f'<div class="bs-page"><img alt="page {int(page)}" src="{PAGE_URL.format(sha=esc(sha), page=int(page))}">'
-            + "".join(boxes) + "</div>")
+    tools = ('<div class="bs-page-tools"><button type="button" class="bs-zoom-out" title="축소 · Zoom out">−</button>'
+             '<span class="bs-zoom-level"></span>'
+             '<button type="button" class="bs-zoom-in" title="확대 · Zoom in">+</button>'
+             '<button type="button" class="bs-zoom-fit" title="폭 맞춤 · Fit the column">폭 맞춤 · Fit</button>'
+             '<label><input type="checkbox" class="bs-pan-mode"> 이동 · Pan</label>'
+             '<span class="bs-draw-note">끌어서 상자 그리기, Shift+끌기는 이동 · Drag to draw a box, '
+             'Shift+drag or wheel-click drag to pan, wheel to zoom</span></div>')
+    return (f'<div class="bs-page-frame"><div class="bs-page-caption">p.{int(page)} / {info.pages} · '
+            f'PDF {esc(sha[:12])}… · box {esc(bbox)} · {info.width:g} × {info.height:g} pt</div>{tools}'
+            f'<div class="bs-page-view"><div class="bs-page" data-pdf-width="{info.width!r}" '
+            f'data-pdf-height="{info.height!r}" data-box-fields="{esc(box_fields)}" '
+            f'style="aspect-ratio: {info.width!r} / {info.height!r}">'
+            f'<img alt="page {int(page)}" draggable="false" src="{PAGE_URL.format(sha=esc(sha), page=int(page))}">'
+            + "".join(boxes) + "</div></div></div>")
 
 
 def crops_html(record: dict[str, Any]) -> str:
@@ -152,9 +170,21 @@ def table_html(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> st
 
 
 CSS = """
-.bs-page { position: relative; display: inline-block; width: 100%; border: 1px solid #ccc; }
-.bs-page img { width: 100%; display: block; }
+.bs-page-view { overflow: auto; max-height: 80vh; border: 1px solid #ccc; }
+.bs-page { position: relative; display: block; width: calc(var(--bs-zoom, 1) * 100%); cursor: crosshair;
+  touch-action: none; user-select: none; }
+.bs-page img { width: 100%; height: 100%; display: block; -webkit-user-drag: none; }
+.bs-page-tools { display: flex; gap: 6px; align-items: center; font-size: 12px; margin: 4px 0; flex-wrap: wrap; }
+.bs-page-tools button { border: 1px solid #999; border-radius: 4px; padding: 0 8px; background: #f3f4f6; color: #111; }
+.bs-zoom-level::after { content: var(--bs-zoom-label, "100%"); }
+.bs-draw-note { color: #6b7280; }
 .bs-box { position: absolute; pointer-events: none; }
+.bs-draw-box { border: 2px solid #16a34a; background: rgba(22, 163, 74, 0.12); }
+.bs-field { gap: 2px !important; }
+.bs-field .bs-preview { display: none !important; }
+.bs-field .bs-preview:has(.katex), .bs-previews-all .bs-field .bs-preview { display: block !important; }
+.bs-key-field { outline: 3px solid #16a34a; outline-offset: 2px; border-radius: 6px; }
+.bs-key { background: #dcfce7; outline: 2px solid #16a34a; border-radius: 4px; font-weight: 600; }
 .bs-item-box { border: 3px solid #e11d48; background: rgba(225, 29, 72, 0.08); }
 .bs-crop-box { border: 2px dashed #2563eb; }
 .bs-crops { display: flex; flex-wrap: wrap; gap: 8px; }

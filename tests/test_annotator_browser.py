@@ -584,6 +584,9 @@ def test_revert_to_a_past_revision_and_bulk_accept_over_the_filter(server, brows
     others = {s.item.id: s.item.status for s in open_workspace(root).store.iter_items() if not s.item.id.startswith("bulk-")}
     page.locator("#item-search textarea, #item-search input").first.fill("")  # the count shows every filter in use
     choose(page, "item-exam", "벌크 시험")
+    before = page.locator("#item-status .bs-rev").get_attribute("data-shown")
+    page.locator("#item-find").click()  # bulk acts on the queue shown: apply the filter first
+    rendered_after(page, "item", before)
     page.locator("#item-bulk-box").click()
     page.locator("#item-bulk-count").click()
     expect(page.locator("#item-bulk-note")).to_contain_text("3 items match", timeout=30_000)

@@ -203,3 +203,20 @@ def test_progress_keeps_the_queue_size_between_recounts_and_counts_decisions_at_
     assert f'data-total="{size + 1}"' in bars.html("korea", "kim")
     bars.changed("korea")  # bulk actions and assignment recount everything
     assert f'data-total="{size + 1}"' in bars.html("korea", "kim")
+
+
+@pytest.mark.parametrize("answer, keys", [(2, {2}), ([1, 3], {1, 3}), ("1, 3", {1, 3}), ("", set()), (None, set()),
+                                          ("x", set())])
+def test_key_numbers_read_stored_and_edited_answers(answer, keys):
+    from annotator.views import key_numbers
+
+    assert key_numbers(answer) == keys
+
+
+def test_the_queue_walked_drops_an_item_id_but_keeps_search_text(workspace):
+    from annotator.queues import Filters, walked
+
+    load_sample(workspace)
+    engine = workspace.store.engine
+    assert walked(engine, Filters(exam="x", search=" sample-002 ")) == Filters(exam="x")
+    assert walked(engine, Filters(search="sample-00")) == Filters(search="sample-00")  # text, not an id
