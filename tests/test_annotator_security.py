@@ -241,6 +241,34 @@ def test_sessions_expire_after_the_idle_time_set_in_benchsmith_toml(tmp_path):
         sock.close()
 
 
+def test_sessions_end_with_the_password_deactivation_idle_time_and_logout_on_both_stores(store_url):
+    from annotator.sessions import Sessions
+    from annotator.tables import ensure_tables
+    from curation.store import Store
+
+    engine = Store(store_url, create=True).engine
+    ensure_tables(engine)
+    auth.add_user(engine, "kim", "annotator", "password-kim")
+    live = Sessions(engine, idle_s=3600, max_s=7200)
+    token = live.start("kim")
+    assert live.user(token) == "kim" and live.user(token + "x") is None
+    auth.add_user(engine, "kim", "annotator", "password-kim-2", replace=True)
+    assert live.user(token) is None
+    token = live.start("kim")
+    auth.set_active(engine, "kim", False)
+    assert live.user(token) is None
+    auth.set_active(engine, "kim", True)
+    token = live.start("kim")
+    live.end(token)
+    assert live.user(token) is None
+    token = live.start("kim")
+    with engine.begin() as conn:  # an hour and a second without a request
+        conn.execute(sessions.update().values(seen_at=sessions.c.seen_at - 3601))
+    assert live.user(token) is None
+    with engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(sessions)).scalar_one() == 0
+
+
 def test_the_annotator_settings_are_read_and_bad_ones_refused(tmp_path):
     from annotator.settings import read_settings
     from curation.errors import BenchsmithError

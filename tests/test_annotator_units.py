@@ -32,9 +32,12 @@ def test_passwords_are_salted_scrypt_and_checked(engine):
     assert auth.check_login(engine, "김연구", "correct horse")
 
 
-def test_login_backoff_doubles_per_client_and_spares_clients_that_have_not_failed(engine):
+def test_login_backoff_doubles_per_client_and_spares_clients_that_have_not_failed(store_url):
     from annotator.throttle import LoginThrottle, backoff_message, unlock
+    from curation.store import Store
 
+    engine = Store(store_url, create=True).engine
+    ensure_tables(engine)
     throttle, t0 = LoginThrottle(engine), 1_000_000.0
     for n in range(5):  # five free failures from one client, on five names
         assert throttle.wait_s(f"name{n}", "10.0.0.1", at=t0 + n) is None
