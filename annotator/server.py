@@ -158,10 +158,10 @@ def _gate_user(request: Request) -> str | None:
     return scope_user(request.state)
 
 
-def uvicorn_config(app: ASGIApp, **kwargs: object) -> uvicorn.Config:
+def uvicorn_config(app: ASGIApp) -> uvicorn.Config:
     """No proxy headers: a client on this machine could otherwise name any address in
     X-Forwarded-For and escape the per-client login backoff."""
-    return uvicorn.Config(app, log_level="warning", proxy_headers=False, **kwargs)  # type: ignore[arg-type]
+    return uvicorn.Config(app, log_level="warning", proxy_headers=False)
 
 
 def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860, order: str = "id",
