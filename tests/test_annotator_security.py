@@ -140,7 +140,7 @@ def test_without_a_session_nothing_names_a_user_an_exam_or_a_subject(app):
 
 def test_one_client_spraying_names_is_slowed_down_whatever_names_it_tries(app):
     url, workspace = app
-    with client(url, "127.0.0.3") as sprayer:
+    with client(url, "127.0.0.1") as sprayer:  # the address uvicorn would take X-Forwarded-For from by default
         # each try claims another address in X-Forwarded-For: the server does not believe it
         statuses = [sprayer.post("login", data={"username": f"guess{n}", "password": "wrong-password"},
                                  headers={"X-Forwarded-For": f"10.0.0.{n}"}).status_code for n in range(20)]
@@ -312,8 +312,9 @@ def test_requests_from_another_origin_are_refused_and_write_nothing(app):
             response = bob.post(path, headers=headers, json=body)
             assert response.status_code == 403, (path, headers)
             assert "access-control-allow-origin" not in response.headers
-        login = httpx.post(url + "login", data={"username": "bob", "password": PASSWORDS["bob"]},
-                           headers={"Origin": FOREIGN})
+        with client(url, "127.0.0.14") as forger:
+            login = forger.post("login", data={"username": "bob", "password": PASSWORDS["bob"]},
+                                headers={"Origin": FOREIGN})
         assert login.status_code == 403 and "set-cookie" not in login.headers  # login CSRF
         assert written(workspace) == before and workspace.store.get("sample-001").rev == 1
 
