@@ -22,6 +22,7 @@ from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
 from annotator.bulk_panel import BulkPanel
 from annotator.events import fast
 from annotator.guidelines_panel import GuidelinesPanel
+from annotator.login_page import LOGOUT_JS
 from annotator.order_control import order_control
 from annotator.preview import LATEX_DELIMITERS, to_markdown
 from annotator.progress import ProgressBars
@@ -734,6 +735,8 @@ def build_app(ctx: AppContext) -> gr.Blocks:
     choices = filter_choices(engine)
     with gr.Blocks(title="benchsmith 검토 · annotator") as blocks:
         who = gr.Markdown(elem_id="whoami")
+        if not ctx.local_mode:  # a POST with the page's origin (gate.py), never a GET link
+            gr.Button("로그아웃 · Log out", size="sm", elem_id="logout").click(None, js=LOGOUT_JS)
         tabs: dict[str, Any] = {}
         with gr.Tabs():
             with gr.Tab(QUEUES["item"].title, id="item", elem_id="tab-item") as tabs["item"]:

@@ -1,4 +1,5 @@
-"""Users, roles and logins: scrypt password hashes (hashlib), failed logins rate-limited."""
+"""Users, roles and passwords: scrypt password hashes (hashlib), active or deactivated users.
+How often a login may be tried is throttle.py's; sessions are sessions.py's."""
 
 from __future__ import annotations
 
@@ -8,20 +9,16 @@ import hashlib
 import hmac
 import re
 import secrets
-import time
 from dataclasses import dataclass
 
 from sqlalchemy import Engine, delete, func, insert, select, update
 
-from annotator.tables import login_attempts, now, users, write_connection
+from annotator.tables import inactive_users, now, sessions, users, write_connection
 from curation.errors import BenchsmithError, NotFoundError
 
 ROLES: tuple[str, ...] = ("annotator", "expert", "admin")
 USER_NAME = re.compile(r"^[A-Za-z0-9가-힣][A-Za-z0-9가-힣._\-]{0,63}$")
 MIN_PASSWORD = 8
-
-MAX_FAILURES = 5
-WINDOW_S = 15 * 60
 
 _SCRYPT_N, _SCRYPT_R, _SCRYPT_P = 2**14, 8, 1
 
@@ -68,8 +65,9 @@ def add_user(engine: Engine, name: str, role: str, password: str, *, replace: bo
         exists = conn.execute(select(users.c.name).where(users.c.name == name)).first() is not None
         if exists and not replace:
             raise AuthError(f"user {name!r} exists (use --replace to change the role or password)")
-        if exists:
+        if exists:  # a new password: the sessions opened with the old one end
             conn.execute(update(users).where(users.c.name == name).values(**row))
+            conn.execute(delete(sessions).where(sessions.c.user == name))
         else:
             conn.execute(insert(users).values(**row))
     return User(name, role)
@@ -93,47 +91,34 @@ def get_user(engine: Engine, name: str) -> User:
     return User(row.name, row.role)
 
 
-def recent_failures(engine: Engine, name: str, at: float | None = None) -> int:
-    since = (at or time.time()) - WINDOW_S
+def password_version(password_hash: str) -> str:
+    """A short fingerprint of the stored hash: it changes with every new password (a new salt),
+    so a session opened with the old one no longer matches."""
+    return hashlib.sha256(password_hash.encode()).hexdigest()[:32]
+
+
+def is_active(engine: Engine, name: str) -> bool:
     with engine.connect() as conn:
-        return conn.execute(
-            select(func.count()).select_from(login_attempts)
-            .where(login_attempts.c.name == name, login_attempts.c.ok == 0, login_attempts.c.at >= since)
-        ).scalar_one()
+        return conn.execute(select(inactive_users.c.name).where(inactive_users.c.name == name)).first() is None
 
 
-def locked_for(engine: Engine, name: str, at: float | None = None) -> float | None:
-    """Seconds until `name` may log in again, or None when it is not locked out: the lockout
-    ends when the MAX_FAILURES-th most recent failure leaves the window."""
-    at = at or time.time()
-    with engine.connect() as conn:
-        times = conn.execute(
-            select(login_attempts.c.at)
-            .where(login_attempts.c.name == name.strip()[:100], login_attempts.c.ok == 0, login_attempts.c.at >= at - WINDOW_S)
-            .order_by(login_attempts.c.at.desc()).limit(MAX_FAILURES)
-        ).scalars().all()
-    if len(times) < MAX_FAILURES:
-        return None
-    return max(0.0, times[-1] + WINDOW_S - at)
-
-
-def verify_login(engine: Engine, name: str, password: str) -> bool:
-    """Check a login; after MAX_FAILURES failures within WINDOW_S even the right password is
-    refused until the window has passed. Every attempt is recorded."""
-    at = time.time()
-    name = name.strip()[:100]
-    if recent_failures(engine, name, at) >= MAX_FAILURES:
-        ok = False
-    else:
-        with engine.connect() as conn:
-            stored = conn.execute(select(users.c.password_hash).where(users.c.name == name)).scalar_one_or_none()
-        # hash even for unknown users so timing does not tell which names exist
-        ok = check_password(password, stored or _dummy_hash()) and stored is not None
+def set_active(engine: Engine, name: str, active: bool) -> None:
+    """Deactivate (no login, every session ended) or reactivate a user."""
+    get_user(engine, name)
     with write_connection(engine) as conn, conn.begin():
-        conn.execute(insert(login_attempts).values(name=name, at=at, ok=int(ok)))
-        if ok:  # a success clears the failures that came before it
-            conn.execute(delete(login_attempts).where(login_attempts.c.name == name, login_attempts.c.ok == 0))
-    return ok
+        conn.execute(delete(inactive_users).where(inactive_users.c.name == name))
+        if not active:
+            conn.execute(insert(inactive_users).values(name=name, since=now()))
+            conn.execute(delete(sessions).where(sessions.c.user == name))
+
+
+def check_login(engine: Engine, name: str, password: str) -> bool:
+    """The password is right and the user is active. Hashes even for unknown users, so timing
+    does not tell which names exist."""
+    with engine.connect() as conn:
+        stored = conn.execute(select(users.c.password_hash).where(users.c.name == name)).scalar_one_or_none()
+    ok = check_password(password, stored or _dummy_hash()) and stored is not None
+    return ok and is_active(engine, name)
 
 
 @functools.cache

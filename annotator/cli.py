@@ -1,5 +1,5 @@
 """CLI: `benchsmith annotate` (serve the review app, load rationales and judge scores, assign
-items) and `benchsmith users` (add and list users)."""
+items) and `benchsmith users` (add, list, deactivate and unlock users)."""
 
 from __future__ import annotations
 
@@ -38,6 +38,9 @@ def annotate_command(
     port: Annotated[int, typer.Option(help="port to listen on (0: a free one, printed)")] = 7860,
     order: Annotated[str, typer.Option(help="the item queues' order when a page opens: id, or confidence (lowest "
                                             "extraction confidence first; items without one last)")] = "id",
+    session_idle_minutes: Annotated[float | None, typer.Option(
+        help="end a session after this many minutes without a request (default: [annotator] "
+             "session_idle_minutes in benchsmith.toml, else 720)")] = None,
 ) -> None:
     """Serve the annotator. Login is required once users exist; with none, only 127.0.0.1 is served."""
     if ctx.invoked_subcommand is not None:
@@ -46,7 +49,7 @@ def annotate_command(
         raise BenchsmithError(f"--order {order!r}: choose one of {', '.join(queues.ORDERS)}")
     from annotator.server import serve
 
-    serve(_workspace(workspace), host, port, order)
+    serve(_workspace(workspace), host, port, order, session_idle_minutes)
 
 
 def _report(report: scoring.LoadReport, what: str) -> None:
@@ -202,6 +205,39 @@ def users_add_command(
 
 @users_app.command("list")
 def users_list_command(workspace: WorkspaceOption = None) -> None:
-    """List users and roles."""
-    for user in auth.list_users(_workspace(workspace).store.engine):
-        typer.echo(f"{user.name}\t{user.role}")
+    """List users, roles and who is deactivated."""
+    engine = _workspace(workspace).store.engine
+    for user in auth.list_users(engine):
+        typer.echo(f"{user.name}\t{user.role}" + ("" if auth.is_active(engine, user.name) else "\tdeactivated"))
+
+
+@users_app.command("deactivate")
+def users_deactivate_command(name: Annotated[str, typer.Argument(help="login name")],
+                             workspace: WorkspaceOption = None) -> None:
+    """Refuse a user's logins and end their sessions (their work stays; `users activate` undoes it)."""
+    auth.set_active(_workspace(workspace).store.engine, name, False)
+    out.print(f"user {name} deactivated: sessions ended, login refused", highlight=False)
+
+
+@users_app.command("activate")
+def users_activate_command(name: Annotated[str, typer.Argument(help="login name")],
+                           workspace: WorkspaceOption = None) -> None:
+    """Let a deactivated user log in again."""
+    auth.set_active(_workspace(workspace).store.engine, name, True)
+    out.print(f"user {name} activated", highlight=False)
+
+
+@users_app.command("unlock")
+def users_unlock_command(
+    name: Annotated[str | None, typer.Argument(help="login name whose failed logins to forget")] = None,
+    client: Annotated[str | None, typer.Option(help="also (or only) forget the failed logins from this address")] = None,
+    workspace: WorkspaceOption = None,
+) -> None:
+    """Clear the login backoff of a name (and of the clients that failed on it) or of a client address."""
+    from annotator.throttle import unlock
+
+    if name is None and client is None:
+        raise BenchsmithError("name a user, --client ADDRESS, or both")
+    forgotten = unlock(_workspace(workspace).store.engine, name, client)
+    what = " and ".join(part for part in (name and f"user {name}", client and f"client {client}") if part)
+    out.print(f"{what}: {forgotten} failed logins forgotten", highlight=False)

@@ -1,9 +1,14 @@
 """Who may reach the server at all: an ASGI gate in front of Gradio and our own routes.
 
-- With users: everything but the login page (its HTML, scripts, styles, fonts and POST
-  /login) needs a signed-in session; `/openapi.json`, `/config` and the queue included.
-  A login for a locked-out name is answered 429 with how long the lockout lasts, and the
-  login page gets a small script that shows that message (Gradio's form only knows 400).
+- Every request, in both modes: one that comes from another origin (its Origin header, or for
+  a state-changing method its Referer when Origin is absent, names another host:port than the
+  Host it was sent to) is refused with 403, and no response carries CORS headers. A page on
+  another port of 127.0.0.1 can neither post to the app nor read it with the user's cookies.
+  Requests with neither header (curl, gradio_client) are not cross-site and pass.
+- With users: without a session only the login page (GET /, our own: see login_page.py) and
+  POST /login are served; everything else, Gradio's page, config, API info, assets and queue
+  included, is 401. POST /login is throttled (throttle.py) and opens a session (sessions.py);
+  POST /logout ends it (GET is 405: an <img> cannot log anyone out).
 - With no users (loopback only): a random token, printed in the URL as Jupyter does
   (`/?token=…`). Opening that URL sets an HttpOnly session cookie and redirects to `/`;
   without the cookie every request, the page included, is refused.
@@ -11,13 +16,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
+import math
 import secrets
+import weakref
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
+
+from annotator.login_page import login_page, login_page_headers
+from annotator.sessions import COOKIE, Sessions
+from annotator.throttle import LoginThrottle, backoff_message
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -26,32 +38,11 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 LOCAL_COOKIE = "bs-local-session"
-LOGIN_PAGE_PREFIXES = ("/static/", "/assets/")
-LOGIN_PAGE_PATHS = {"/", "/theme.css", "/favicon.ico", "/login", "/login/"}
-
-LOGIN_SCRIPT = """<script>
-(() => {
-  const plain = window.fetch.bind(window);
-  window.fetch = async (...args) => {
-    const response = await plain(...args);
-    const target = args[0] && args[0].url ? args[0].url : String(args[0]);
-    if (response.status === 429 && /\\/login\\/?$/.test(new URL(target, location.href).pathname)) {
-      const detail = (await response.clone().json()).detail;
-      let banner = document.getElementById("bs-login-error");
-      if (!banner) {
-        banner = document.createElement("div");
-        banner.id = "bs-login-error";
-        banner.setAttribute("role", "alert");
-        banner.style.cssText = "position:fixed;top:12px;left:50%;transform:translateX(-50%);z-index:9999;" +
-          "background:#fef2f2;color:#991b1b;border:2px solid #b91c1c;padding:10px 16px;font-weight:600;";
-        document.body.appendChild(banner);
-      }
-      banner.textContent = detail;
-    }
-    return response;
-  };
-})();
-</script>"""
+USER_KEY = "benchsmith_user"  # the signed-in user, in scope["state"] (request.state) for the app
+SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
+LOGIN_PATHS = {"/login", "/login/"}
+LOGOUT_PATHS = {"/logout", "/logout/"}
+MAX_LOGIN_BODY = 16 * 1024
 
 NEEDS_TOKEN_PAGE = (
     "<!doctype html><meta charset=utf-8><title>benchsmith annotator</title>"
@@ -59,52 +50,77 @@ NEEDS_TOKEN_PAGE = (
     "that <code>benchsmith annotate</code> printed when it started.</p>")
 
 
-def lockout_message(seconds_left: float) -> str:
-    minutes = max(1, round(seconds_left / 60))
-    return (f"로그인이 잠겼습니다 · Locked out after too many failed logins: try again in {minutes} "
-            f"minute{'s' if minutes != 1 else ''}")
+def scope_user(state: Any) -> str | None:
+    """The user the gate let in, from a request's state (None in local mode)."""
+    return getattr(state, USER_KEY, None)
+
+
+class Logins:
+    """What the gate needs for users: who may log in, how often, and their sessions."""
+
+    def __init__(self, check_password: Callable[[str, str], bool], throttle: LoginThrottle, sessions: Sessions):
+        self.check_password, self.throttle, self.sessions = check_password, throttle, sessions
 
 
 class SessionGate:
-    """`signed_in(cookies)` says whether a Gradio session cookie is valid; `locked_for(name)`
-    gives the seconds a name stays locked (None when it is not). `token` switches to local mode."""
+    """`logins` for a server with users; `token` (and no logins) for local mode."""
 
-    def __init__(self, app: ASGIApp, *, signed_in: Callable[[dict[str, str]], bool],
-                 locked_for: Callable[[str], float | None], token: str | None = None):
-        self.app, self.signed_in, self.locked_for, self.token = app, signed_in, locked_for, token
+    def __init__(self, app: ASGIApp, *, logins: Logins | None = None, token: str | None = None):
+        assert (logins is None) != (token is None), "either users (logins) or local mode (token)"
+        self.app, self.logins, self.token = app, logins, token
         self.local_session = secrets.token_urlsafe(32)
+        self._client_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
-        cookies = _cookies(scope)
-        if scope["type"] == "websocket":
-            local = self.token is not None and hmac.compare_digest(cookies.get(LOCAL_COOKIE, ""), self.local_session)
-            if local or (self.token is None and self.signed_in(cookies)):
-                await self.app(scope, receive, send)
-            else:
+        if from_other_origin(scope):
+            if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
+            else:
+                await _respond(send, 403, json.dumps({"detail": "cross-origin request refused"}), "application/json")
             return
+        send = _without_cors(send)
+        cookies = _cookies(scope)
         if self.token is not None:
             await self._local(scope, receive, send, cookies)
             return
         path, method = scope["path"], scope.get("method", "GET")
-        if path in ("/login", "/login/") and method == "POST":
-            await self._login(scope, receive, send)
-        elif self.signed_in(cookies):
+        if scope["type"] == "http" and path in LOGIN_PATHS | LOGOUT_PATHS:
+            if method != "POST":
+                await _respond(send, 405, json.dumps({"detail": "use POST"}), "application/json",
+                               [(b"allow", b"POST")])
+            elif path in LOGIN_PATHS:
+                await self._login(scope, receive, send)
+            else:
+                await self._logout(send, cookies)
+            return
+        user = await asyncio.to_thread(self._user, cookies)
+        if user is not None:
+            scope.setdefault("state", {})[USER_KEY] = user
             await self.app(scope, receive, send)
-        elif path in LOGIN_PAGE_PATHS or path.startswith(LOGIN_PAGE_PREFIXES):
-            await (self._with_login_script(scope, receive, send) if path == "/" else self.app(scope, receive, send))
+        elif scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})
+        elif path == "/" and method in ("GET", "HEAD"):
+            nonce = secrets.token_urlsafe(16)
+            await _respond(send, 200, login_page(nonce), "text/html; charset=utf-8", login_page_headers(nonce))
         else:
             await _respond(send, 401, json.dumps({"detail": "log in first"}), "application/json")
 
+    def _user(self, cookies: dict[str, str]) -> str | None:
+        token = cookies.get(COOKIE)
+        return self.logins.sessions.user(token) if token and self.logins else None
+
     async def _local(self, scope: Scope, receive: Receive, send: Send, cookies: dict[str, str]) -> None:
         offered = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token", [""])[0]
-        if offered and hmac.compare_digest(offered, self.token or ""):
+        local = hmac.compare_digest(cookies.get(LOCAL_COOKIE, ""), self.local_session)
+        if scope["type"] == "websocket":
+            await (self.app(scope, receive, send) if local else send({"type": "websocket.close", "code": 1008}))
+        elif offered and hmac.compare_digest(offered, self.token or ""):
             cookie = f"{LOCAL_COOKIE}={self.local_session}; HttpOnly; SameSite=Strict; Path=/"
             await _respond(send, 302, "", "text/plain", [(b"location", b"/"), (b"set-cookie", cookie.encode())])
-        elif hmac.compare_digest(cookies.get(LOCAL_COOKIE, ""), self.local_session):
+        elif local:
             await self.app(scope, receive, send)
         else:
             await _respond(send, 401, NEEDS_TOKEN_PAGE, "text/html; charset=utf-8")
@@ -112,10 +128,14 @@ class SessionGate:
     async def _login(self, scope: Scope, receive: Receive, send: Send) -> None:
         from starlette.requests import Request
 
+        assert self.logins is not None
         body = b""
         while True:
             message = await receive()
             body += message.get("body", b"")
+            if len(body) > MAX_LOGIN_BODY:
+                await _respond(send, 413, json.dumps({"detail": "login form too large"}), "application/json")
+                return
             if not message.get("more_body"):
                 break
 
@@ -123,37 +143,63 @@ class SessionGate:
             return {"type": "http.request", "body": body, "more_body": False}
 
         try:
-            name = str((await Request(scope, replay).form()).get("username") or "").strip()
-        except Exception:  # a malformed form: let Gradio answer it
-            name = ""
-        seconds = self.locked_for(name) if name else None
-        if seconds is not None:
-            await _respond(send, 429, json.dumps({"detail": lockout_message(seconds)}, ensure_ascii=False),
-                           "application/json; charset=utf-8")
+            form = await Request(scope, replay).form()
+            name, password = str(form.get("username") or "").strip()[:100], str(form.get("password") or "")
+        except Exception:  # a malformed form is a failed login
+            name, password = "", ""
+        client = (scope.get("client") or ("unknown",))[0]
+        lock = self._client_locks.setdefault(client, asyncio.Lock())
+        async with lock:  # one try at a time per client: a burst cannot slip past the backoff
+            wait = await asyncio.to_thread(self.logins.throttle.wait_s, name, client)
+            if wait is not None:
+                await _respond(send, 429, json.dumps({"detail": backoff_message(wait)}, ensure_ascii=False),
+                               "application/json; charset=utf-8", [(b"retry-after", str(math.ceil(wait)).encode())])
+                return
+            ok = bool(name) and await asyncio.to_thread(self.logins.check_password, name, password)
+            await asyncio.to_thread(self.logins.throttle.record, name, client, ok)
+        if not ok:
+            await _respond(send, 400, json.dumps({"detail": "Incorrect credentials."}), "application/json")
             return
-        await self.app(scope, replay, send)
+        token = await asyncio.to_thread(self.logins.sessions.start, name)
+        secure = "; Secure" if scope.get("scheme") == "https" else ""
+        cookie = f"{COOKIE}={token}; HttpOnly; SameSite=Lax; Path=/{secure}"
+        await _respond(send, 200, json.dumps({"success": True}), "application/json",
+                       [(b"set-cookie", cookie.encode())])
 
-    async def _with_login_script(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The login page, with the script that shows a lockout message."""
-        start: Message = {}
-        chunks: list[bytes] = []
+    async def _logout(self, send: Send, cookies: dict[str, str]) -> None:
+        assert self.logins is not None
+        token = cookies.get(COOKIE)
+        if token:
+            await asyncio.to_thread(self.logins.sessions.end, token)
+        cleared = f"{COOKIE}=; Max-Age=0; HttpOnly; SameSite=Lax; Path=/"
+        await _respond(send, 200, json.dumps({"success": True}), "application/json",
+                       [(b"set-cookie", cleared.encode())])
 
-        async def capture(message: Message) -> None:
-            nonlocal start
-            if message["type"] == "http.response.start":
-                start = message
-                return
-            chunks.append(message.get("body", b""))
-            if message.get("more_body"):
-                return
-            page = b"".join(chunks)
-            headers = [(k, v) for k, v in start.get("headers", []) if k.lower() != b"content-length"]
-            if any(k.lower() == b"content-type" and v.startswith(b"text/html") for k, v in headers):
-                page = page.replace(b"</head>", LOGIN_SCRIPT.encode() + b"</head>", 1)
-            await send({**start, "headers": [*headers, (b"content-length", str(len(page)).encode())]})
-            await send({"type": "http.response.body", "body": page})
 
-        await self.app(scope, receive, capture)
+def from_other_origin(scope: Scope) -> bool:
+    """The request names another origin than the host it was sent to (see the module's note)."""
+    headers = {key.lower(): value.decode("latin-1") for key, value in scope.get("headers", [])}
+    source = headers.get(b"origin")
+    unsafe = scope["type"] == "http" and scope.get("method", "GET") not in SAFE_METHODS
+    if source is None and unsafe:
+        source = headers.get(b"referer")
+    if source is None:
+        return False
+    parts = urlsplit(source)
+    return (parts.scheme not in ("http", "https") or not parts.netloc
+            or parts.netloc.lower() != headers.get(b"host", "").lower())
+
+
+def _without_cors(send: Send) -> Send:
+    """Drop the CORS headers Gradio adds (it reflects localhost origins with credentials)."""
+
+    async def sender(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message = {**message, "headers": [(key, value) for key, value in message.get("headers", [])
+                                              if not key.lower().startswith(b"access-control-")]}
+        await send(message)
+
+    return sender
 
 
 def _cookies(scope: Scope) -> dict[str, str]:

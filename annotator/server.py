@@ -14,7 +14,6 @@ import secrets
 import socket
 from collections.abc import AsyncIterator
 from functools import partial
-from typing import Protocol, cast
 
 from annotator.gradio_import import import_gradio
 from curation.errors import BenchsmithError, NotFoundError
@@ -22,40 +21,32 @@ from curation.errors import BenchsmithError, NotFoundError
 import_gradio()
 
 import gradio as gr  # noqa: E402
+import uvicorn  # noqa: E402
 from fastapi import FastAPI, HTTPException, Request  # noqa: E402
 from fastapi.responses import Response  # noqa: E402
-from starlette.routing import Mount  # noqa: E402
 
 from annotator import auth  # noqa: E402
 from annotator.actions import Reviewer, Session  # noqa: E402
 from annotator.app import LOCAL_USER, AppContext, build_app  # noqa: E402
 from annotator.edit_relay import DRAFT_URL, edit_relay_script  # noqa: E402
-from annotator.gate import ASGIApp, SessionGate  # noqa: E402
+from annotator.gate import ASGIApp, Logins, SessionGate, scope_user  # noqa: E402
 from annotator.page_view import page_view_script  # noqa: E402
 from annotator.queue_specs import ITEM_QUEUES, QUEUES, NotAllowed  # noqa: E402
 from annotator.render import PdfRenderer, RenderError, warm_up  # noqa: E402
 from annotator.score_desk import ScoreDesk  # noqa: E402
+from annotator.sessions import Sessions  # noqa: E402
+from annotator.settings import Settings, read_settings  # noqa: E402
 from annotator.shortcuts import head_script  # noqa: E402
 from annotator.tables import ensure_tables  # noqa: E402
+from annotator.throttle import LoginThrottle  # noqa: E402
 from annotator.views import CSS  # noqa: E402
-from curation.workspace import Workspace  # noqa: E402
+from curation.workspace import CONFIG_NAME, Workspace  # noqa: E402
 
 MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
                "webp": "image/webp", "svg": "image/svg+xml"}
 SAFE_HEADERS = {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "default-src 'none'; sandbox",
                 "Cache-Control": "private, max-age=86400"}
 TOKEN_ENV = "BENCHSMITH_ANNOTATOR_TOKEN"  # fixes the local-mode token (scripts); random otherwise
-AUTH_MESSAGE = (f"benchsmith 검토 · annotator — {auth.MAX_FAILURES}번 실패하면 {auth.WINDOW_S // 60}분 동안 로그인이 막힙니다 · "
-                f"after {auth.MAX_FAILURES} failed logins a name is locked for {auth.WINDOW_S // 60} minutes")
-
-
-class GradioLogins(Protocol):
-    """What a mounted Gradio app (gradio.routes.App) keeps about its logins."""
-
-    cookie_id: str
-    tokens: dict[str, str]  # access token -> user name
-
-
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -76,9 +67,11 @@ def check_can_serve(workspace: Workspace, host: str) -> bool:
     return True
 
 
-def create_server(workspace: Workspace, *, local_mode: bool, token: str | None = None, order: str = "id") -> ASGIApp:
+def create_server(workspace: Workspace, *, local_mode: bool, token: str | None = None, order: str = "id",
+                  settings: Settings | None = None) -> ASGIApp:
     """The app behind its gate: with `local_mode` only holders of `token` get in (a random one
-    when None); with users only signed-in sessions reach anything but the login page."""
+    when None); with users only signed-in sessions reach anything but the login page.
+    `settings`: session lengths and login backoff (the workspace's [annotator] settings when None)."""
     store = workspace.store
     ensure_tables(store.engine)
     renderer = PdfRenderer(workspace.blobs)
@@ -92,16 +85,10 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
 
     api = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
 
-    def session_user(cookies: dict[str, str]) -> str | None:
-        gradio_app = cast(GradioLogins, next(route.app for route in api.routes if isinstance(route, Mount)))
-        token = (cookies.get(f"access-token-{gradio_app.cookie_id}")
-                 or cookies.get(f"access-token-unsecure-{gradio_app.cookie_id}"))
-        return gradio_app.tokens.get(token) if token else None
-
     def current_user(request: Request) -> str:
         if local_mode:
             return LOCAL_USER  # the gate let only the token's holder in
-        user = session_user(dict(request.cookies))
+        user = scope_user(request.state)
         if user is None:
             raise HTTPException(status_code=401, detail="log in first")
         return user
@@ -152,24 +139,39 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     def auth_role(user: str) -> str:
         return "admin" if local_mode else auth.get_user(store.engine, user).role
 
-    login = None if local_mode else partial(auth.verify_login, store.engine)
     head = head_script() + edit_relay_script(ctx.field_ids) + page_view_script()
     # run_history=False: Gradio would keep every event's inputs and outputs in the browser's
     # localStorage (item text on a shared machine) and re-serialise that list at every click,
-    # which made each click slower the longer a reviewer worked
-    app = gr.mount_gradio_app(api, blocks, path="/", auth=login, auth_message=AUTH_MESSAGE,
+    # which made each click slower the longer a reviewer worked.
+    # Logins are the gate's (our login page, sessions in the store): Gradio only learns the user
+    # the gate let in, through auth_dependency; its own login page would show the API info.
+    app = gr.mount_gradio_app(api, blocks, path="/", auth_dependency=None if local_mode else _gate_user,
                               head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False)
-    return SessionGate(app, signed_in=lambda cookies: session_user(cookies) is not None,
-                       locked_for=partial(auth.locked_for, store.engine),
-                       token=(token or secrets.token_urlsafe(24)) if local_mode else None)
+    if local_mode:
+        return SessionGate(app, token=token or secrets.token_urlsafe(24))
+    settings = settings or read_settings(workspace.root / CONFIG_NAME)
+    logins = Logins(partial(auth.check_login, store.engine), LoginThrottle(store.engine, settings.login_backoff_s),
+                    Sessions(store.engine, settings.session_idle_s, settings.session_max_s))
+    return SessionGate(app, logins=logins)
 
 
-def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860, order: str = "id") -> None:
+def _gate_user(request: Request) -> str | None:
+    return scope_user(request.state)
+
+
+def uvicorn_config(app: ASGIApp) -> uvicorn.Config:
+    """No proxy headers: a client on this machine could otherwise name any address in
+    X-Forwarded-For and escape the per-client login backoff."""
+    return uvicorn.Config(app, log_level="warning", proxy_headers=False)
+
+
+def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860, order: str = "id",
+          session_idle_minutes: float | None = None) -> None:
     ensure_tables(workspace.store.engine)
     local_mode = check_can_serve(workspace, host)
     token = (os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)) if local_mode else None
-    app = create_server(workspace, local_mode=local_mode, token=token, order=order)
-    import uvicorn
+    settings = read_settings(workspace.root / CONFIG_NAME, session_idle_minutes=session_idle_minutes)
+    app = create_server(workspace, local_mode=local_mode, token=token, order=order, settings=settings)
 
     # bound here, so that --port 0 gets a free port from the system and the URL printed has it
     try:
@@ -182,4 +184,4 @@ def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860, order
               f"    http://{host}:{port}/?token={token}", flush=True)
     else:
         print(f"annotator: http://{host}:{port}/", flush=True)
-    uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listener])
+    uvicorn.Server(uvicorn_config(app)).run(sockets=[listener])

@@ -2,7 +2,7 @@
 
 Items are never written here: item edits go through `curation.store.Store`, so every save
 is a revision with its author. These tables hold what belongs to the review app itself:
-users, login attempts, per-user drafts and positions, assignments, review decisions, suspect
+users, login attempts, sessions, per-user drafts and positions, assignments, review decisions, suspect
 decisions (with the content and answers they were made on), scoring tasks, expert scores, imported judge scores and the server's own secrets.
 """
 
@@ -35,13 +35,36 @@ users = Table(
     Column("created_at", String(32), nullable=False),
 )
 
-login_attempts = Table(
-    "annot_login_attempts",
+# every login attempt with the client it came from, for the backoff (annotator/throttle.py)
+login_tries = Table(
+    "annot_login_tries",
     metadata,
     Column("id", Integer, primary_key=True, autoincrement=True),
-    Column("name", String(100), nullable=False, index=True),
+    Column("name", String(100), nullable=False),
+    Column("client", String(64), nullable=False),
     Column("at", Float, nullable=False),
     Column("ok", Integer, nullable=False),
+    Index("ix_annot_login_tries_name", "name", "at"),
+    Index("ix_annot_login_tries_client", "client", "at"),
+)
+
+# signed-in sessions (annotator/sessions.py): the token only as its hash, and the version of
+# the password it was opened with, so that a password reset ends it
+sessions = Table(
+    "annot_sessions",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),
+    Column("user", String(100), nullable=False, index=True),
+    Column("password_version", String(64), nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("seen_at", Float, nullable=False),
+)
+
+inactive_users = Table(  # deactivated users: no login, no session
+    "annot_inactive_users",
+    metadata,
+    Column("name", String(100), primary_key=True),
+    Column("since", String(32), nullable=False),
 )
 
 drafts = Table(

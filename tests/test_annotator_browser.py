@@ -23,15 +23,15 @@ if not Path(CHROMIUM).exists():
 
 from playwright.sync_api import expect  # noqa: E402
 
-from annotator import auth  # noqa: E402
+from annotator import auth, throttle  # noqa: E402
 from annotator.sample import load_sample, sample_scoring  # noqa: E402
 from annotator.scoring import load_rationales  # noqa: E402
 from curation.item import parse_item  # noqa: E402
-from curation.workspace import init_workspace, open_workspace  # noqa: E402
+from curation.workspace import CONFIG_NAME, init_workspace, open_workspace  # noqa: E402
 
 PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "carol": "password-carol", "dave": "password-dave",
              "erin": "password-erin", "frank": "password-frank", "gina": "password-gina", "hana": "password-hana"}
-# dave and hana each belong to one lock-out test, so neither test depends on the other having run
+# dave and hana each belong to one login-backoff test, so neither test depends on the other having run
 ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator", "dave": "annotator", "erin": "expert", "frank": "annotator",
          "hana": "annotator"}
 XSS = "<img src=x onerror=alert(1)> <script>alert(2)</script> 태그가 글자로 보여야 한다"
@@ -90,6 +90,9 @@ def server(tmp_path_factory):
     workspace.store.update_fields("revert-001", {"stem": "잘못 바뀐 문제"}, expect_rev=1, author="test", stage="clean")
     for name, role in ROLES.items():  # gina is added in the admin tab by a test
         auth.add_user(workspace.store.engine, name, role, PASSWORDS[name])
+    config = root / CONFIG_NAME  # long login backoff: the lock-out tests do not depend on how fast they run
+    config.write_text(config.read_text(encoding="utf-8") + "\n[annotator]\nlogin_backoff_seconds = 600\n",
+                      encoding="utf-8")
     rationales, _ = sample_scoring()
     load_rationales(workspace.store.engine, rationales)
     log = root.parent / "server.log"
@@ -163,36 +166,57 @@ def test_wrong_password_is_refused(server, browser):
     context.close()
 
 
-def _fail_logins(url: str, name: str) -> list[int]:
+def _login_from(address: str, url: str, name: str, password: str):
+    """A login from another client address (127.0.0.N): the page's own client, 127.0.0.1, must not
+    collect failures here, or the per-client backoff would slow down every later test's login."""
     import httpx
 
-    return [httpx.post(url + "login", data={"username": name, "password": "guess"}).status_code
-            for _ in range(auth.MAX_FAILURES)]
+    with httpx.Client(transport=httpx.HTTPTransport(local_address=address)) as http:
+        return http.post(url + "login", data={"username": name, "password": password})
+
+
+def _fail_logins(address: str, url: str, name: str) -> list[int]:
+    return [_login_from(address, url, name, "guess").status_code for _ in range(throttle.FREE_TRIES)]
 
 
 def test_failed_logins_are_rate_limited_over_http(server):
-    import httpx
-
     url, _ = server
-    assert _fail_logins(url, "dave") == [400] * auth.MAX_FAILURES
-    right = httpx.post(url + "login", data={"username": "dave", "password": PASSWORDS["dave"]})
-    assert right.status_code == 429  # locked for the window, even with the right password
-    minutes = auth.WINDOW_S // 60
-    assert "Locked out" in right.json()["detail"] and f"{minutes} minutes" in right.json()["detail"]
+    assert _fail_logins("127.0.0.2", url, "dave") == [400] * throttle.FREE_TRIES
+    right = _login_from("127.0.0.2", url, "dave", PASSWORDS["dave"])
+    assert right.status_code == 429  # the client that failed waits, even with the right password
+    assert "Too many failed logins" in right.json()["detail"] and "10 minutes" in right.json()["detail"]
+    assert int(right.headers["retry-after"]) > 500  # login_backoff_seconds = 600, set by the fixture
+    # no hard lock: a client that has not failed (the user's own browser) still gets in
+    assert _login_from("127.0.0.3", url, "dave", PASSWORDS["dave"]).status_code == 200
 
 
-def test_a_locked_out_login_says_so_and_for_how_long(server, browser):
+def test_a_slowed_down_login_says_so_and_for_how_long(server, browser):
     url, _ = server
-    assert _fail_logins(url, "hana") == [400] * auth.MAX_FAILURES  # this test locks hana out itself
+    assert _fail_logins("127.0.0.4", url, "hana") == [400] * throttle.FREE_TRIES  # someone guessing hana's password
     context = browser.new_context()
     page = context.new_page()
     page.goto(url)
     page.locator("input[type=text]").first.fill("hana")
-    page.locator("input[type=password]").fill(PASSWORDS["hana"])
+    page.locator("input[type=password]").fill("not-her-password")  # this browser fails once on hana too
     page.get_by_role("button", name="Login").click()
     banner = page.locator("#bs-login-error")
-    expect(banner).to_contain_text("Locked out", timeout=30_000)
-    expect(banner).to_contain_text(f"{auth.WINDOW_S // 60} minutes")
+    expect(banner).to_contain_text("Incorrect credentials", timeout=30_000)
+    page.locator("input[type=password]").fill(PASSWORDS["hana"])
+    page.get_by_role("button", name="Login").click()
+    expect(banner).to_contain_text("Too many failed logins", timeout=30_000)
+    # six failures on hana: 600 s doubled once, capped at CAP_S
+    expect(banner).to_contain_text(f"{round(min(2 * 600, throttle.CAP_S) / 60)} minutes")
+    context.close()
+
+
+def test_the_logout_button_ends_the_session(server, browser):
+    url, _ = server
+    context, page = login(browser, url, "carol")
+    assert context.request.get(url + "config").status == 200
+    page.locator("#logout").click()
+    expect(page.locator("input[type=password]")).to_be_visible(timeout=30_000)  # back on the login page
+    expect(page.locator("#whoami")).to_have_count(0)
+    assert context.request.get(url + "config").status == 401
     context.close()
 
 

@@ -23,18 +23,44 @@ def test_passwords_are_salted_scrypt_and_checked(engine):
     auth.add_user(engine, "김연구", "expert", "correct horse")
     stored = auth.hash_password("correct horse")
     assert stored.startswith("scrypt$") and "correct horse" not in stored and stored != auth.hash_password("correct horse")
-    assert auth.verify_login(engine, "김연구", "correct horse")
-    assert not auth.verify_login(engine, "김연구", "wrong password")
-    assert not auth.verify_login(engine, "nobody", "correct horse")
+    assert auth.check_login(engine, "김연구", "correct horse")
+    assert not auth.check_login(engine, "김연구", "wrong password")
+    assert not auth.check_login(engine, "nobody", "correct horse")
+    auth.set_active(engine, "김연구", False)
+    assert not auth.check_login(engine, "김연구", "correct horse")  # deactivated
+    auth.set_active(engine, "김연구", True)
+    assert auth.check_login(engine, "김연구", "correct horse")
 
 
-def test_failed_logins_lock_the_name_even_for_the_right_password(engine):
-    auth.add_user(engine, "alice", "annotator", "password-alice")
-    for _ in range(auth.MAX_FAILURES):
-        assert not auth.verify_login(engine, "alice", "guess")
-    assert not auth.verify_login(engine, "alice", "password-alice")
-    assert auth.recent_failures(engine, "alice") >= auth.MAX_FAILURES
-    assert auth.recent_failures(engine, "alice", at=2e10) == 0  # the window passes
+def test_login_backoff_doubles_per_client_and_spares_clients_that_have_not_failed(store_url):
+    from annotator.throttle import LoginThrottle, backoff_message, unlock
+    from curation.store import Store
+
+    engine = Store(store_url, create=True).engine
+    ensure_tables(engine)
+    throttle, t0 = LoginThrottle(engine), 1_000_000.0
+    for n in range(5):  # five free failures from one client, on five names
+        assert throttle.wait_s(f"name{n}", "10.0.0.1", at=t0 + n) is None
+        throttle.record(f"name{n}", "10.0.0.1", False, at=t0 + n)
+    # the fifth failure (at t0+4) makes the client wait 1 s, whatever name it tries next
+    assert throttle.wait_s("anyone", "10.0.0.1", at=t0 + 4.25) == pytest.approx(0.75)
+    assert throttle.wait_s("anyone", "10.0.0.1", at=t0 + 5.5) is None
+    throttle.record("anyone", "10.0.0.1", False, at=t0 + 5.5)  # the sixth: 2 s
+    assert throttle.wait_s("anyone", "10.0.0.1", at=t0 + 6.5) == pytest.approx(1.0)
+
+    for n in range(6):  # six failures on "admin", one from each of six clients
+        throttle.record("admin", f"10.0.1.{n}", False, at=t0 + 10 + n)
+    # a client that failed on admin waits 2 s after the last failure; one that has not goes on
+    assert throttle.wait_s("admin", "10.0.1.0", at=t0 + 16) == pytest.approx(1.0)
+    assert throttle.wait_s("admin", "10.0.9.9", at=t0 + 16) is None
+    throttle.record("admin", "10.0.9.9", True, at=t0 + 16)  # the admin got in: the name's count restarts
+    assert throttle.wait_s("admin", "10.0.1.0", at=t0 + 16.5) is None
+    assert throttle.wait_s("anyone", "10.0.0.1", at=t0 + 15 * 60 + 10) is None  # the window passed
+
+    throttle.record("anyone", "10.0.0.1", False, at=t0 + 7)
+    assert unlock(engine, "anyone") == 2 and unlock(engine, client="10.0.0.1") == 5
+    assert throttle.wait_s("anyone", "10.0.0.1", at=t0 + 7.5) is None
+    assert "30 seconds" in backoff_message(30) and "5 minutes" in backoff_message(300)
 
 
 @pytest.mark.parametrize(("name", "role", "password", "message"), [
@@ -158,21 +184,6 @@ def test_guidelines_start_from_the_shipped_default_and_refuse_bad_input(tmp_path
     assert read_guidelines(tmp_path, "korea") == "### 우리 팀 지침"  # the refused text changed nothing
     with pytest.raises(BenchsmithError, match="queue 'nope'"):
         read_guidelines(tmp_path, "nope")
-
-
-def test_lockout_lasts_until_the_fifth_latest_failure_leaves_the_window(workspace):
-    from annotator.gate import lockout_message
-    from annotator.tables import ensure_tables, login_attempts, write_connection
-
-    engine = workspace.store.engine
-    ensure_tables(engine)
-    now = 1_000_000.0
-    with write_connection(engine) as conn, conn.begin():
-        conn.execute(login_attempts.insert(), [{"name": "kim", "at": now - 600 + n, "ok": 0} for n in range(auth.MAX_FAILURES)])
-    assert auth.locked_for(engine, "kim", at=now) == pytest.approx(auth.WINDOW_S - 600)
-    assert auth.locked_for(engine, "kim", at=now + auth.WINDOW_S) is None
-    assert auth.locked_for(engine, "lee", at=now) is None
-    assert "5 minutes" in lockout_message(300) and "1 minute" in lockout_message(20)
 
 
 def test_progress_keeps_the_queue_size_between_recounts_and_counts_decisions_at_once(workspace, engine, monkeypatch):

@@ -15,7 +15,6 @@ from curation.steps.dedup_report import DedupReport, latest_dedup_report
 from curation.steps.dedup_stage import run_dedup
 from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
 from evaluation.datasets import StoreDataset
-from evaluation.sender import Job
 from evaluation.generation import _finish
 from evaluation.metrics import load_run
 from evaluation.models import resolve_model
@@ -28,6 +27,7 @@ from evaluation.records import (
 )
 from evaluation.runlog import MANIFEST, manifest_json, read_answer_manifest, read_manifest
 from evaluation.runner import RunRequest, run_model
+from evaluation.sender import Job
 from filtering.matrix import build_matrix
 from tests.eval_support import seed_items
 from tests.helpers import make_record
