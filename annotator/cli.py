@@ -38,6 +38,8 @@ def annotate_command(
     port: Annotated[int, typer.Option(help="port to listen on (0: a free one, printed)")] = 7860,
     order: Annotated[str, typer.Option(help="the item queues' order when a page opens: id, or confidence (lowest "
                                             "extraction confidence first; items without one last)")] = "id",
+    reserve_minutes: Annotated[float, typer.Option(help="how long an opened item stays reserved for its reviewer "
+                                                        "(renewed on each edit; released on save or skip)")] = 10.0,
 ) -> None:
     """Serve the annotator. Login is required once users exist; with none, only 127.0.0.1 is served."""
     if ctx.invoked_subcommand is not None:
@@ -46,7 +48,9 @@ def annotate_command(
         raise BenchsmithError(f"--order {order!r}: choose one of {', '.join(queues.ORDERS)}")
     from annotator.server import serve
 
-    serve(_workspace(workspace), host, port, order)
+    if reserve_minutes <= 0:
+        raise BenchsmithError(f"--reserve-minutes {reserve_minutes}: give a positive number of minutes")
+    serve(_workspace(workspace), host, port, order, reserve_minutes * 60)
 
 
 def _report(report: scoring.LoadReport, what: str) -> None:
