@@ -787,14 +787,14 @@ def _register_api(ctx: AppContext) -> None:
 
     def revert_preview(queue: str, item_id: str, expect_rev: int, rev: int, request: gr.Request | None = None) -> dict:
         """What reverting `item_id` (seen at `expect_rev`) to revision `rev` would change, for your role
-        in `queue`: {"fields": [{"path", "now", "then"}]} (only the fields that role may edit there)."""
+        in `queue`: {"fields": [{"field", "now", "then"}]} (only the fields that role may edit there)."""
         user = ctx.member(request, _item_queue(queue))
         with refused_as_error():
             try:
                 changes = ctx.reviewer.revert_changes(user, Session(queue, item_id, int(expect_rev)), int(rev))
             except EditError as error:
                 raise gr.Error(str(error)) from None
-        return {"fields": [{"path": path, "now": now, "then": then} for path, now, then in changes]}
+        return {"fields": [{"field": path, "now": now, "then": then} for path, now, then in changes]}
 
     def revert_item(queue: str, item_id: str, expect_rev: int, rev: int, reason: str,
                     request: gr.Request | None = None) -> dict:
