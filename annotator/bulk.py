@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
-from annotator import decisions, queues
+from annotator import claims, decisions, queues
 from annotator.auth import User
 from annotator.queues import ITEMS, Filters
 from curation.errors import ConflictError
@@ -23,10 +23,12 @@ STAGE = "annotate-bulk"
 class BulkReport:
     changed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # edited meanwhile (stale revision)
+    reserved: list[str] = field(default_factory=list)  # someone is working on them (claims.py)
 
     def line(self) -> str:
         text = f"{len(self.changed)} items changed"
-        return text + (f", {len(self.skipped)} skipped (saved by someone meanwhile)" if self.skipped else "")
+        text += f", {len(self.skipped)} skipped (saved by someone meanwhile)" if self.skipped else ""
+        return text + (f", {len(self.reserved)} left alone (someone is working on them)" if self.reserved else "")
 
 
 def actions(queue: str) -> list[tuple[str, str]]:
@@ -50,8 +52,13 @@ def apply(store: Store, queue: str, decision: str, counted: dict[str, int], user
     chosen = spec.check_bulk(user.role, decision)
     report = BulkReport()
     for item_id, rev in counted.items():
+        try:  # an admin's bulk action overrides assignments (recorded), never another reviewer's reservation
+            override = claims.check(store.engine, user, queue, item_id)
+        except claims.Claimed:
+            report.reserved.append(item_id)
+            continue
         try:
-            decisions.decide(store, spec, chosen, item_id, rev, user.name, reason=reason, stage=STAGE)
+            decisions.decide(store, spec, chosen, item_id, rev, user.name, reason=reason, stage=STAGE, note=override)
         except ConflictError:
             report.skipped.append(item_id)
             continue

@@ -60,25 +60,24 @@ def reserve(engine: Engine, user: str, queue: str, item_id: str, seconds: float 
     """Reserve the item for `user` (renewing their own once half its time has run); returns the
     other reviewer's reservation instead when someone else holds it."""
     at = time.time()
+    with engine.connect() as conn:  # read first: an edit event must not take the write lock each time
+        row = conn.execute(select(reservations.c.user, reservations.c.expires_at).where(_key(queue, item_id))).first()
+    if row is not None and row.user != user and row.expires_at > at:
+        return Reservation(row.user, row.expires_at)
+    if row is not None and row.user == user and row.expires_at - at > seconds / 2:
+        return None
     try:
         with write_connection(engine) as conn, conn.begin():
-            row = conn.execute(select(reservations.c.user, reservations.c.expires_at)
-                               .where(_key(queue, item_id))).first()
             if row is None:
                 conn.execute(insert(reservations).values(queue=queue, item_id=item_id, user=user,
                                                          expires_at=at + seconds))
                 return None
-            if row.user != user and row.expires_at > at:
-                return Reservation(row.user, row.expires_at)
-            if row.user == user and row.expires_at - at > seconds / 2:
-                return None  # fresh enough: no write on every keystroke
-            # taken over only if it is still ours or still lapsed (another server thread may have won)
-            taken = conn.execute(update(reservations).where(
-                _key(queue, item_id), (reservations.c.user == user) | (reservations.c.expires_at <= at))
-                .values(user=user, expires_at=at + seconds)).rowcount
-            if taken:
+            # taken only if it is still ours or still lapsed: another reviewer may have taken it since the read
+            if conn.execute(update(reservations).where(
+                    _key(queue, item_id), (reservations.c.user == user) | (reservations.c.expires_at <= at))
+                    .values(user=user, expires_at=at + seconds)).rowcount:
                 return None
-    except IntegrityError:  # PostgreSQL: another reviewer inserted it first
+    except IntegrityError:  # another reviewer inserted it since the read
         pass
     live = holder(engine, queue, item_id)
     return live if live is not None and live.user != user else None

@@ -221,3 +221,19 @@ def test_next_passes_over_items_reserved_by_others_and_skip_releases_and_moves_o
     assert reviewer.navigate("dave", "item", filters, None, "first").session.item_id == "task-01"
     saved = reviewer.save(auth.User("dave", "annotator"), Session("item", "task-01", 1), "accept")
     assert saved.session.rev == 2 and claims.holder(engine, "item", "task-01") is None
+
+
+def test_an_admins_bulk_action_leaves_a_reserved_item_alone_and_records_its_overrides(tmp_path):
+    from annotator import bulk
+
+    workspace = _workspace(tmp_path / "ws")
+    store, engine = workspace.store, workspace.store.engine
+    reviewer = Reviewer(store, PdfRenderer(workspace.blobs))
+    queues.assign(engine, "item", ["dave"], 1, item_ids=["task-02"])
+    reviewer.open("carol", "item", "task-01")
+    counted = {item_id: 1 for item_id in ("task-01", "task-02", "task-03")}
+    report = bulk.apply(store, "item", "accept", counted, auth.User("alice", "admin"))
+    assert (report.changed, report.reserved, report.skipped) == (["task-02", "task-03"], ["task-01"], [])
+    assert store.get("task-01").rev == 1 and store.get("task-01").item.status != "accepted"
+    assert [store.history(i)[-1].reason for i in ("task-02", "task-03")] == [
+        "accept · admin override: assigned to dave", "accept"]
