@@ -36,8 +36,8 @@ ITEMS = [_record(f"task-{n:02d}") for n in range(1, 9)] + [
     _record("explained", rationale={"text": DRAFT, "status": "draft", "author": "draft-model"})]
 
 
-def _workspace(root):
-    workspace = init_workspace(root)
+def _workspace(root, db_url: str | None = None):
+    workspace = init_workspace(root, db_url)
     ensure_tables(workspace.store.engine)
     workspace.store.save_items([parse_item(r) for r in ITEMS], author="test", stage="import")
     for name, role in ROLES.items():
@@ -199,8 +199,8 @@ def test_an_opened_item_is_reserved_others_see_who_has_it_and_cannot_save_until_
     assert _save(dave, "item", "task-06", 1, {"stem": "dave 고침"})["rev"] == 2
 
 
-def test_next_passes_over_items_reserved_by_others_and_skip_releases_and_moves_on(tmp_path):
-    workspace = _workspace(tmp_path / "ws")
+def test_next_passes_over_items_reserved_by_others_and_skip_releases_and_moves_on(tmp_path, store_url):
+    workspace = _workspace(tmp_path / "ws", store_url)
     reviewer = Reviewer(workspace.store, PdfRenderer(workspace.blobs))
     engine = workspace.store.engine
     filters = Filters(search="task-")
@@ -223,10 +223,10 @@ def test_next_passes_over_items_reserved_by_others_and_skip_releases_and_moves_o
     assert saved.session.rev == 2 and claims.holder(engine, "item", "task-01") is None
 
 
-def test_an_admins_bulk_action_leaves_a_reserved_item_alone_and_records_its_overrides(tmp_path):
+def test_an_admins_bulk_action_leaves_a_reserved_item_alone_and_records_its_overrides(tmp_path, store_url):
     from annotator import bulk
 
-    workspace = _workspace(tmp_path / "ws")
+    workspace = _workspace(tmp_path / "ws", store_url)
     store, engine = workspace.store, workspace.store.engine
     reviewer = Reviewer(store, PdfRenderer(workspace.blobs))
     queues.assign(engine, "item", ["dave"], 1, item_ids=["task-02"])
@@ -237,3 +237,20 @@ def test_an_admins_bulk_action_leaves_a_reserved_item_alone_and_records_its_over
     assert store.get("task-01").rev == 1 and store.get("task-01").item.status != "accepted"
     assert [store.history(i)[-1].reason for i in ("task-02", "task-03")] == [
         "accept · admin override: assigned to dave", "accept"]
+
+
+def test_a_reservation_goes_to_one_reviewer_and_lapses(store_url, tmp_path):
+    engine = _workspace(tmp_path / "ws", store_url).store.engine
+    assert claims.reserve(engine, "carol", "item", "task-01") is None
+    held = claims.reserve(engine, "dave", "item", "task-01")
+    assert held is not None and held.user == "carol"
+    assert claims.reserve(engine, "carol", "item", "task-01") is None  # her own, renewed
+    assert claims.reserve(engine, "carol", "korea", "task-01") is None  # per queue
+    with engine.begin() as conn:
+        conn.execute(update(reservations).where(reservations.c.queue == "item").values(expires_at=0.0))
+    assert claims.holder(engine, "item", "task-01") is None
+    assert claims.reserve(engine, "dave", "item", "task-01") is None
+    assert claims.holder(engine, "item", "task-01").user == "dave"
+    claims.release(engine, "dave")  # logout: all of dave's
+    assert claims.holder(engine, "item", "task-01") is None
+    assert claims.holder(engine, "korea", "task-01").user == "carol"
