@@ -121,7 +121,7 @@ class Reviewer:
                 note += f"; the item is now at rev {stored.rev}: saving will show what changed"
             message = f"{message} {note}".strip()
         drafts.set_position(self.engine, user, queue, item_id)
-        other = claims.reserve(self.engine, user, queue, item_id, self.reservation_s)
+        other = claims.claim(self.engine, user, queue, item_id, self.reservation_s)
         if other is not None:
             message = (f"{message} {other.user} 님이 작업 중입니다 · {other.user} is working on this item (reserved "
                        f"until {other.until}): you can read it; saving waits until they save or skip it").strip()

@@ -5,7 +5,8 @@
   reason ("admin override: assigned to …"). An item with no assignment in the queue is open to all.
 - Reservation: opening an item reserves it in that queue for the reviewer for `RESERVATION_S`
   seconds, renewed on their edits; their save or skip (or logout) releases it. While it holds,
-  others are shown who has it, their saves are refused, and their Next passes over the item.
+  others are shown who has it, their saves are refused, and their Next passes over the item. An
+  item's assignees are never kept out of it (with overlap, each of them is meant to review it).
 - Skip: releases the reservation and is remembered, so the reviewer's next unreviewed item is
   another one while others remain.
 
@@ -98,19 +99,26 @@ def assignees(engine: Engine, queue: str, item_id: str) -> list[str]:
             assignments.c.queue == queue, assignments.c.item_id == item_id).order_by(assignments.c.user)).scalars())
 
 
+def claim(engine: Engine, user: str, queue: str, item_id: str, seconds: float = RESERVATION_S) -> Reservation | None:
+    """Open the item for `user`: reserve it, and return the other reviewer's reservation that keeps
+    them out of it, if any."""
+    other = reserve(engine, user, queue, item_id, seconds)
+    return None if other is None or user in assignees(engine, queue, item_id) else other
+
+
 def check(engine: Engine, user: User, queue: str, item_id: str) -> str:
     """Raise Claimed unless `user` may write `item_id` in `queue` now. Returns the note an admin's
     override of the assignment leaves in the revision's reason ('' when nothing is overridden)."""
+    names = assignees(engine, queue, item_id)
+    if user.name in names:
+        return ""
+    if names and user.role != ADMIN:
+        raise Claimed(f"{item_id} is assigned to {', '.join(names)} in the {queue} queue, not to {user.name}")
     live = holder(engine, queue, item_id)
     if live is not None and live.user != user.name:
         raise Claimed(f"{item_id} is reserved by {live.user} until {live.until} in the {queue} queue: "
                       "wait until they save or skip it, or the reservation lapses")
-    names = assignees(engine, queue, item_id)
-    if not names or user.name in names:
-        return ""
-    if user.role == ADMIN:
-        return f"admin override: assigned to {', '.join(names)}"
-    raise Claimed(f"{item_id} is assigned to {', '.join(names)} in the {queue} queue, not to {user.name}")
+    return f"admin override: assigned to {', '.join(names)}" if names else ""
 
 
 def with_note(reason: str, note: str) -> str:
@@ -128,8 +136,11 @@ def skip(engine: Engine, user: str, queue: str, item_id: str) -> None:
 
 # -- clauses over the items table, for the queue walks (queues.py) ----------------------------------
 def reserved_by_others(queue: str, user: str) -> ColumnElement[bool]:
-    return exists().where(reservations.c.queue == queue, reservations.c.item_id == items_table.c.id,
-                          reservations.c.user != user, reservations.c.expires_at > time.time())
+    """Items someone else holds that are not assigned to `user`."""
+    assigned = exists().where(assignments.c.queue == queue, assignments.c.item_id == items_table.c.id,
+                              assignments.c.user == user)
+    return and_(exists().where(reservations.c.queue == queue, reservations.c.item_id == items_table.c.id,
+                               reservations.c.user != user, reservations.c.expires_at > time.time()), ~assigned)
 
 
 def skipped_by(queue: str, user: str) -> ColumnElement[bool]:

@@ -254,3 +254,17 @@ def test_a_reservation_goes_to_one_reviewer_and_lapses(store_url, tmp_path):
     claims.release(engine, "dave")  # logout: all of dave's
     assert claims.holder(engine, "item", "task-01") is None
     assert claims.holder(engine, "korea", "task-01").user == "carol"
+
+
+def test_the_assignees_of_an_overlapped_item_are_not_kept_out_of_it_by_each_others_reservation(tmp_path):
+    workspace = _workspace(tmp_path / "ws")
+    store, engine = workspace.store, workspace.store.engine
+    reviewer = Reviewer(store, PdfRenderer(workspace.blobs))
+    queues.assign(engine, "item", ["carol", "dave"], 2, item_ids=["task-07"])
+    assert reviewer.open("carol", "item", "task-07").reserved_by is None
+    opened = reviewer.open("dave", "item", "task-07")
+    assert opened.reserved_by is None and "working on this item" not in opened.message
+    assert reviewer.navigate("dave", "item", Filters(), None, "unreviewed").session.item_id == "task-07"
+    assert reviewer.save(auth.User("dave", "annotator"), Session("item", "task-07", 1), "accept").session.rev == 2
+    with pytest.raises(claims.Claimed, match="assigned to carol, dave"):
+        reviewer.save(auth.User("bob", "expert"), Session("item", "task-07", 2), "reject", "틀림")
