@@ -23,12 +23,10 @@ STAGE = "annotate-bulk"
 class BulkReport:
     changed: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # edited meanwhile (stale revision)
-    reserved: list[str] = field(default_factory=list)  # someone is working on them (claims.py)
 
     def line(self) -> str:
         text = f"{len(self.changed)} items changed"
-        text += f", {len(self.skipped)} skipped (saved by someone meanwhile)" if self.skipped else ""
-        return text + (f", {len(self.reserved)} left alone (someone is working on them)" if self.reserved else "")
+        return text + (f", {len(self.skipped)} skipped (saved by someone meanwhile)" if self.skipped else "")
 
 
 def actions(queue: str) -> list[tuple[str, str]]:
@@ -52,11 +50,9 @@ def apply(store: Store, queue: str, decision: str, counted: dict[str, int], user
     chosen = spec.check_bulk(user.role, decision)
     report = BulkReport()
     for item_id, rev in counted.items():
-        try:  # an admin's bulk action overrides assignments (recorded), never another reviewer's reservation
-            override = claims.check(store.engine, user, queue, item_id)
-        except claims.Claimed:
-            report.reserved.append(item_id)
-            continue
+        # the bulk panel's users override assignments (recorded in the revision's reason); a reservation
+        # does not stop a confirmed count: a reviewer's later save on a changed item gets a conflict
+        override = claims.override(user, queue, item_id, claims.assignees(store.engine, queue, item_id))
         try:
             decisions.decide(store, spec, chosen, item_id, rev, user.name, reason=reason, stage=STAGE, note=override)
         except ConflictError:

@@ -107,18 +107,27 @@ def claim(engine: Engine, user: str, queue: str, item_id: str, seconds: float = 
 
 
 def check(engine: Engine, user: User, queue: str, item_id: str) -> str:
-    """Raise Claimed unless `user` may write `item_id` in `queue` now. Returns the note an admin's
-    override of the assignment leaves in the revision's reason ('' when nothing is overridden)."""
+    """Raise Claimed unless `user` may write `item_id` in `queue` now (assigned to them or to no one,
+    and no one else's reservation). Returns the note an admin's override of the assignment leaves in
+    the revision's reason ('' when nothing is overridden)."""
     names = assignees(engine, queue, item_id)
     if user.name in names:
         return ""
-    if names and user.role != ADMIN:
-        raise Claimed(f"{item_id} is assigned to {', '.join(names)} in the {queue} queue, not to {user.name}")
+    note = override(user, queue, item_id, names)
     live = holder(engine, queue, item_id)
     if live is not None and live.user != user.name:
         raise Claimed(f"{item_id} is reserved by {live.user} until {live.until} in the {queue} queue: "
                       "wait until they save or skip it, or the reservation lapses")
-    return f"admin override: assigned to {', '.join(names)}" if names else ""
+    return note
+
+
+def override(user: User, queue: str, item_id: str, names: list[str]) -> str:
+    """The note an admin writing an item assigned (`names`) to others leaves; Claimed for anyone else."""
+    if not names or user.name in names:
+        return ""
+    if user.role != ADMIN:
+        raise Claimed(f"{item_id} is assigned to {', '.join(names)} in the {queue} queue, not to {user.name}")
+    return f"admin override: assigned to {', '.join(names)}"
 
 
 def with_note(reason: str, note: str) -> str:

@@ -223,18 +223,15 @@ def test_next_passes_over_items_reserved_by_others_and_skip_releases_and_moves_o
     assert saved.session.rev == 2 and claims.holder(engine, "item", "task-01") is None
 
 
-def test_an_admins_bulk_action_leaves_a_reserved_item_alone_and_records_its_overrides(tmp_path, store_url):
+def test_an_admins_bulk_action_records_its_assignment_overrides(tmp_path, store_url):
     from annotator import bulk
 
     workspace = _workspace(tmp_path / "ws", store_url)
     store, engine = workspace.store, workspace.store.engine
-    reviewer = Reviewer(store, PdfRenderer(workspace.blobs))
     queues.assign(engine, "item", ["dave"], 1, item_ids=["task-02"])
-    reviewer.open("carol", "item", "task-01")
-    counted = {item_id: 1 for item_id in ("task-01", "task-02", "task-03")}
+    counted = {item_id: 1 for item_id in ("task-02", "task-03")}
     report = bulk.apply(store, "item", "accept", counted, auth.User("alice", "admin"))
-    assert (report.changed, report.reserved, report.skipped) == (["task-02", "task-03"], ["task-01"], [])
-    assert store.get("task-01").rev == 1 and store.get("task-01").item.status != "accepted"
+    assert (report.changed, report.skipped) == (["task-02", "task-03"], [])
     assert [store.history(i)[-1].reason for i in ("task-02", "task-03")] == [
         "accept · admin override: assigned to dave", "accept"]
 
