@@ -12,14 +12,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from annotator import decisions, drafts, queues
+from annotator import claims, decisions, drafts, queues
 from annotator.auth import User
 from annotator.queues import Filters
 from annotator.render import PdfRenderer
 from curation.diff import field_changes
 from curation.errors import BenchsmithError, ConflictError, NotFoundError, WorkspaceError
-from curation.item import ItemValidationError, parse_item
-from curation.migrations import migrate_record
+from curation.item import ItemValidationError
 from curation.store import Revision, Store, StoredItem, get_path, set_path
 
 STAGE = "annotate"
@@ -58,6 +57,7 @@ class View:
     error: str = ""
     conflict: Conflict | None = None
     restored_draft: bool = False
+    reserved_by: claims.Reservation | None = None  # someone else is working on the item: saving waits
 
 
 def parse_answer(raw: Any) -> int | list[int] | None:
@@ -101,10 +101,11 @@ def apply_edits(record: dict[str, Any], edits: dict[str, Any]) -> dict[str, Any]
 class Reviewer:
     """One per app; holds no user state (that lives in Session and in the drafts table)."""
 
-    def __init__(self, store: Store, renderer: PdfRenderer):
+    def __init__(self, store: Store, renderer: PdfRenderer, reservation_s: float = claims.RESERVATION_S):
         self.store = store
         self.engine = store.engine
         self.renderer = renderer
+        self.reservation_s = reservation_s  # how long opening an item reserves it (claims.py)
 
     # -- opening and moving -------------------------------------------------------------
     def open(self, user: str, queue: str, item_id: str, message: str = "") -> View:
@@ -119,8 +120,12 @@ class Reviewer:
                 note += f"; the item is now at rev {stored.rev}: saving will show what changed"
             message = f"{message} {note}".strip()
         drafts.set_position(self.engine, user, queue, item_id)
+        other = claims.claim(self.engine, user, queue, item_id, self.reservation_s)
+        if other is not None:
+            message = (f"{message} {other.user} 님이 작업 중입니다 · {other.user} is working on this item (reserved "
+                       f"until {other.until}): you can read it; saving waits until they save or skip it").strip()
         return View(session, stored, apply_edits(stored.item.to_record(), session.edits), message,
-                    restored_draft=restored)
+                    restored_draft=restored, reserved_by=other)
 
     def resume(self, user: str, queue: str, order: str = "id") -> View:
         """After a login or a page refresh: the item the user had open, with their draft; else the
@@ -143,7 +148,7 @@ class Reviewer:
             found = queues.next_unreviewed(self.engine, queue, filters, user, current)
         else:
             found = queues.neighbour(self.engine, queue, filters, None if how == "first" else current,
-                                     "prev" if how == "prev" else "next")
+                                     "prev" if how == "prev" else "next", user)
         if found is None:
             empty = {"unreviewed": "검토할 문항이 없습니다 · Nothing left to review for you here",
                      "next": "마지막 문항입니다 · This is the last item", "prev": "첫 문항입니다 · This is the first item",
@@ -184,7 +189,15 @@ class Reviewer:
                 session.edits[path] = value
         drafts.save_draft(self.engine, user.name, session.queue,
                           drafts.Draft(session.item_id, session.rev, session.edits))
+        claims.reserve(self.engine, user.name, session.queue, session.item_id, self.reservation_s)  # renewed
         return session
+
+    def skip(self, user: str, session: Session, filters: Filters) -> View:
+        """Leave the item for someone else (its reservation released, the skip remembered) and open the
+        user's next unreviewed item. Unsaved edits stay in the user's draft."""
+        if session.item_id is not None:
+            claims.skip(self.engine, user, session.queue, session.item_id)
+        return self.navigate(user, session.queue, filters, session.item_id, "unreviewed")
 
     def recrop(self, user: User, session: Session, target: str, bbox: list[float]) -> View:
         """Re-render a crop (`images.N`, `options.N.image`) or move the item box (`source.bbox`)."""
@@ -228,46 +241,75 @@ class Reviewer:
         for path in session.edits:
             spec.check_edit(user.role, path)
         chosen = spec.check_decision(user.role, decision) if decision is not None else None
+        override = claims.check(self.engine, user, session.queue, session.item_id)
         try:
             changes = {path: to_change(path, value) for path, value in session.edits.items()}
             if chosen is not None:
                 new_rev = decisions.decide(self.store, spec, chosen, session.item_id, session.rev, user.name,
-                                           reason=reason, edits=changes, stage=STAGE)
+                                           reason=reason, edits=changes, stage=STAGE, note=override)
             elif not changes:
                 return self.view(session, "바뀐 것이 없습니다 · Nothing to save")
             else:
                 new_rev = self.store.update_fields(session.item_id, changes, expect_rev=session.rev, author=user.name,
-                                                   stage=STAGE, reason=reason or None)
+                                                   stage=STAGE, reason=claims.with_note(reason, override) or None)
         except ConflictError as error:
             return self._conflict_view(session, error)
         except (ItemValidationError, EditError, WorkspaceError, decisions.DecisionError) as error:
             return self.view(session, error=f"저장하지 않았습니다 · Not saved: {error}")
         drafts.discard_draft(self.engine, user.name, session.queue, session.item_id)
+        claims.release(self.engine, user.name, session.queue, session.item_id)
         saved = Session(session.queue, session.item_id, new_rev)
         label = f"{decision} · " if decision else ""
         return self.view(saved, f"{label}저장했습니다 · Saved as rev {new_rev}")
 
-    def revert(self, user: str, session: Session, rev: int, reason: str) -> View:
-        """Bring back revision `rev` as a new revision (history is never rewritten), compare-and-swap
-        on the revision the user sees. The user's unsaved edits on this item are dropped."""
+    def revert_changes(self, user: User, session: Session, rev: int) -> list[tuple[str, Any, Any]]:
+        """What bringing back revision `rev` changes: (field, now, then) for each field the user's role
+        may edit in the session's queue whose value at `rev` differs from the revision the user sees.
+        Every other field keeps its current value. Raises EditError for a revision that is not earlier."""
+        if session.item_id is None or session.rev is None:
+            raise EditError("먼저 문항을 여세요 · Open an item first")
+        spec = queues.spec(session.queue)
+        spec.check_role(user.role)
+        then = self.snapshot(session.item_id, rev)
+        if not then or rev >= session.rev:
+            raise EditError(f"rev {rev}: choose an earlier revision of this item (1..{session.rev - 1})")
+        now = self.snapshot(session.item_id, session.rev)
+        allowed = spec.edits_for(user.role)
+        paths = dict.fromkeys(field for field in (_editable_field(path, allowed) for path, _, _ in
+                                                  field_changes(now, then)) if field is not None)
+        return [(path, get_path(now, path), get_path(then, path)) for path in paths]
+
+    def revert(self, user: User, session: Session, rev: int, reason: str) -> View:
+        """Bring back, as a new revision (history is never rewritten), the fields of revision `rev` that
+        the user's role may edit in the queue (`revert_changes`: what the preview showed); nothing else
+        changes. Compare-and-swap on the revision the user sees; their unsaved edits here are dropped.
+        Raises NotAllowed (Claimed) when the item is assigned to others or reserved by someone else."""
         reason = (reason or "").strip()
         if session.item_id is None or session.rev is None:
             return View(session, error="먼저 문항을 여세요 · Open an item first")
         if not reason:
             return self.view(session, error="되돌리는 사유를 적어 주세요 · Give a reason for the revert")
-        snapshot = self.snapshot(session.item_id, int(rev))
-        if not snapshot or int(rev) >= session.rev:
-            return self.view(session, error=f"rev {rev}: choose an earlier revision of this item (1..{session.rev - 1})")
         try:
-            new_rev = self.store.update(parse_item(migrate_record(snapshot)), expect_rev=session.rev, author=user,
-                                        stage="revert", reason=f"revert to rev {rev}: {reason}")
+            changes = self.revert_changes(user, session, int(rev))
+        except EditError as error:
+            return self.view(session, error=str(error))
+        if not changes:
+            return self.view(session, error=f"rev {rev}: no field you may edit in the {session.queue} queue differs "
+                                            "from it · 되돌릴 것이 없습니다")
+        override = claims.check(self.engine, user, session.queue, session.item_id)
+        try:
+            new_rev = self.store.update_fields(session.item_id, {path: then for path, _, then in changes},
+                                               expect_rev=session.rev, author=user.name, stage="revert",
+                                               reason=claims.with_note(f"revert to rev {rev}: {reason}", override))
         except ConflictError as error:
             return self._conflict_view(session, error)
         except (ItemValidationError, WorkspaceError) as error:
             return self.view(session, error=f"되돌리지 못했습니다 · Not reverted: {error}")
-        drafts.discard_draft(self.engine, user, session.queue, session.item_id)
+        drafts.discard_draft(self.engine, user.name, session.queue, session.item_id)
+        claims.release(self.engine, user.name, session.queue, session.item_id)
+        fields = ", ".join(path for path, _, _ in changes)
         return self.view(Session(session.queue, session.item_id, new_rev),
-                         f"rev {rev}으로 되돌렸습니다 · Reverted to rev {rev}, saved as rev {new_rev}")
+                         f"rev {rev}으로 되돌렸습니다 · Reverted to rev {rev}, saved as rev {new_rev}: {fields}")
 
     def draft_rationale(self, item_id: str) -> str:
         """The rationale text as last drafted (before any review), from the item's history."""
@@ -315,6 +357,17 @@ class Reviewer:
             rows.append((revision, changes))
             previous = revision.snapshot
         return rows
+
+
+def _editable_field(path: str, allowed: tuple[str, ...]) -> str | None:
+    """The field a changed leaf belongs to that one of the `allowed` patterns covers (`images.1` for a
+    change at `images.1.blob`), or None when none does."""
+    parts = path.split(".")
+    for end in range(1, len(parts) + 1):
+        prefix = ".".join(parts[:end])
+        if any(re.fullmatch(pattern, prefix) for pattern in allowed):
+            return prefix
+    return None
 
 
 def _same(path: str, value: Any, stored: Any) -> bool:

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import gradio as gr
 
-from annotator import auth, blinding, queues, scoring, stats, views
+from annotator import auth, blinding, claims, queues, scoring, stats, views
 from annotator.actions import EditError, Move, Reviewer, Session, View
 from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
 from annotator.bulk_panel import BulkPanel
@@ -183,6 +183,7 @@ class ItemQueueTab:
             self.b_next = gr.Button("다음 · Next (N) ▶", size="sm", elem_classes=["bs-next"], elem_id=f"{q}-next")
             self.b_mine = gr.Button("내 다음 미검토 · Next unreviewed for me", size="sm", variant="primary",
                                     elem_id=f"{q}-mine")
+            self.b_skip = gr.Button("건너뛰기 · Skip", size="sm", elem_id=f"{q}-skip")
         self.progress = gr.HTML(elem_id=f"{q}-progress")
         self.guidelines = GuidelinesPanel(self.ctx, q)
         self.shown_filters = gr.State(None)  # the Filters the queue on screen was walked by (bulk acts on it)
@@ -203,11 +204,14 @@ class ItemQueueTab:
         with gr.Accordion("기록 · History", open=False, elem_id=f"{q}-history-box"):
             self.history = gr.HTML(elem_id=f"{q}-history")
             with gr.Row(equal_height=True):
-                self.revert_rev = gr.Number(label="되돌릴 rev · Revision to bring back", precision=0, minimum=1,
-                                            scale=1, elem_id=f"{q}-revert-rev")
+                self.revert_rev = gr.Dropdown([], value=None, label="되돌릴 rev · Revision to bring back", scale=1,
+                                              elem_id=f"{q}-revert-rev")
                 self.revert_reason = gr.Textbox(label="사유 · Reason", lines=1, scale=3, elem_id=f"{q}-revert-reason")
-                self.b_revert = gr.Button("되돌리기 (새 rev) · Revert (as a new revision)", scale=1, size="sm",
-                                          elem_id=f"{q}-revert")
+                self.b_revert_preview = gr.Button("미리 보기 · Preview the revert", scale=1, size="sm",
+                                                  elem_id=f"{q}-revert-preview-button")
+            self.revert_preview = gr.HTML(elem_id=f"{q}-revert-preview")
+            self.b_revert = gr.Button("확인: 되돌리기 (새 rev) · Confirm the revert (as a new revision)", size="sm",
+                                      variant="stop", visible=False, elem_id=f"{q}-revert")
 
     def text_field(self, path: str, label: str, lines: int = 2, **kwargs: Any) -> tuple[Any, Any]:
         element = f"{self.queue}-{path.replace('.', '-')}"
@@ -231,13 +235,19 @@ class ItemQueueTab:
     # -- rendering ----------------------------------------------------------------------
     @property
     def outputs(self) -> list[Any]:
-        base = [self.state, self.status, self.progress, self.draft_note, self.conflict, self.conflict_row, self.history]
+        base = [self.state, self.status, self.progress, self.draft_note, self.conflict, self.conflict_row, self.history,
+                self.revert_rev, self.revert_preview, self.b_revert]
         return base + [c for _, box, shown, row in self.fields for c in (box, shown, row)] + self.extra_outputs
 
     def render(self, view: View, user: str | None) -> list[Any]:
         shown = view.shown or {}
         item_id = view.session.item_id
-        history = views.history_html(self.ctx.shown_history(item_id, user)) if view.stored and item_id is not None else ""
+        rows = self.ctx.shown_history(item_id, user) if view.stored and item_id is not None else []
+        history = views.history_html(rows) if rows else ""
+        # the revisions before the one shown, latest first: the control starts at the previous one
+        earlier = [(f"rev {r.rev} · {r.stage} · {r.author}", r.rev) for r, _ in reversed(rows)
+                   if r.rev < (view.session.rev or 0)]
+        revert = [gr.update(choices=earlier, value=earlier[0][1] if earlier else None), "", gr.update(visible=False)]
         values = []
         keys = views.key_numbers(shown.get("answer"))
         for path, _, _, _ in self.fields:
@@ -249,7 +259,8 @@ class ItemQueueTab:
             values += [text, to_markdown(text),
                        gr.update(visible=present, elem_classes=["bs-field", "bs-key-field"] if key else ["bs-field"])]
         return [view.session, views.status_html(view), self.ctx.progress.html(self.queue, user), views.draft_html(view.session),
-                views.conflict_html(view.conflict), gr.update(visible=view.conflict is not None), history, *values,
+                views.conflict_html(view.conflict), gr.update(visible=view.conflict is not None), history, *revert,
+                *values,
                 *self.extra_render(view)]
 
     # -- wiring -------------------------------------------------------------------------
@@ -277,6 +288,15 @@ class ItemQueueTab:
         moved = [*self.outputs, self.shown_filters]
         for button, how in moves:
             button.click(navigate(how), [self.state, *filter_inputs], moved, api_name=f"{q}_{how}", **fast(self.status))
+
+        def skip(session: Session, status: list[str] | None, exam: str, subject: str, flag: str, assignee: str,
+                 search: str, order: str, request: gr.Request) -> list[Any]:
+            user = ctx.require(request, q)
+            filters = self.filters(status, exam, subject, flag, assignee, search, order)
+            return [*self.render(ctx.reviewer.skip(user, session, filters), user),
+                    queues.walked(ctx.workspace.store.engine, filters)]
+
+        self.b_skip.click(skip, [self.state, *filter_inputs], moved, api_name=f"{q}_skip", **fast(self.status))
         self.f_search.submit(navigate("first"), [self.state, *filter_inputs], moved, api_visibility="private",
                              **fast(self.status))
 
@@ -293,11 +313,25 @@ class ItemQueueTab:
         for button, decision, reason in self.decisions:
             self.wire_decision(button, decision, reason)
 
-        def revert(session: Session, rev: float | None, reason: str, request: gr.Request) -> list[Any]:
-            user = ctx.require(request, q)
-            view = (ctx.reviewer.revert(user, session, int(rev), reason) if rev is not None
-                    else ctx.reviewer.view(session, error="rev: give a revision number"))
-            return self.render(view, user)
+        def preview_revert(session: Session, rev: int | None, request: gr.Request) -> tuple[str, Any]:
+            user = ctx.member(request, q)
+            with refused_as_error():
+                try:
+                    changes = ctx.reviewer.revert_changes(user, session, int(rev or 0))
+                except EditError as error:
+                    return f'<div class="bs-error">{views.esc(str(error))}</div>', gr.update(visible=False)
+            return views.revert_preview_html(int(rev or 0), changes, session.edits), gr.update(visible=bool(changes))
+
+        for event in (self.b_revert_preview.click, self.revert_rev.input):
+            event(preview_revert, [self.state, self.revert_rev], [self.revert_preview, self.b_revert],
+                  api_visibility="private", **fast(self.revert_preview))
+
+        def revert(session: Session, rev: int | None, reason: str, request: gr.Request) -> list[Any]:
+            user = ctx.member(request, q)
+            with refused_as_error():
+                view = (ctx.reviewer.revert(user, session, int(rev), reason) if rev is not None
+                        else ctx.reviewer.view(session, error="rev: choose a revision"))
+            return self.render(view, user.name)
 
         self.b_revert.click(revert, [self.state, self.revert_rev, self.revert_reason], self.outputs,
                             api_visibility="private", **fast(self.status))
@@ -790,19 +824,36 @@ def build_app(ctx: AppContext) -> gr.Blocks:
     return blocks
 
 
+def _item_queue(queue: str) -> str:
+    if queue not in queues.ITEM_QUEUES:
+        raise gr.Error(f"unknown item queue {queue!r}: choose one of {', '.join(queues.ITEM_QUEUES)}")
+    return queue
+
+
+def _outcome(view: View) -> dict:
+    """A save's or revert's View as a script's answer: {"status": "saved"|"conflict"|"invalid", "rev", "message", "since"}."""
+    if view.conflict is not None:
+        return {"status": "conflict", "rev": view.conflict.current_rev, "message": view.conflict.message,
+                "since": view.conflict.since}
+    if view.error:
+        return {"status": "invalid", "rev": view.session.rev, "message": view.error, "since": []}
+    return {"status": "saved", "rev": view.session.rev, "message": view.message, "since": []}
+
+
 def _register_api(ctx: AppContext) -> None:
     """Endpoints for scripts (gradio_client): read an item, save edits, save scores."""
     import json
 
-    def get_item(item_id: str, request: gr.Request) -> dict:
-        """The current revision of an item: {"rev", "item"}."""
+    def get_item(item_id: str, queue: str = "item", request: gr.Request | None = None) -> dict:
+        """The current revision of an item: {"rev", "item", "reserved_by"} (who is working on it in `queue`)."""
         user = ctx.user(request)
         stored = ctx.workspace.store.get(item_id)
         record = stored.item.to_record()
         hidden = ctx.hidden_authors(item_id, user.name)
         if hidden and record.get("rationale"):
             record["rationale"] = blinding.scrub(record["rationale"], hidden)
-        return {"rev": stored.rev, "item": record}
+        holder = claims.holder(ctx.workspace.store.engine, queue, item_id)
+        return {"rev": stored.rev, "item": record, "reserved_by": holder.user if holder else None}
 
     def save_item(queue: str, item_id: str, expect_rev: int, changes_json: str, decision: str = "",
                   reason: str = "", request: gr.Request | None = None) -> dict:
@@ -819,12 +870,26 @@ def _register_api(ctx: AppContext) -> None:
             return {"status": "invalid", "rev": None, "message": f"changes_json: {error}", "since": []}
         with refused_as_error():
             view = ctx.reviewer.save(user, Session(queue, item_id, int(expect_rev), edits), decision or None, reason)
-        if view.conflict is not None:
-            return {"status": "conflict", "rev": view.conflict.current_rev, "message": view.conflict.message,
-                    "since": view.conflict.since}
-        if view.error:
-            return {"status": "invalid", "rev": view.session.rev, "message": view.error, "since": []}
-        return {"status": "saved", "rev": view.session.rev, "message": view.message, "since": []}
+        return _outcome(view)
+
+    def revert_preview(queue: str, item_id: str, expect_rev: int, rev: int, request: gr.Request | None = None) -> dict:
+        """What reverting `item_id` (seen at `expect_rev`) to revision `rev` would change, for your role
+        in `queue`: {"fields": [{"field", "now", "then"}]} (only the fields that role may edit there)."""
+        user = ctx.member(request, _item_queue(queue))
+        with refused_as_error():
+            try:
+                changes = ctx.reviewer.revert_changes(user, Session(queue, item_id, int(expect_rev)), int(rev))
+            except EditError as error:
+                raise gr.Error(str(error)) from None
+        return {"fields": [{"field": path, "now": now, "then": then} for path, now, then in changes]}
+
+    def revert_item(queue: str, item_id: str, expect_rev: int, rev: int, reason: str,
+                    request: gr.Request | None = None) -> dict:
+        """Bring back the fields revert_preview lists, as a new revision; same answer as save_item."""
+        user = ctx.member(request, _item_queue(queue))
+        with refused_as_error():
+            view = ctx.reviewer.revert(user, Session(queue, item_id, int(expect_rev)), int(rev), reason)
+        return _outcome(view)
 
     def score_responses(item_id: str, request: gr.Request) -> dict:
         """This expert's view of an item's blind responses: [{"label", "rationale", "rev", "scores",
@@ -847,5 +912,5 @@ def _register_api(ctx: AppContext) -> None:
         return {"status": status, "rev": response.rev if response else None,
                 "message": (response.error or response.note) if response else view.error}
 
-    for endpoint in (get_item, save_item, score_responses, save_score):
+    for endpoint in (get_item, save_item, score_responses, save_score, revert_preview, revert_item):
         gr.api(endpoint, api_name=endpoint.__name__, concurrency_limit=API_CONCURRENCY)

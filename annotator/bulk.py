@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
-from annotator import decisions, queues
+from annotator import claims, decisions, queues
 from annotator.auth import User
 from annotator.queues import ITEMS, Filters
 from curation.errors import ConflictError
@@ -50,8 +50,11 @@ def apply(store: Store, queue: str, decision: str, counted: dict[str, int], user
     chosen = spec.check_bulk(user.role, decision)
     report = BulkReport()
     for item_id, rev in counted.items():
+        # the bulk panel's users override assignments (recorded in the revision's reason); a reservation
+        # does not stop a confirmed count: a reviewer's later save on a changed item gets a conflict
+        override = claims.override(user, queue, item_id, claims.assignees(store.engine, queue, item_id))
         try:
-            decisions.decide(store, spec, chosen, item_id, rev, user.name, reason=reason, stage=STAGE)
+            decisions.decide(store, spec, chosen, item_id, rev, user.name, reason=reason, stage=STAGE, note=override)
         except ConflictError:
             report.skipped.append(item_id)
             continue

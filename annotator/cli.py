@@ -41,6 +41,8 @@ def annotate_command(
     session_idle_minutes: Annotated[float | None, typer.Option(
         help="end a session after this many minutes without a request (default: [annotator] "
              "session_idle_minutes in benchsmith.toml, else 720)")] = None,
+    reserve_minutes: Annotated[float, typer.Option(help="how long an opened item stays reserved for its reviewer "
+                                                        "(renewed on each edit; released on save or skip)")] = 10.0,
 ) -> None:
     """Serve the annotator. Login is required once users exist; with none, only 127.0.0.1 is served."""
     if ctx.invoked_subcommand is not None:
@@ -49,7 +51,9 @@ def annotate_command(
         raise BenchsmithError(f"--order {order!r}: choose one of {', '.join(queues.ORDERS)}")
     from annotator.server import serve
 
-    serve(_workspace(workspace), host, port, order, session_idle_minutes)
+    if reserve_minutes <= 0:
+        raise BenchsmithError(f"--reserve-minutes {reserve_minutes}: give a positive number of minutes")
+    serve(_workspace(workspace), host, port, order, session_idle_minutes, reserve_minutes * 60)
 
 
 def _report(report: scoring.LoadReport, what: str) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 from rapidfuzz.distance import Levenshtein
 
-from annotator import queues
+from annotator import claims, queues
 from annotator.queue_specs import Decision, Fill, QueueSpec
 from curation.errors import BenchsmithError
 from curation.item import Item
@@ -59,15 +59,16 @@ def changes(store: Store, decision: Decision, item: Item, user: str, reason: str
 
 
 def decide(store: Store, spec: QueueSpec, decision: Decision, item_id: str, expect_rev: int, user: str, *,
-           reason: str = "", edits: dict[str, Any] | None = None, stage: str) -> int:
+           reason: str = "", edits: dict[str, Any] | None = None, stage: str, note: str = "") -> int:
     """Write `decision` (and `edits`) on `item_id` at `expect_rev`; returns the new revision. Raises
     ConflictError when the item moved on, DecisionError or ItemValidationError; nothing is written then.
+    `note` (an admin's override of the assignment, claims.py) is added to the revision's reason only.
     Whether the user's role may take the decision is the caller's check (QueueSpec.check_decision or
     check_bulk): it knows which of the two applies."""
     edits = dict(edits or {})
     item = store.get(item_id).item
     written = {**edits, **changes(store, decision, item, user, reason, edits)}
     new_rev = store.update_fields(item_id, written, expect_rev=expect_rev, author=user, stage=stage,
-                                  reason=reason or decision.name)
+                                  reason=claims.with_note(reason or decision.name, note))
     queues.record_review(store.engine, spec.name, item_id, user, decision.name, new_rev, reason or None)
     return new_rev

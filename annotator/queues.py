@@ -24,6 +24,7 @@ from sqlalchemy.sql import ColumnElement
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from annotator import claims
 from annotator.queue_specs import ITEM_QUEUES, spec
 from annotator.tables import assignments, now, reviews, write_connection
 from curation.errors import BenchsmithError
@@ -180,9 +181,12 @@ def _beyond(conn: Connection, order: str, current: str, direction: Direction) ->
 
 
 def neighbour(engine: Engine, queue: str, filters: Filters, current: str | None,
-              direction: Direction) -> str | None:
-    """The item after (or before) `current` in the queue's order; the first (last) one when current is None."""
+              direction: Direction, user: str | None = None) -> str | None:
+    """The item after (or before) `current` in the queue's order; the first (last) one when current is None.
+    With `user`, items someone else has reserved are passed over."""
     statement = select(ITEMS.id).where(where(queue, filters))
+    if user is not None:
+        statement = statement.where(not_(claims.reserved_by_others(queue, user)))
     with engine.connect() as conn:
         if current is not None:
             statement = statement.where(_beyond(conn, filters.order, current, direction))
@@ -203,19 +207,21 @@ def has_assignments(engine: Engine, queue: str) -> bool:
 
 
 def next_unreviewed(engine: Engine, queue: str, filters: Filters, user: str, after: str | None) -> str | None:
-    """The next item (after `after` in the queue's order, wrapping round) that `user` has not decided on;
-    when the queue has assignments, only items assigned to `user`."""
-    clause = and_(where(queue, filters), not_(_reviewed_by(queue, user)))
+    """The next item (after `after` in the queue's order, wrapping round) that `user` has not decided on
+    and no one else has reserved; when the queue has assignments, only items assigned to `user`. Items
+    the user skipped come only when no other is left."""
+    clause = and_(where(queue, filters), not_(_reviewed_by(queue, user)), not_(claims.reserved_by_others(queue, user)))
     if has_assignments(engine, queue):
         clause = and_(clause, _assigned_to(queue, user))
     with engine.connect() as conn:
         starts = ([_beyond(conn, filters.order, after, "next")] if after else []) + [true()]
-        for start in starts:
-            found = conn.execute(
-                select(ITEMS.id).where(clause, start).order_by(*_ordering(filters.order, "next")).limit(1)
-            ).scalar_one_or_none()
-            if found is not None:
-                return found
+        for skipped in (not_(claims.skipped_by(queue, user)), true()):
+            for start in starts:
+                found = conn.execute(
+                    select(ITEMS.id).where(clause, skipped, start).order_by(*_ordering(filters.order, "next")).limit(1)
+                ).scalar_one_or_none()
+                if found is not None:
+                    return found
     return None
 
 

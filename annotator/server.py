@@ -28,6 +28,7 @@ from fastapi.responses import Response  # noqa: E402
 from annotator import auth  # noqa: E402
 from annotator.actions import Reviewer, Session  # noqa: E402
 from annotator.app import LOCAL_USER, AppContext, build_app  # noqa: E402
+from annotator.claims import RESERVATION_S  # noqa: E402
 from annotator.edit_relay import DRAFT_URL, edit_relay_script  # noqa: E402
 from annotator.gate import ASGIApp, Logins, SessionGate, scope_user  # noqa: E402
 from annotator.page_view import page_view_script  # noqa: E402
@@ -68,14 +69,15 @@ def check_can_serve(workspace: Workspace, host: str) -> bool:
 
 
 def create_server(workspace: Workspace, *, local_mode: bool, token: str | None = None, order: str = "id",
-                  settings: Settings | None = None) -> ASGIApp:
+                  settings: Settings | None = None, reservation_s: float = RESERVATION_S) -> ASGIApp:
     """The app behind its gate: with `local_mode` only holders of `token` get in (a random one
     when None); with users only signed-in sessions reach anything but the login page.
     `settings`: session lengths and login backoff (the workspace's [annotator] settings when None)."""
     store = workspace.store
     ensure_tables(store.engine)
     renderer = PdfRenderer(workspace.blobs)
-    ctx = AppContext(workspace, Reviewer(store, renderer), ScoreDesk(store), renderer, local_mode, order=order)
+    ctx = AppContext(workspace, Reviewer(store, renderer, reservation_s), ScoreDesk(store), renderer, local_mode,
+                     order=order)
     blocks = build_app(ctx)  # no .queue(): it would build Gradio's routes once more (~0.25 s)
 
     @contextlib.asynccontextmanager
@@ -166,12 +168,13 @@ def uvicorn_config(app: ASGIApp) -> uvicorn.Config:
 
 
 def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860, order: str = "id",
-          session_idle_minutes: float | None = None) -> None:
+          session_idle_minutes: float | None = None, reservation_s: float = RESERVATION_S) -> None:
     ensure_tables(workspace.store.engine)
     local_mode = check_can_serve(workspace, host)
     token = (os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)) if local_mode else None
     settings = read_settings(workspace.root / CONFIG_NAME, session_idle_minutes=session_idle_minutes)
-    app = create_server(workspace, local_mode=local_mode, token=token, order=order, settings=settings)
+    app = create_server(workspace, local_mode=local_mode, token=token, order=order, settings=settings,
+                        reservation_s=reservation_s)
 
     # bound here, so that --port 0 gets a free port from the system and the URL printed has it
     try:

@@ -2,8 +2,9 @@
 
 Items are never written here: item edits go through `curation.store.Store`, so every save
 is a revision with its author. These tables hold what belongs to the review app itself:
-users, login attempts, sessions, per-user drafts and positions, assignments, review decisions, suspect
-decisions (with the content and answers they were made on), scoring tasks, expert scores, imported judge scores and the server's own secrets.
+users, login attempts, sessions, per-user drafts and positions, assignments, reservations and skips,
+review decisions, suspect decisions (with the content and answers they were made on), scoring tasks,
+expert scores, imported judge scores and the server's own secrets.
 """
 
 from __future__ import annotations
@@ -95,6 +96,24 @@ assignments = Table(
     Column("user", String(100), primary_key=True),
     Column("assigned_at", String(32), nullable=False),
     Index("ix_annot_assignments_user", "user", "queue"),
+)
+
+reservations = Table(  # who is working on an item in a queue, until when (claims.py)
+    "annot_reservations",
+    metadata,
+    Column("queue", String(32), primary_key=True),
+    Column("item_id", String(200), primary_key=True),
+    Column("user", String(100), nullable=False),
+    Column("expires_at", Float, nullable=False),  # epoch seconds
+)
+
+skips = Table(  # items a reviewer skipped: their next unreviewed item passes over them while others remain
+    "annot_skips",
+    metadata,
+    Column("user", String(100), primary_key=True),
+    Column("queue", String(32), primary_key=True),
+    Column("item_id", String(200), primary_key=True),
+    Column("at", String(32), nullable=False),
 )
 
 reviews = Table(

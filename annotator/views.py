@@ -207,3 +207,18 @@ CSS = """
 .bs-progress progress { width: 160px; }
 .bs-response { border: 1px solid #d1d5db; border-radius: 6px; padding: 6px; }
 """
+
+
+def revert_preview_html(rev: int, changes: list[tuple[str, Any, Any]], unsaved: dict[str, Any]) -> str:
+    """The fields a revert to `rev` will change (now → then), before it is confirmed; nothing else changes."""
+    if not changes:
+        return (f'<div class="bs-error">rev {rev}: 되돌릴 것이 없습니다 · no field you may edit here differs '
+                "from it</div>")
+    rows = "".join(f'<tr class="bs-revert-row" data-path="{esc(path)}"><td><code>{esc(path)}</code></td>'
+                   f"<td>{esc(now)}</td><td>→</td><td>{esc(then)}</td></tr>" for path, now, then in changes)
+    dropped = (f'<div class="bs-note">저장하지 않은 수정 {len(unsaved)}개는 버려집니다 · your {len(unsaved)} unsaved '
+               "edit(s) here will be dropped</div>" if unsaved else "")
+    return (f"<div>rev {rev}으로 되돌리면 바뀌는 것 · Reverting to rev {rev} changes only these fields "
+            "(every other field stays as it is now):</div>"
+            '<table class="bs-revert"><tr><th>field</th><th>now</th><th></th><th>after the revert</th></tr>'
+            f"{rows}</table>{dropped}")

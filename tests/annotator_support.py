@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import socket
+import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from annotator.actions import Reviewer
@@ -25,3 +30,27 @@ def sample_desk(workspace: Workspace) -> Desk:
 def fresh_reviewer(desk: Desk) -> Reviewer:
     """A new app instance on the same workspace: what a restarted server or a refreshed page sees."""
     return Reviewer(desk.workspace.store, PdfRenderer(desk.workspace.blobs))
+
+
+@contextlib.contextmanager
+def running_server(workspace: Workspace, **options) -> Iterator[str]:
+    """The server the `annotate` command runs, with users (no local mode), on a free loopback port;
+    yields its URL. `options` go to create_server."""
+    import uvicorn
+
+    from annotator.server import create_server
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))  # held open and handed to the server: no other process can take the port
+    server = uvicorn.Server(uvicorn.Config(create_server(workspace, local_mode=False, **options), log_level="warning"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    while not server.started:
+        assert thread.is_alive(), "the annotator server stopped while starting"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()

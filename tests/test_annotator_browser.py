@@ -22,10 +22,12 @@ if not Path(CHROMIUM).exists():
     pytest.skip("Chromium is not installed (Debian package chromium)", allow_module_level=True)
 
 from playwright.sync_api import expect  # noqa: E402
+from sqlalchemy import delete  # noqa: E402
 
 from annotator import auth, throttle  # noqa: E402
 from annotator.sample import load_sample, sample_scoring  # noqa: E402
 from annotator.scoring import load_rationales  # noqa: E402
+from annotator.tables import reservations  # noqa: E402
 from curation.item import parse_item  # noqa: E402
 from curation.workspace import CONFIG_NAME, init_workspace, open_workspace  # noqa: E402
 
@@ -87,7 +89,9 @@ def server(tmp_path_factory):
     bulk = [{"id": f"bulk-{n:03d}", "source": {"exam": "벌크 시험"}, "stem": f"일괄 승인 문제 {n}",
              "options": [{"text": "보기 1"}, {"text": "보기 2"}], "answer": 2} for n in range(1, 4)]
     workspace.store.save_items([parse_item(r) for r in (xss, brackets, ime, revert, *bulk)], author="test", stage="import")
-    workspace.store.update_fields("revert-001", {"stem": "잘못 바뀐 문제"}, expect_rev=1, author="test", stage="clean")
+    # a later revision that changes fields the item queue edits and one it does not (the Korea queue's variant)
+    workspace.store.update_fields("revert-001", {"stem": "잘못 바뀐 문제", "options.1.text": "잘못 바뀐 보기",
+                                                 "explicit_variant": "변형 문제"}, expect_rev=1, author="test", stage="clean")
     for name, role in ROLES.items():  # gina is added in the admin tab by a test
         auth.add_user(workspace.store.engine, name, role, PASSWORDS[name])
     config = root / CONFIG_NAME  # long login backoff: the lock-out tests do not depend on how fast they run
@@ -591,17 +595,38 @@ def test_progress_guidelines_and_the_help_overlay(server, browser):
     context.close()
 
 
+def _at(record: dict, path: str):
+    for part in path.split("."):
+        record = record[int(part) - 1] if isinstance(record, list) else (record or {}).get(part)
+    return record
+
+
 def test_revert_to_a_past_revision_and_bulk_accept_over_the_filter(server, browser):
     url, root = server
+    with open_workspace(root).store.engine.begin() as conn:  # an earlier test's reviewer may have left it open
+        conn.execute(delete(reservations).where(reservations.c.item_id == "revert-001"))
     context, page = login(browser, url, "alice")
     open_item(page, "item", "revert-001")
     page.locator("#item-history-box").click()
-    field(page, "item-revert-rev").fill("1")
+    # the control starts at the previous revision, not at 0; nothing is reverted before a preview
+    expect(field(page, "item-revert-rev")).to_have_value(re.compile(r"^rev 1 "), timeout=30_000)
+    expect(page.locator("#item-revert")).to_be_hidden()
+    page.locator("#item-revert-preview-button").click()
+    rows = page.locator("#item-revert-preview .bs-revert-row")
+    expect(rows.first).to_be_visible(timeout=30_000)
+    history = open_workspace(root).store.history("revert-001")
+    old, new = history[0].snapshot, history[1].snapshot
+    # the fields the revert may change: those differing between the two revisions that the item queue edits
+    differing = {path for path in ("stem", "options.1.text", "options.2.text", "answer", "explicit_variant")
+                 if _at(old, path) != _at(new, path)}
+    assert differing == {"stem", "options.1.text", "explicit_variant"}
+    assert {rows.nth(n).get_attribute("data-path") for n in range(rows.count())} == differing - {"explicit_variant"}
     field(page, "item-revert-reason").fill("잘못된 정리 되돌림")
     page.locator("#item-revert").click()
     expect(page.locator("#item-status")).to_contain_text("Reverted to rev 1, saved as rev 3", timeout=30_000)
     item = stored(root, "revert-001")
-    assert item.rev == 3 and item.item.stem == "원래 문제"
+    assert item.rev == 3 and item.item.stem == "원래 문제" and item.item.options[0].text == "보기 1"
+    assert item.item.explicit_variant == "변형 문제"  # not the item queue's field: left as it is
     last = open_workspace(root).store.history("revert-001")[-1]
     assert last.stage == "revert" and last.author == "alice" and "잘못된 정리 되돌림" in last.reason
 

@@ -188,15 +188,15 @@ def test_revert_refuses_bad_requests_and_a_stale_revision(desk):
     store = desk.workspace.store
     view = desk.reviewer.open("alice", "item", "sample-001")
     original = store.get("sample-001").item.stem
-    assert "reason" in desk.reviewer.revert("alice", view.session, 1, " ").error
-    assert "choose an earlier revision" in desk.reviewer.revert("alice", view.session, 1, "why").error  # rev 1 is current
+    assert "reason" in desk.reviewer.revert(ALICE, view.session, 1, " ").error
+    assert "choose an earlier revision" in desk.reviewer.revert(ALICE, view.session, 1, "why").error  # rev 1 is current
     desk.reviewer.edit(ALICE, view.session, "stem", "바뀐 문제")
     saved = desk.reviewer.save(ALICE, view.session)
-    assert "choose an earlier revision" in desk.reviewer.revert("alice", saved.session, 7, "why").error
+    assert "choose an earlier revision" in desk.reviewer.revert(ALICE, saved.session, 7, "why").error
     store.update_fields("sample-001", {"answer": 2}, expect_rev=2, author="bob", stage="annotate")
-    stale = desk.reviewer.revert("alice", saved.session, 1, "원래대로")  # bob saved rev 3 meanwhile
+    stale = desk.reviewer.revert(ALICE, saved.session, 1, "원래대로")  # bob saved rev 3 meanwhile
     assert stale.conflict is not None and store.get("sample-001").rev == 3
-    done = desk.reviewer.revert("alice", Session("item", "sample-001", 3), 1, "원래대로")
+    done = desk.reviewer.revert(ALICE, Session("item", "sample-001", 3), 1, "원래대로")
     assert done.session.rev == 4 and store.get("sample-001").item.stem == original
     assert store.get("sample-001").item.answer == store.history("sample-001")[0].snapshot["answer"]
 

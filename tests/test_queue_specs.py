@@ -5,9 +5,6 @@ checked through the real HTTP API, not only by hidden buttons."""
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 
 import pytest
 
@@ -19,7 +16,7 @@ from curation.item import parse_item
 from curation.store import Store
 from curation.workspace import init_workspace
 
-from .annotator_support import Desk, sample_desk
+from .annotator_support import Desk, running_server, sample_desk
 
 
 def _record(item_id: str, **fields) -> dict:
@@ -164,30 +161,15 @@ ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator"}
 def http_server(tmp_path_factory):
     pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)")
     pytest.importorskip("gradio_client", reason="gradio_client is not installed (extra: test)")
-    import uvicorn
-
     from annotator.sample import load_sample
-    from annotator.server import create_server
 
     root = tmp_path_factory.mktemp("specs") / "ws"
     workspace = init_workspace(root)
     load_sample(workspace)
     for name, role in ROLES.items():
         auth.add_user(workspace.store.engine, name, role, PASSWORDS[name])
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))  # held open and handed to the server: no other process can take the port
-    server = uvicorn.Server(uvicorn.Config(create_server(workspace, local_mode=False), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "the annotator server stopped while starting"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/", workspace
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
+    with running_server(workspace) as url:
+        yield url, workspace
 
 
 def _client(url: str, name: str):
