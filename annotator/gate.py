@@ -58,8 +58,10 @@ def scope_user(state: Any) -> str | None:
 class Logins:
     """What the gate needs for users: who may log in, how often, and their sessions."""
 
-    def __init__(self, check_password: Callable[[str, str], bool], throttle: LoginThrottle, sessions: Sessions):
+    def __init__(self, check_password: Callable[[str, str], bool], throttle: LoginThrottle, sessions: Sessions,
+                 on_logout: Callable[[str], None] = lambda user: None):
         self.check_password, self.throttle, self.sessions = check_password, throttle, sessions
+        self.on_logout = on_logout  # what a user's logout releases (their item reservations)
 
 
 class SessionGate:
@@ -169,8 +171,9 @@ class SessionGate:
     async def _logout(self, send: Send, cookies: dict[str, str]) -> None:
         assert self.logins is not None
         token = cookies.get(COOKIE)
-        if token:
-            await asyncio.to_thread(self.logins.sessions.end, token)
+        user = await asyncio.to_thread(self.logins.sessions.end, token) if token else None
+        if user is not None:
+            await asyncio.to_thread(self.logins.on_logout, user)
         cleared = f"{COOKIE}=; Max-Age=0; HttpOnly; SameSite=Lax; Path=/"
         await _respond(send, 200, json.dumps({"success": True}), "application/json",
                        [(b"set-cookie", cleared.encode())])

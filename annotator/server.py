@@ -25,7 +25,7 @@ import uvicorn  # noqa: E402
 from fastapi import FastAPI, HTTPException, Request  # noqa: E402
 from fastapi.responses import Response  # noqa: E402
 
-from annotator import auth  # noqa: E402
+from annotator import auth, claims  # noqa: E402
 from annotator.actions import Reviewer, Session  # noqa: E402
 from annotator.app import LOCAL_USER, AppContext, build_app  # noqa: E402
 from annotator.claims import RESERVATION_S  # noqa: E402
@@ -153,7 +153,8 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
         return SessionGate(app, token=token or secrets.token_urlsafe(24))
     settings = settings or read_settings(workspace.root / CONFIG_NAME)
     logins = Logins(partial(auth.check_login, store.engine), LoginThrottle(store.engine, settings.login_backoff_s),
-                    Sessions(store.engine, settings.session_idle_s, settings.session_max_s))
+                    Sessions(store.engine, settings.session_idle_s, settings.session_max_s),
+                    on_logout=partial(claims.release, store.engine))
     return SessionGate(app, logins=logins)
 
 

@@ -64,6 +64,9 @@ class Sessions:
                 conn.execute(update(sessions).where(sessions.c.token_hash == digest).values(seen_at=at))
         return row.user
 
-    def end(self, token: str) -> None:
+    def end(self, token: str) -> str | None:
+        """End the session; the user it was (None when there was none)."""
         with write_connection(self.engine) as conn, conn.begin():
+            user = conn.execute(select(sessions.c.user).where(sessions.c.token_hash == _digest(token))).scalar()
             conn.execute(delete(sessions).where(sessions.c.token_hash == _digest(token)))
+        return user
