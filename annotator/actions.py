@@ -13,8 +13,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from annotator import decisions, drafts, queues
+from annotator import adjudication, decisions, drafts, queues
 from annotator.auth import User
+from annotator.queue_specs import Decision
 from annotator.queues import Filters
 from annotator.render import PdfRenderer
 from curation.diff import field_changes
@@ -231,8 +232,11 @@ class Reviewer:
         for path in session.edits:
             spec.check_edit(user.role, path)
         chosen = spec.check_decision(user.role, decision) if decision is not None else None
+        overlapped = adjudication.keeps_apart(self.engine, spec, session.item_id, user.name)
         try:
             changes = {path: to_change(path, value) for path, value in session.edits.items()}
+            if overlapped:
+                return self._record_own_decision(user, session, chosen, reason, changes)
             if chosen is not None:
                 new_rev = decisions.decide(self.store, spec, chosen, session.item_id, session.rev, user.name,
                                            reason=reason, edits=changes, stage=STAGE)
@@ -249,6 +253,20 @@ class Reviewer:
         saved = Session(session.queue, session.item_id, new_rev)
         label = f"{decision} · " if decision else ""
         return self.view(saved, f"{label}저장했습니다 · Saved as rev {new_rev}")
+
+    def _record_own_decision(self, user: User, session: Session, chosen: Decision | None, reason: str,
+                             changes: dict[str, Any]) -> View:
+        """An overlapped item (assigned to this reviewer and others): the decision and edits are kept as
+        this reviewer's own until all have decided (adjudication.py); the item changes only then."""
+        assert session.item_id is not None and session.rev is not None
+        if chosen is None:
+            return self.view(session, error="여러 검토자에게 배정된 문항입니다: 결정과 함께 저장하세요 · This item has several "
+                                            "reviewers: your edits are kept with your decision (accept, needs fix…)")
+        recorded = adjudication.record(self.store, queues.spec(session.queue), chosen, session.item_id, session.rev,
+                                       user.name, reason=reason, edits=changes)
+        drafts.discard_draft(self.engine, user.name, session.queue, session.item_id)
+        shown = Session(session.queue, session.item_id, recorded.applied_rev or self.store.get(session.item_id).rev)
+        return self.view(shown, f"{chosen.name} · {recorded.message}")
 
     def revert(self, user: str, session: Session, rev: int, reason: str) -> View:
         """Bring back revision `rev` as a new revision (history is never rewritten), compare-and-swap

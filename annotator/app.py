@@ -18,6 +18,8 @@ import gradio as gr
 
 from annotator import auth, queues, scoring, stats, views
 from annotator.actions import EditError, Move, Reviewer, Session, View
+from annotator.adjudicate_tab import AdjudicateTab
+from annotator.adjudicate_tab import register_api as register_adjudicate_api
 from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
 from annotator.bulk_panel import BulkPanel
 from annotator.events import fast
@@ -615,6 +617,11 @@ AGREEMENT_COLUMNS = [("raters", "평가자 · Raters"), ("axis", "축 · Axis"),
                      ("alpha_ordinal", "α ordinal"), ("icc_2_1", "ICC(2,1)"), ("units", "units (≥2 ratings)")]
 
 
+DECISION_AGREEMENT_COLUMNS = [("what", "무엇 · What"), ("kappa_kind", "κ"), ("kappa", "κ value"),
+                              ("alpha_nominal", "α nominal"), ("items", "items (≥2 decisions)"), ("pairs", "pairs"),
+                              ("raters", "raters")]
+
+
 def stats_html(ctx: AppContext) -> str:
     engine = ctx.workspace.store.engine
     counts = ctx.workspace.store.stats()
@@ -625,11 +632,14 @@ def stats_html(ctx: AppContext) -> str:
     except BenchsmithError:
         pass  # a suspects.json that is not a result: the tab says so
     agreement = [row.__dict__ for row in stats.agreement_rows(engine)]
+    decision_agreement = [row.__dict__ for row in stats.decision_agreement_rows(engine)]
     return (f"<h3>문항 · Items</h3><p>{counts['items']} items, {counts['revisions']} revisions · "
             + " · ".join(f"{views.esc(k)} {v}" for k, v in counts["by_status"].items()) + "</p>"
             + views.table_html(queue_counts, [("queue", "대기열 · Queue"), ("items", "문항 · Items")])
             + "<h3>진행 · Progress per user and queue</h3>" + views.table_html(stats.progress_rows(engine), PROGRESS_COLUMNS)
             + "<h3>채점 일치도 · Scoring agreement</h3>" + views.table_html(agreement, AGREEMENT_COLUMNS)
+            + "<h3>검토자 일치도 · Reviewers' agreement (overlapped items)</h3>"
+            + views.table_html(decision_agreement, DECISION_AGREEMENT_COLUMNS)
             + _judge_html(engine))
 
 
@@ -668,6 +678,8 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                 score_tab.wire()
             with gr.Tab(QUEUES["suspects"].title, id="suspects", elem_id="tab-suspects") as tabs["suspects"]:
                 suspects_tab = SuspectsTab(ctx, item_markdown)
+            with gr.Tab(QUEUES["adjudicate"].title, id="adjudicate", elem_id="tab-adjudicate") as tabs["adjudicate"]:
+                adjudicate_tab = AdjudicateTab(ctx, item_markdown)
             with gr.Tab("관리 · Admin", id="admin", elem_id="tab-admin") as tabs["admin"]:
                 admin_tab = AdminTab(ctx, users)
             with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats") as stats_tab:
@@ -685,6 +697,8 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             tab.open_on_select(tabs[queue])
         _open_on_select(ctx, tabs["suspects"], suspects_tab.state, lambda session: session.item_id is not None,
                         suspects_tab.open, suspects_tab.open_outputs, suspects_tab.status)
+        _open_on_select(ctx, tabs["adjudicate"], adjudicate_tab.state, lambda case: False, adjudicate_tab.open,
+                        adjudicate_tab.outputs, adjudicate_tab.status)
 
         def open_admin(request: gr.Request) -> list[Any]:
             return admin_tab.load() if ctx.user(request).role == "admin" else ["", ""]
@@ -697,12 +711,12 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             header = f"**{user.name}** · {user.role}" + (" · 로컬 모드 · local mode (no users configured)" if ctx.local_mode else "")
             # visible=False does not hide a tab button in this Gradio; "hidden" does. Tabs shown
             # anyway get no update: a visibility update makes the page walk the whole tab.
-            allowed = ([user.role in QUEUES[q].roles for q in ("korea", "rationale", "score", "suspects")]
+            allowed = ([user.role in QUEUES[q].roles for q in ("korea", "rationale", "score", "suspects", "adjudicate")]
                        + [user.role == "admin"])
             visible = [gr.skip() if ok else gr.Tab(visible="hidden") for ok in allowed]
             return [header, *visible, *item_tab.open(user)]
 
-        hideable = [tabs[q] for q in ("korea", "rationale", "score", "suspects", "admin")]
+        hideable = [tabs[q] for q in ("korea", "rationale", "score", "suspects", "adjudicate", "admin")]
         blocks.load(on_load, None, [who, *hideable, *item_tab.open_outputs], api_visibility="private", **fast(who))
         _register_api(ctx)
     return blocks
@@ -752,3 +766,4 @@ def _register_api(ctx: AppContext) -> None:
 
     for endpoint in (get_item, save_item, save_score):
         gr.api(endpoint, api_name=endpoint.__name__, concurrency_limit=API_CONCURRENCY)
+    register_adjudicate_api(ctx, API_CONCURRENCY)

@@ -59,15 +59,19 @@ def changes(store: Store, decision: Decision, item: Item, user: str, reason: str
 
 
 def decide(store: Store, spec: QueueSpec, decision: Decision, item_id: str, expect_rev: int, user: str, *,
-           reason: str = "", edits: dict[str, Any] | None = None, stage: str) -> int:
+           reason: str = "", edits: dict[str, Any] | None = None, stage: str, history: str | None = None,
+           record: bool = True) -> int:
     """Write `decision` (and `edits`) on `item_id` at `expect_rev`; returns the new revision. Raises
     ConflictError when the item moved on, DecisionError or ItemValidationError; nothing is written then.
     Whether the user's role may take the decision is the caller's check (QueueSpec.check_decision or
-    check_bulk): it knows which of the two applies."""
+    check_bulk): it knows which of the two applies. `history`: the revision's reason when it should say
+    more than the decision's (the reviewers' decisions an agreed or adjudicated decision settles);
+    `record=False` when the caller records the reviews itself (adjudication.py)."""
     edits = dict(edits or {})
     item = store.get(item_id).item
     written = {**edits, **changes(store, decision, item, user, reason, edits)}
     new_rev = store.update_fields(item_id, written, expect_rev=expect_rev, author=user, stage=stage,
-                                  reason=reason or decision.name)
-    queues.record_review(store.engine, spec.name, item_id, user, decision.name, new_rev, reason or None)
+                                  reason=history or reason or decision.name)
+    if record:
+        queues.record_review(store.engine, spec.name, item_id, user, decision.name, new_rev, reason or None)
     return new_rev
