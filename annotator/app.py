@@ -678,13 +678,14 @@ def build_app(ctx: AppContext) -> gr.Blocks:
                 score_tab.wire()
             with gr.Tab(QUEUES["suspects"].title, id="suspects", elem_id="tab-suspects") as tabs["suspects"]:
                 suspects_tab = SuspectsTab(ctx, item_markdown)
-            with gr.Tab(QUEUES["adjudicate"].title, id="adjudicate", elem_id="tab-adjudicate") as tabs["adjudicate"]:
-                adjudicate_tab = AdjudicateTab(ctx, item_markdown)
             with gr.Tab("관리 · Admin", id="admin", elem_id="tab-admin") as tabs["admin"]:
                 admin_tab = AdminTab(ctx, users)
             with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats") as stats_tab:
                 refresh = gr.Button("새로 고침 · Refresh", size="sm", elem_id="stats-refresh")
                 stats_view = gr.HTML(elem_id="stats")
+            # last: a lead's tab, after the ones everyone has (a narrow window folds it into the tab menu)
+            with gr.Tab(QUEUES["adjudicate"].title, id="adjudicate", elem_id="tab-adjudicate") as tabs["adjudicate"]:
+                adjudicate_tab = AdjudicateTab(ctx, item_markdown)
         def refresh_stats(request: gr.Request) -> str:
             ctx.user(request)
             return stats_html(ctx)

@@ -178,7 +178,7 @@ QUEUES: dict[str, QueueSpec] = {queue.name: queue for queue in (
     # the overlapped items whose reviewers disagreed: the lead applies one of the queue's decisions
     # (theirs to pick or merge) through adjudication.py. Admins only: an expert may be one of the
     # reviewers whose disagreement it settles.
-    QueueSpec("adjudicate", "판정 조정 · Adjudicate", (ADMIN,), Selection("disputed_decisions"),
+    QueueSpec("adjudicate", "조정 · Adjudicate", (ADMIN,), Selection("disputed_decisions"),
               decisions=(Decision("adjudicate", "판정 적용 · Apply the decision", (ADMIN,), {}),)),
 )}
 
