@@ -119,6 +119,30 @@ def test_an_item_with_one_assignee_is_decided_directly(desk):
     assert plain.error and desk.store.get("q4").rev == 1
 
 
+def test_reviewers_deciding_at_the_same_moment_settle_each_item_exactly_once(desk):
+    import threading
+
+    ids = ["q1", "q2", "q3", "q4", "q5", "q6"]
+    queues.assign(desk.engine, "item", ["carol", "dave"], 2, item_ids=ids)
+    for item_id in ids:
+        barrier, views = threading.Barrier(2), {}
+
+        def decide(user: auth.User, item_id: str = item_id, barrier: threading.Barrier = barrier,
+                   views: dict = views) -> None:
+            barrier.wait()
+            views[user.name] = _decide(desk, user, "item", item_id, "accept")
+
+        threads = [threading.Thread(target=decide, args=(user,)) for user in (CAROL, DAVE)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert not any(view.error for view in views.values()), views
+        assert [revision.rev for revision in desk.store.history(item_id)] == [1, 2], item_id
+        assert desk.store.get(item_id).item.status == "accepted"
+    assert adjudication.cases(desk.engine) == []
+
+
 # -- agreement: the formulas written out here, not read from the code under test ------------------
 
 def cohen(pairs: list[tuple[str, str]]) -> float:
