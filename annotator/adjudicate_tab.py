@@ -67,17 +67,16 @@ class AdjudicateTab:
 
     def show(self, after: tuple[str, str] | None, message: str = "", error: str = "") -> list[Any]:
         """The next disputed item after `after` (wrapping round), or the first."""
-        found = adjudication.cases(self.ctx.workspace.store.engine)
-        later = [c for c in found if after is None or (c.queue, c.item_id) > after]
+        engine = self.ctx.workspace.store.engine
+        case = adjudication.next_case(engine, after)
         status = (f'<div class="bs-message">{views.esc(message)}</div>' if message else "") + (
             f'<div class="bs-error" role="alert">{views.esc(error)}</div>' if error else "")
-        if not found:
+        if case is None:
             return [None, status + f'<div class="bs-note">{NO_CASE}</div>', "", "", gr.update(choices=[], value=None),
                     gr.update(choices=[], value=None), "", ""]
-        case = (later or found)[0]
         stored = self.ctx.workspace.store.get(case.item_id)
         now = stored.item.to_record()
-        status += f"<span>{len(found)} 건 · disputed items</span>"
+        status += f"<span>{adjudication.count_cases(engine)} 건 · disputed items</span>"
         return [{"queue": case.queue, "item_id": case.item_id, "rev": stored.rev}, status, self.item_markdown(now),
                 case_html(case, now, stored.rev), gr.update(choices=[row.user for row in case.decisions], value=None),
                 gr.update(choices=list(QUEUES[case.queue].decision_names), value=None), "{}", ""]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Engine, and_, delete, select, update
+from sqlalchemy import Engine, and_, delete, func, select, tuple_, update
 
 from annotator import decisions, queues
 from annotator.auth import User
@@ -171,19 +171,44 @@ def _settle(engine: Engine, queue: str, item_id: str, outcome: str, to: str, app
             .values(outcome=to, applied_rev=applied_rev))
 
 
-def cases(engine: Engine) -> list[Case]:
-    """The adjudicate queue: the disputed items, in queue and id order."""
-    with engine.connect() as conn:
-        rows = conn.execute(select(reviewer_decisions).where(reviewer_decisions.c.outcome == DISPUTED).order_by(
-            reviewer_decisions.c.queue, reviewer_decisions.c.item_id, reviewer_decisions.c.user)).all()
-    grouped: dict[tuple[str, str], list[ReviewerDecision]] = {}
-    for row in rows:
-        grouped.setdefault((row.queue, row.item_id), []).append(_row(row))
-    return [Case(queue, item_id, tuple(found)) for (queue, item_id), found in grouped.items()]
+def _disputed(queue: str, item_id: str) -> Any:
+    return and_(reviewer_decisions.c.queue == queue, reviewer_decisions.c.item_id == item_id,
+                reviewer_decisions.c.outcome == DISPUTED)
 
 
 def case(engine: Engine, queue: str, item_id: str) -> Case | None:
-    return next((found for found in cases(engine) if (found.queue, found.item_id) == (queue, item_id)), None)
+    """The item's reviewers' decisions when they are disputed."""
+    with engine.connect() as conn:
+        rows = conn.execute(select(reviewer_decisions).where(_disputed(queue, item_id))
+                            .order_by(reviewer_decisions.c.user)).all()
+    return Case(queue, item_id, tuple(_row(row) for row in rows)) if rows else None
+
+
+def next_case(engine: Engine, after: tuple[str, str] | None = None) -> Case | None:
+    """The adjudicate queue in (queue, item id) order: the disputed item after `after`, wrapping round."""
+    key = tuple_(reviewer_decisions.c.queue, reviewer_decisions.c.item_id)
+    first = select(reviewer_decisions.c.queue, reviewer_decisions.c.item_id).where(
+        reviewer_decisions.c.outcome == DISPUTED).order_by(*key.clauses).limit(1)
+    with engine.connect() as conn:
+        found = conn.execute(first.where(key > tuple_(*after))).first() if after else None
+        found = found or conn.execute(first).first()
+    return case(engine, *found) if found else None
+
+
+def count_cases(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return conn.execute(select(func.count()).select_from(
+            select(reviewer_decisions.c.queue, reviewer_decisions.c.item_id).where(
+                reviewer_decisions.c.outcome == DISPUTED).distinct().subquery())).scalar_one()
+
+
+def cases(engine: Engine) -> list[Case]:
+    """The whole adjudicate queue, in (queue, item id) order."""
+    found, current = [], next_case(engine)
+    while current is not None and current not in found:
+        found.append(current)
+        current = next_case(engine, (current.queue, current.item_id))
+    return found
 
 
 def resolve(store: Store, lead: User, queue: str, item_id: str, expect_rev: int, decision_name: str, *,
