@@ -117,7 +117,8 @@ def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False
         out.print(f"{row['raters']} · {row['axis']}: α(interval) {row['alpha_interval']}, ICC(2,1) {row['icc_2_1']}, "
                   f"{row['units']} tasks", highlight=False)
     for row in decisions:
-        out.print(f"reviewers · {row['what']}: {row['kappa_kind']} κ {row['kappa']}, α(nominal) {row['alpha_nominal']}, "
+        figure = {key: "—" if row[key] is None else f"{row[key]:.3f}" for key in ("kappa", "alpha_nominal")}
+        out.print(f"reviewers · {row['what']}: {row['kappa_kind']} κ {figure['kappa']}, α(nominal) {figure['alpha_nominal']}, "
                   f"{row['items']} items, {row['pairs']} pairs, {row['raters']} raters", highlight=False)
 
 

@@ -207,6 +207,28 @@ def test_agreement_figures_on_item_decisions_and_korea_flags_equal_the_formulas(
     assert desk.store.get("k2").item.flags.korea_specific is False and desk.store.get("q3").item.status == "in_review"
 
 
+def test_annotate_stats_json_gives_the_reviewers_agreement(workspace):
+    from annotator.sample import load_sample
+
+    from .conftest import run_cli
+
+    ids = load_sample(workspace)[:3]
+    reviewer = Reviewer(workspace.store, PdfRenderer(workspace.blobs))
+    queues.assign(workspace.store.engine, "item", ["carol", "dave"], 2, item_ids=ids)
+    made = list(zip(ids, (("accept", "accept"), ("accept", "needs_fix"), ("needs_fix", "needs_fix")), strict=True))
+    for item_id, decisions in made:
+        for user, decision in zip((CAROL, DAVE), decisions, strict=True):
+            assert not _decide(reviewer, user, "item", item_id, decision, "이유").error
+    result = run_cli("annotate", "stats", "--json", "-w", str(workspace.root))
+    assert result.returncode == 0, result.stderr
+    [row] = json.loads(result.stdout)["decision_agreement"]
+    pairs = [decisions for _, decisions in made]
+    assert (row["what"], row["kappa_kind"], row["items"], row["pairs"], row["raters"]) == (
+        "item decisions", "Cohen", 3, 3, 2)
+    assert row["kappa"] == pytest.approx(cohen(pairs)) and row["kappa"] == pytest.approx(0.4)
+    assert row["alpha_nominal"] == pytest.approx(alpha_nominal([list(p) for p in pairs]))
+
+
 # -- over HTTP ---------------------------------------------------------------------------------------
 
 def test_over_http_reviewers_decide_apart_and_only_the_lead_may_adjudicate(http_server):  # noqa: F811
