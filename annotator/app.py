@@ -698,6 +698,7 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             tab.open_on_select(tabs[queue])
         _open_on_select(ctx, tabs["suspects"], suspects_tab.state, lambda session: session.item_id is not None,
                         suspects_tab.open, suspects_tab.open_outputs, suspects_tab.status)
+        # read again at each select: reviewers' decisions add disputed items meanwhile
         _open_on_select(ctx, tabs["adjudicate"], adjudicate_tab.state, lambda case: False, adjudicate_tab.open,
                         adjudicate_tab.outputs, adjudicate_tab.status)
 
