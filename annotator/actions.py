@@ -12,8 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from annotator import claims, decisions, drafts, queues
+from annotator import adjudication, claims, decisions, drafts, queues
 from annotator.auth import User
+from annotator.queue_specs import Decision
 from annotator.queues import Filters
 from annotator.render import PdfRenderer
 from curation.diff import field_changes
@@ -242,8 +243,11 @@ class Reviewer:
             spec.check_edit(user.role, path)
         chosen = spec.check_decision(user.role, decision) if decision is not None else None
         override = claims.check(self.engine, user, session.queue, session.item_id)
+        overlapped = adjudication.keeps_apart(self.engine, spec, session.item_id, user.name)
         try:
             changes = {path: to_change(path, value) for path, value in session.edits.items()}
+            if overlapped:
+                return self._record_own_decision(user, session, chosen, reason, changes)
             if chosen is not None:
                 new_rev = decisions.decide(self.store, spec, chosen, session.item_id, session.rev, user.name,
                                            reason=reason, edits=changes, stage=STAGE, note=override)
@@ -261,6 +265,20 @@ class Reviewer:
         saved = Session(session.queue, session.item_id, new_rev)
         label = f"{decision} · " if decision else ""
         return self.view(saved, f"{label}저장했습니다 · Saved as rev {new_rev}")
+
+    def _record_own_decision(self, user: User, session: Session, chosen: Decision | None, reason: str,
+                             changes: dict[str, Any]) -> View:
+        """An overlapped item (assigned to this reviewer and others): the decision and edits are kept as
+        this reviewer's own until all have decided (adjudication.py); the item changes only then."""
+        assert session.item_id is not None and session.rev is not None
+        if chosen is None:
+            return self.view(session, error="여러 검토자에게 배정된 문항입니다: 결정과 함께 저장하세요 · This item has several "
+                                            "reviewers: your edits are kept with your decision (accept, needs fix…)")
+        recorded = adjudication.record(self.store, queues.spec(session.queue), chosen, session.item_id, session.rev,
+                                       user.name, reason=reason, edits=changes)
+        drafts.discard_draft(self.engine, user.name, session.queue, session.item_id)
+        shown = Session(session.queue, session.item_id, recorded.applied_rev or self.store.get(session.item_id).rev)
+        return self.view(shown, f"{chosen.name} · {recorded.message}")
 
     def revert_changes(self, user: User, session: Session, rev: int) -> list[tuple[str, Any, Any]]:
         """What bringing back revision `rev` changes: (field, now, then) for each field the user's role

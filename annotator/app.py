@@ -18,6 +18,8 @@ import gradio as gr
 
 from annotator import auth, blinding, claims, queues, scoring, stats, views
 from annotator.actions import EditError, Move, Reviewer, Session, View
+from annotator.adjudicate_tab import AdjudicateTab
+from annotator.adjudicate_tab import register_api as register_adjudicate_api
 from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
 from annotator.bulk_panel import BulkPanel
 from annotator.events import fast
@@ -729,6 +731,11 @@ AGREEMENT_COLUMNS = [("raters", "평가자 · Raters"), ("axis", "축 · Axis"),
                      ("alpha_ordinal", "α ordinal"), ("icc_2_1", "ICC(2,1)"), ("units", "units (≥2 ratings)")]
 
 
+DECISION_AGREEMENT_COLUMNS = [("what", "무엇 · What"), ("kappa_kind", "κ"), ("kappa", "κ value"),
+                              ("alpha_nominal", "α nominal"), ("items", "items (≥2 decisions)"), ("pairs", "pairs"),
+                              ("raters", "raters")]
+
+
 def stats_html(ctx: AppContext) -> str:
     engine = ctx.workspace.store.engine
     counts = ctx.workspace.store.stats()
@@ -739,11 +746,14 @@ def stats_html(ctx: AppContext) -> str:
     except BenchsmithError:
         pass  # a suspects.json that is not a result: the tab says so
     agreement = [row.__dict__ for row in stats.agreement_rows(engine)]
+    decision_agreement = [row.__dict__ for row in stats.decision_agreement_rows(engine)]
     return (f"<h3>문항 · Items</h3><p>{counts['items']} items, {counts['revisions']} revisions · "
             + " · ".join(f"{views.esc(k)} {v}" for k, v in counts["by_status"].items()) + "</p>"
             + views.table_html(queue_counts, [("queue", "대기열 · Queue"), ("items", "문항 · Items")])
             + "<h3>진행 · Progress per user and queue</h3>" + views.table_html(stats.progress_rows(engine), PROGRESS_COLUMNS)
             + "<h3>채점 일치도 · Scoring agreement</h3>" + views.table_html(agreement, AGREEMENT_COLUMNS)
+            + "<h3>검토자 일치도 · Reviewers' agreement (overlapped items)</h3>"
+            + views.table_html(decision_agreement, DECISION_AGREEMENT_COLUMNS)
             + _judge_html(engine))
 
 
@@ -789,6 +799,9 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats") as stats_tab:
                 refresh = gr.Button("새로 고침 · Refresh", size="sm", elem_id="stats-refresh")
                 stats_view = gr.HTML(elem_id="stats")
+            # last: a lead's tab, after the ones everyone has (a narrow window folds it into the tab menu)
+            with gr.Tab(QUEUES["adjudicate"].title, id="adjudicate", elem_id="tab-adjudicate") as tabs["adjudicate"]:
+                adjudicate_tab = AdjudicateTab(ctx, item_markdown)
         def refresh_stats(request: gr.Request) -> str:
             ctx.sees_stats(request)
             return stats_html(ctx)
@@ -801,6 +814,9 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             tab.open_on_select(tabs[queue])
         _open_on_select(ctx, tabs["suspects"], suspects_tab.state, lambda session: session.item_id is not None,
                         suspects_tab.open, suspects_tab.open_outputs, suspects_tab.status)
+        # read again at each select: reviewers' decisions add disputed items meanwhile
+        _open_on_select(ctx, tabs["adjudicate"], adjudicate_tab.state, lambda case: False, adjudicate_tab.open,
+                        adjudicate_tab.outputs, adjudicate_tab.status)
 
         def open_admin(request: gr.Request) -> list[Any]:
             return admin_tab.load() if ctx.user(request).role == "admin" else ["", ""]
@@ -813,12 +829,12 @@ def build_app(ctx: AppContext) -> gr.Blocks:
             header = f"**{user.name}** · {user.role}" + (" · 로컬 모드 · local mode (no users configured)" if ctx.local_mode else "")
             # visible=False does not hide a tab button in this Gradio; "hidden" does. Tabs shown
             # anyway get no update: a visibility update makes the page walk the whole tab.
-            allowed = ([user.role in QUEUES[q].roles for q in ("korea", "rationale", "score", "suspects")]
+            allowed = ([user.role in QUEUES[q].roles for q in ("korea", "rationale", "score", "suspects", "adjudicate")]
                        + [user.role == "admin", user.role in STATS_ROLES])
             visible = [gr.skip() if ok else gr.Tab(visible="hidden") for ok in allowed]
             return [header, *visible, *item_tab.open(user)]
 
-        hideable = [*(tabs[q] for q in ("korea", "rationale", "score", "suspects", "admin")), stats_tab]
+        hideable = [*(tabs[q] for q in ("korea", "rationale", "score", "suspects", "adjudicate", "admin")), stats_tab]
         blocks.load(on_load, None, [who, *hideable, *item_tab.open_outputs], api_visibility="private", **fast(who))
         _register_api(ctx)
     return blocks
@@ -914,3 +930,4 @@ def _register_api(ctx: AppContext) -> None:
 
     for endpoint in (get_item, save_item, score_responses, save_score, revert_preview, revert_item):
         gr.api(endpoint, api_name=endpoint.__name__, concurrency_limit=API_CONCURRENCY)
+    register_adjudicate_api(ctx, API_CONCURRENCY)

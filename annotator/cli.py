@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -99,7 +99,8 @@ def load_judge_command(
 
 @annotate_app.command("stats")
 def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False) -> None:
-    """Expert and judge scores per scoring task, and their agreement (Krippendorff α, ICC)."""
+    """Expert and judge scores per scoring task, and their agreement (Krippendorff α, ICC); the
+    reviewers' agreement on overlapped items' decisions and Korea flags (Cohen's/Fleiss' κ, α nominal)."""
     import math
     from dataclasses import asdict
 
@@ -107,10 +108,13 @@ def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False
 
     engine = _workspace(workspace).store.engine
     table = scoring.score_table(engine)
-    agreement = [{k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(row).items()}
-                 for row in stats.agreement_rows(engine)]
+    def plain(row: Any) -> dict[str, Any]:
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(row).items()}
+
+    agreement = [plain(row) for row in stats.agreement_rows(engine)]
+    decisions = [plain(row) for row in stats.decision_agreement_rows(engine)]
     if as_json:
-        print_json({"tasks": table, "agreement": agreement})
+        print_json({"tasks": table, "agreement": agreement, "decision_agreement": decisions})
         return
     for row in table:
         experts = "; ".join(f"{name} {sum(values.values())}" for name, values in sorted(row["experts"].items()))
@@ -119,6 +123,10 @@ def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False
     for row in agreement:
         out.print(f"{row['raters']} · {row['axis']}: α(interval) {row['alpha_interval']}, ICC(2,1) {row['icc_2_1']}, "
                   f"{row['units']} tasks", highlight=False)
+    for row in decisions:
+        figure = {key: "—" if row[key] is None else f"{row[key]:.3f}" for key in ("kappa", "alpha_nominal")}
+        out.print(f"reviewers · {row['what']}: {row['kappa_kind']} κ {figure['kappa']}, α(nominal) {figure['alpha_nominal']}, "
+                  f"{row['items']} items, {row['pairs']} pairs, {row['raters']} raters", highlight=False)
 
 
 @annotate_app.command("export-scores")

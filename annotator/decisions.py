@@ -59,16 +59,20 @@ def changes(store: Store, decision: Decision, item: Item, user: str, reason: str
 
 
 def decide(store: Store, spec: QueueSpec, decision: Decision, item_id: str, expect_rev: int, user: str, *,
-           reason: str = "", edits: dict[str, Any] | None = None, stage: str, note: str = "") -> int:
+           reason: str = "", edits: dict[str, Any] | None = None, stage: str, note: str = "",
+           history: str | None = None, record: bool = True) -> int:
     """Write `decision` (and `edits`) on `item_id` at `expect_rev`; returns the new revision. Raises
     ConflictError when the item moved on, DecisionError or ItemValidationError; nothing is written then.
     `note` (an admin's override of the assignment, claims.py) is added to the revision's reason only.
     Whether the user's role may take the decision is the caller's check (QueueSpec.check_decision or
-    check_bulk): it knows which of the two applies."""
+    check_bulk): it knows which of the two applies. `history`: the revision's reason when it should say
+    more than the decision's (the reviewers' decisions an agreed or adjudicated decision settles);
+    `record=False` when the caller records the reviews itself (adjudication.py)."""
     edits = dict(edits or {})
     item = store.get(item_id).item
     written = {**edits, **changes(store, decision, item, user, reason, edits)}
     new_rev = store.update_fields(item_id, written, expect_rev=expect_rev, author=user, stage=stage,
-                                  reason=claims.with_note(reason or decision.name, note))
-    queues.record_review(store.engine, spec.name, item_id, user, decision.name, new_rev, reason or None)
+                                  reason=claims.with_note(history or reason or decision.name, note))
+    if record:
+        queues.record_review(store.engine, spec.name, item_id, user, decision.name, new_rev, reason or None)
     return new_rev

@@ -59,7 +59,7 @@ class Selection:
     """Where a queue's items come from and, for the items table, the facets of which an item needs
     at least one (every item when none); the facets are queues.FACETS' typed predicates."""
 
-    source: Literal["items", "scoring_tasks", "suspects_result"] = "items"
+    source: Literal["items", "scoring_tasks", "suspects_result", "disputed_decisions"] = "items"
     any_of: tuple[str, ...] = ()
 
 
@@ -72,6 +72,9 @@ class QueueSpec:
     editable: tuple[Editable, ...] = ()
     decisions: tuple[Decision, ...] = ()
     bulk_roles: tuple[str, ...] = ()  # who gets the bulk panel: its bulk decisions and assignment
+    # an item assigned to 2+ reviewers keeps each one's decision apart until all have decided
+    # (adjudication.py); agreeing decisions apply, others go to the adjudicate queue
+    overlap_adjudicated: bool = False
 
     @property
     def decision_names(self) -> tuple[str, ...]:
@@ -146,7 +149,7 @@ QUEUES: dict[str, QueueSpec] = {queue.name: queue for queue in (
             Decision("reject", "반려 · Reject", EXPERTS,
                      {"status": "rejected", _REVIEW_REASONS: Fill.APPEND_REASON}, needs_reason=True),
         ),
-        bulk_roles=(ADMIN,)),
+        bulk_roles=(ADMIN,), overlap_adjudicated=True),
     QueueSpec(
         "korea", "한국 특화 검토 · Korea-specific", EVERYONE,
         Selection(any_of=("korea_candidate", "korea_yes", "korea_no")),
@@ -157,7 +160,7 @@ QUEUES: dict[str, QueueSpec] = {queue.name: queue for queue in (
             Decision("deny", "한국 특화 아님 · Korea-specific: no", EVERYONE, {"flags.korea_specific": False},
                      bulk=True),
         ),
-        bulk_roles=(ADMIN,)),
+        bulk_roles=(ADMIN,), overlap_adjudicated=True),
     QueueSpec(
         "rationale", "풀이 검토 · Rationale review", EXPERTS, Selection(any_of=("has_rationale",)),
         editable=(Editable(r"rationale\.(text|notes)", EXPERTS),),
@@ -172,6 +175,11 @@ QUEUES: dict[str, QueueSpec] = {queue.name: queue for queue in (
     # membership from `analyze suspects`; the decisions' writes (a new key, a status) are suspects.py's
     QueueSpec("suspects", "의심 문항 · Suspects", EXPERTS, Selection("suspects_result"),
               decisions=tuple(Decision(name, name, EXPERTS, {}) for name in ("fix_key", "ambiguous", "reject", "keep"))),
+    # the overlapped items whose reviewers disagreed: the lead applies one of the queue's decisions
+    # (theirs to pick or merge) through adjudication.py. Admins only: an expert may be one of the
+    # reviewers whose disagreement it settles.
+    QueueSpec("adjudicate", "조정 · Adjudicate", (ADMIN,), Selection("disputed_decisions"),
+              decisions=(Decision("adjudicate", "판정 적용 · Apply the decision", (ADMIN,), {}),)),
 )}
 
 ITEM_QUEUES = tuple(name for name, queue in QUEUES.items() if queue.selects.source == "items")

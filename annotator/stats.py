@@ -1,7 +1,9 @@
 """Figures for the stats tab: progress per user and queue, and agreement on expert scores
 (per axis: Krippendorff's alpha interval and ordinal, ICC(2,1)) among experts, and among
-experts plus the LLM judge when judge scores were imported; and the judge's meta-evaluation
-(judge vs each expert and the expert mean, item and model level)."""
+experts plus the LLM judge when judge scores were imported; agreement of the reviewers of
+overlapped items on their decisions (item queue) and Korea flags (Cohen's κ for two raters,
+Fleiss' κ for more, Krippendorff's α nominal); and the judge's meta-evaluation (judge vs each
+expert and the expert mean, item and model level)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,8 @@ from typing import Any
 
 from sqlalchemy import Engine
 
-from annotator import queues, scoring
-from annotator.agreement import icc, krippendorff_alpha
+from annotator import adjudication, queues, scoring
+from annotator.agreement import cohen_kappa, fleiss_kappa, icc, krippendorff_alpha
 from evaluation.judge_agreement import JudgeAgreement, ScoreSheet, judge_agreement
 
 
@@ -24,6 +26,40 @@ class AgreementRow:
     alpha_ordinal: float
     icc_2_1: float
     units: int
+
+
+@dataclass(frozen=True)
+class DecisionAgreementRow:
+    what: str  # the reviewers' item decisions, or their Korea flags
+    raters: int
+    kappa_kind: str  # Cohen (the same two raters on every item) or Fleiss
+    kappa: float
+    alpha_nominal: float
+    items: int  # items with two or more reviewers' decisions
+    pairs: int  # reviewer pairs over those items
+
+
+DECISION_AGREEMENT = (("item", "item decisions"), ("korea", "Korea flags"))
+
+
+def decision_agreement_rows(engine: Engine) -> list[DecisionAgreementRow]:
+    rows = []
+    for queue, what in DECISION_AGREEMENT:
+        units = {item: found for item, found in adjudication.ratings(engine, queue).items() if len(found) >= 2}
+        if not units:
+            continue
+        raters = sorted({user for found in units.values() for user in found})
+        pairs = sum(len(found) * (len(found) - 1) // 2 for found in units.values())
+        if len(raters) == 2:
+            kind, kappa = "Cohen", cohen_kappa(units, *raters)
+        else:
+            kind, kappa = "Fleiss", fleiss_kappa(units)
+        categories = sorted({decision for found in units.values() for decision in found.values()})
+        matrix = [[float(categories.index(units[item][user])) if user in units[item] else math.nan for item in units]
+                  for user in raters]
+        rows.append(DecisionAgreementRow(what, len(raters), kind, kappa, krippendorff_alpha(matrix, "nominal"),
+                                         len(units), pairs))
+    return rows
 
 
 def progress_rows(engine: Engine) -> list[dict[str, Any]]:

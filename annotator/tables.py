@@ -3,8 +3,9 @@
 Items are never written here: item edits go through `curation.store.Store`, so every save
 is a revision with its author. These tables hold what belongs to the review app itself:
 users, login attempts, sessions, per-user drafts and positions, assignments, reservations and skips,
-review decisions, suspect decisions (with the content and answers they were made on), scoring tasks,
-expert scores, imported judge scores and the server's own secrets.
+review decisions, each reviewer's own decision on an overlapped item until it is settled
+(reviewer_decisions), suspect decisions (with the content and answers they were made on), scoring
+tasks, expert scores, imported judge scores and the server's own secrets.
 """
 
 from __future__ import annotations
@@ -128,6 +129,23 @@ reviews = Table(
     Column("rev", Integer, nullable=False),
     Column("at", String(32), nullable=False),
     Index("ix_annot_reviews_user", "user", "queue", "item_id"),
+)
+
+reviewer_decisions = Table(  # on an item assigned to 2+ reviewers: each one's decision, kept apart (adjudication.py)
+    "annot_reviewer_decisions",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("queue", String(32), nullable=False),
+    Column("item_id", String(200), nullable=False),
+    Column("user", String(100), nullable=False),
+    Column("decision", String(32), nullable=False),
+    Column("edits", Text, nullable=False),  # JSON {"field.path": value}: the reviewer's own edits
+    Column("reason", Text),
+    Column("base_rev", Integer, nullable=False),  # the item revision the decision was made on
+    Column("outcome", String(16)),  # None while others have still to decide; agreed, disputed, adjudicated
+    Column("applied_rev", Integer),  # the item revision that settled it
+    Column("at", String(32), nullable=False),
+    Index("ix_annot_reviewer_decisions_item", "queue", "item_id", "outcome"),
 )
 
 suspect_decisions = Table(  # the Suspects queue's decisions, with what they were made on

@@ -1,12 +1,15 @@
 """What a reviewer waits for, in a real Chromium: click → the new item visible, on 50,000 items.
 
 For Next, Save, Accept, Search and Login it prints p50 and p95 of the time from the click to
-the page showing the result (a fresh status stamp naming the expected item or message), and
+the page showing the result (a fresh status stamp naming the expected item or message); for
+Adjudicate, from the lead's Apply on a disputed overlapped item (two reviewers decided it
+differently) to the status naming the decision applied and the next case shown; and
 the server start time (process start → login page served). Side by side, the baseline is the
 same action called in-process on the app's Reviewer (no browser, no Gradio, no HTTP): the
 ratio says what the browser round trip costs on top of the work itself.
 
-Targets (issue 15): Next p95 <= 300 ms, Save/Accept p95 <= 500 ms, start <= 5 s.
+Targets (issue 15): Next p95 <= 300 ms, Save/Accept p95 <= 500 ms, start <= 5 s; (issue 25)
+Adjudicate p95 <= 300 ms.
 
     python benchmarks/annotator_browser_bench.py [--items 50000] [--repeat 30] [--runs 3]
         [--db postgresql+psycopg://…/postgres] [--save after.json] [--before before.json]
@@ -41,7 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from annotator_bench import free_port, generate  # noqa: E402
 
-from annotator import auth  # noqa: E402
+from annotator import adjudication, auth, queues  # noqa: E402
 from annotator.actions import Reviewer, Session  # noqa: E402
 from annotator.queues import Filters  # noqa: E402
 from annotator.render import PdfRenderer  # noqa: E402
@@ -54,6 +57,8 @@ CHROMIUM = os.environ.get("BENCHSMITH_CHROMIUM") or shutil.which("chromium") or 
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 USER, PASSWORD = "bench", "password-bench"
+# the two reviewers whose differing decisions make the adjudication cases
+REVIEWERS = (auth.User("bench-r1", "annotator"), auth.User("bench-r2", "annotator"))
 
 
 def percentiles(samples: list[float]) -> tuple[float, float]:
@@ -84,7 +89,26 @@ def make_workspace(root: Path, items: int, db: str | None) -> tuple[Workspace, C
         workspace.store.save_items(generated[start:start + 5000], author="bench", stage="import")
     ensure_tables(workspace.store.engine)
     auth.add_user(workspace.store.engine, USER, "admin", PASSWORD)
+    for reviewer in REVIEWERS:
+        auth.add_user(workspace.store.engine, reviewer.name, reviewer.role, PASSWORD)
     return workspace, cleanup
+
+
+def disputed(workspace: Workspace, ids: list[str]) -> None:
+    """Items assigned to both REVIEWERS, who decide them differently: the lead's Adjudicate queue."""
+    queues.assign(workspace.store.engine, "item", [r.name for r in REVIEWERS], 2, item_ids=ids)
+    reviewer = Reviewer(workspace.store, PdfRenderer(workspace.blobs))
+    for item_id in ids:
+        for who, decision, reason in zip(REVIEWERS, ("accept", "needs_fix"), ("", "벤치 사유"), strict=True):
+            view = reviewer.save(who, Session("item", item_id, workspace.store.get(item_id).rev), decision, reason)
+            assert not view.error, view.error
+
+
+def case_ids(items: int, run: int, repeat: int, part: int) -> list[str]:
+    """Items from the end of the store (Next, Save and Accept walk from its start): per run and part
+    (0 browser, 1 baseline) their own."""
+    first = items - 1 - (run * 2 + part) * repeat
+    return [f"gen-{first - k:06d}" for k in range(repeat)]
 
 
 def start_server(root: Path) -> tuple[subprocess.Popen, str, float]:
@@ -112,11 +136,15 @@ def timed(samples: list[float], action: Callable[[], None], done: Callable[[], N
     samples.append(time.perf_counter() - started)
 
 
-def browser_figures(url: str, repeat: int, items: int, offset: int = 0) -> dict[str, list[float]]:
-    """`offset`: how far into the store a run starts, so that runs do not redo one another's items."""
+def browser_figures(url: str, repeat: int, items: int, offset: int = 0,
+                    prepare_cases: Callable[[], None] = lambda: None) -> dict[str, list[float]]:
+    """`offset`: how far into the store a run starts, so that runs do not redo one another's items.
+    `prepare_cases`: makes the disputed items the lead adjudicates (after the other actions: the
+    assignments they bring would narrow the bench user's "next unreviewed")."""
     from playwright.sync_api import expect, sync_playwright
 
-    figures: dict[str, list[float]] = {"login": [], "next": [], "save": [], "accept": [], "search": []}
+    figures: dict[str, list[float]] = {"login": [], "next": [], "save": [], "accept": [], "search": [],
+                                       "adjudicate": []}
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
         for _ in range(max(3, repeat // 10)):
@@ -164,8 +192,34 @@ def browser_figures(url: str, repeat: int, items: int, offset: int = 0) -> dict[
             wanted = f"gen-{(n * 7919 + 123 + offset) % items:06d}"
             search.fill(wanted)
             timed(figures["search"], lambda: page.locator("#item-find").click(), shows(wanted))
+        prepare_cases()
+        adjudicate_figures(page, repeat, figures["adjudicate"])
         browser.close()
     return figures
+
+
+def adjudicate_figures(page: Any, repeat: int, samples: list[float]) -> None:
+    """Open the Adjudicate tab (from the tab menu when the window folds it there), take the first
+    reviewer's decision, and time Apply → the status naming it and the next case on screen."""
+    from playwright.sync_api import expect
+
+    shown = page.locator(".tab-container:not(.visually-hidden) button[role=tab]:has-text('Adjudicate')")
+    if shown.count() and shown.first.is_visible():
+        shown.first.click()
+    else:
+        page.locator(".overflow-menu button").first.click()
+        page.locator(".overflow-dropdown button:has-text('Adjudicate')").click()
+    case, status = page.locator("#adjudicate-case .bs-case"), page.locator("#adjudicate-status")
+    expect(case).to_be_visible(timeout=60_000)
+    for _ in range(repeat):
+        item_id = case.get_attribute("data-item")
+        page.locator("#adjudicate-take label").first.click()
+        expect(page.locator("#adjudicate-decision input")).to_have_value("accept", timeout=60_000)
+
+        def applied(item_id: str | None = item_id) -> None:
+            # the status naming this item comes in the same response as the next case
+            expect(status).to_contain_text(f"{item_id}: accept", timeout=60_000)
+        timed(samples, lambda: page.locator("#adjudicate-apply").click(), applied)
 
 
 def _next_id(current: str) -> str:
@@ -173,10 +227,10 @@ def _next_id(current: str) -> str:
     return f"{prefix}-{int(number) + 1:06d}"
 
 
-def baseline_figures(workspace: Workspace, repeat: int, items: int) -> dict[str, list[float]]:
+def baseline_figures(workspace: Workspace, repeat: int, items: int, cases: list[str]) -> dict[str, list[float]]:
     """The same actions on the Reviewer in-process: the work without browser, Gradio or HTTP."""
     reviewer = Reviewer(workspace.store, PdfRenderer(workspace.blobs))
-    figures: dict[str, list[float]] = {"next": [], "save": [], "accept": [], "search": []}
+    figures: dict[str, list[float]] = {"next": [], "save": [], "accept": [], "search": [], "adjudicate": []}
     view = reviewer.open("baseline", "item", f"gen-{items // 2:06d}")
     for _ in range(repeat):
         started = time.perf_counter()
@@ -197,6 +251,11 @@ def baseline_figures(workspace: Workspace, repeat: int, items: int) -> dict[str,
         started = time.perf_counter()
         reviewer.navigate("baseline", "item", Filters(search=f"gen-{(n * 104729 + 7) % items:06d}"), None, "first")
         figures["search"].append(time.perf_counter() - started)
+    disputed(workspace, cases)
+    for item_id in cases:
+        started = time.perf_counter()
+        adjudication.resolve(workspace.store, BASELINE, "item", item_id, workspace.store.get(item_id).rev, "accept")
+        figures["adjudicate"].append(time.perf_counter() - started)
     return figures
 
 
@@ -216,14 +275,14 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def report(summary: dict[str, Any], backend: str, items: int, before: dict[str, Any] | None) -> None:
-    targets = {"next": 0.300, "save": 0.500, "accept": 0.500}
+    targets = {"next": 0.300, "save": 0.500, "accept": 0.500, "adjudicate": 0.300}
     runs = len(summary["load"])
     loads = ", ".join(f"{a:.1f}→{b:.1f}" for a, b in summary["load"])
     print(f"\n{backend}, {items} items: median of {runs} run(s); load average (1 min) at start→end of each: {loads}")
     was = f"   (before: {before['start_s']:.2f} s)" if before else ""
     print(f"server start (process → login page): {summary['start_s']:.2f} s   (target <= 5 s)"
           f" {'met' if summary['start_s'] <= 5 else 'MISSED'}{was}")
-    print(f"{'action':<8} {'browser p50':>12} {'p95':>8} {'baseline p50':>13} {'ratio p50':>10}  {'target p95':<20}"
+    print(f"{'action':<10} {'browser p50':>12} {'p95':>8} {'baseline p50':>13} {'ratio p50':>10}  {'target p95':<20}"
           + ("  before p50 / p95" if before else ""))
     for action, (p50, p95) in summary["browser"].items():
         base = summary["baseline_p50"].get(action)
@@ -231,7 +290,7 @@ def report(summary: dict[str, Any], backend: str, items: int, before: dict[str, 
         target = (f"<= {targets[action] * 1000:.0f} ms {'met' if p95 <= targets[action] else 'MISSED'}"
                   if action in targets else "")
         old = before["browser"].get(action) if before else None
-        print(f"{action:<8} {p50 * 1000:10.0f}ms {p95 * 1000:6.0f}ms {(base or 0) * 1000:11.1f}ms {ratio}  {target:<20}"
+        print(f"{action:<10} {p50 * 1000:10.0f}ms {p95 * 1000:6.0f}ms {(base or 0) * 1000:11.1f}ms {ratio}  {target:<20}"
               + (f"  {old[0] * 1000:6.0f} / {old[1] * 1000:.0f} ms" if old else ""))
     print("baseline: the same action on the in-process Reviewer (no browser, Gradio or HTTP)")
 
@@ -258,11 +317,13 @@ def main() -> None:
                 load_before = load_average()
                 process, url, start_s = start_server(root)
                 try:
-                    browser = browser_figures(url, args.repeat, args.items, offset=n * args.repeat * 2)
+                    cases = case_ids(args.items, n, args.repeat, 0)
+                    browser = browser_figures(url, args.repeat, args.items, offset=n * args.repeat * 2,
+                                              prepare_cases=lambda: disputed(workspace, cases))  # noqa: B023
                 finally:
                     process.terminate()
                     process.wait(timeout=30)
-                baseline = baseline_figures(workspace, args.repeat, args.items)
+                baseline = baseline_figures(workspace, args.repeat, args.items, case_ids(args.items, n, args.repeat, 1))
                 runs.append({"start_s": start_s, "browser": browser, "baseline": baseline,
                              "load": (load_before, load_average())})
                 figures = ", ".join(f"{action} {percentiles(samples)[0] * 1000:.0f}/{percentiles(samples)[1] * 1000:.0f}"
