@@ -12,7 +12,7 @@ import ipaddress
 import os
 import secrets
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, MutableMapping
 from functools import partial
 from typing import Protocol, cast
 
@@ -24,9 +24,10 @@ import_gradio()
 import gradio as gr  # noqa: E402
 from fastapi import FastAPI, HTTPException, Request  # noqa: E402
 from fastapi.responses import Response  # noqa: E402
+from gradio.state_holder import StateHolder  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
-from annotator import auth  # noqa: E402
+from annotator import auth, capacity  # noqa: E402
 from annotator.actions import Reviewer, Session  # noqa: E402
 from annotator.app import LOCAL_USER, AppContext, build_app  # noqa: E402
 from annotator.edit_relay import DRAFT_URL, edit_relay_script  # noqa: E402
@@ -34,6 +35,8 @@ from annotator.gate import ASGIApp, SessionGate  # noqa: E402
 from annotator.queue_specs import ITEM_QUEUES, QUEUES, NotAllowed  # noqa: E402
 from annotator.render import PdfRenderer, RenderError, warm_up  # noqa: E402
 from annotator.score_desk import ScoreDesk  # noqa: E402
+from annotator.session_states import BoundedStateHolder  # noqa: E402
+from annotator.shared_sessions import SharedTokens, cookie_id, server_secret  # noqa: E402
 from annotator.shortcuts import head_script  # noqa: E402
 from annotator.tables import ensure_tables  # noqa: E402
 from annotator.views import CSS  # noqa: E402
@@ -52,7 +55,12 @@ class GradioLogins(Protocol):
     """What a mounted Gradio app (gradio.routes.App) keeps about its logins."""
 
     cookie_id: str
-    tokens: dict[str, str]  # access token -> user name
+    tokens: MutableMapping[str, str]  # access token -> user name
+    state_holder: StateHolder  # per page load (session hash): gr.State values, updated components
+
+
+def gradio_app(api: FastAPI) -> GradioLogins:
+    return cast(GradioLogins, next(route.app for route in api.routes if isinstance(route, Mount)))
 
 
 def is_loopback(host: str) -> bool:
@@ -78,6 +86,7 @@ def check_can_serve(workspace: Workspace, host: str) -> bool:
 def create_server(workspace: Workspace, *, local_mode: bool, token: str | None = None, order: str = "id") -> ASGIApp:
     """The app behind its gate: with `local_mode` only holders of `token` get in (a random one
     when None); with users only signed-in sessions reach anything but the login page."""
+    workspace = workspace.with_pool(capacity.pool_size())  # its own store: a connection per worker thread
     store = workspace.store
     ensure_tables(store.engine)
     renderer = PdfRenderer(workspace.blobs)
@@ -86,16 +95,17 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        capacity.limit_worker_threads()
         warm_up()  # PyMuPDF, for the first page shown, imported once the server listens
         yield
 
     api = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
 
     def session_user(cookies: dict[str, str]) -> str | None:
-        gradio_app = cast(GradioLogins, next(route.app for route in api.routes if isinstance(route, Mount)))
-        token = (cookies.get(f"access-token-{gradio_app.cookie_id}")
-                 or cookies.get(f"access-token-unsecure-{gradio_app.cookie_id}"))
-        return gradio_app.tokens.get(token) if token else None
+        gradio = gradio_app(api)
+        token = (cookies.get(f"access-token-{gradio.cookie_id}")
+                 or cookies.get(f"access-token-unsecure-{gradio.cookie_id}"))
+        return gradio.tokens.get(token) if token else None
 
     def current_user(request: Request) -> str:
         if local_mode:
@@ -158,6 +168,10 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     # which made each click slower the longer a reviewer worked
     app = gr.mount_gradio_app(api, blocks, path="/", auth=login, auth_message=AUTH_MESSAGE,
                               head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False)
+    gradio = gradio_app(api)
+    gradio.state_holder = BoundedStateHolder.for_blocks(blocks)
+    # sessions and the cookie's name shared with every process on this store (annotate on several ports)
+    gradio.tokens, gradio.cookie_id = SharedTokens(store.engine), cookie_id(server_secret(store.engine))
     return SessionGate(app, signed_in=lambda cookies: session_user(cookies) is not None,
                        locked_for=partial(auth.locked_for, store.engine),
                        token=(token or secrets.token_urlsafe(24)) if local_mode else None)

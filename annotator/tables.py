@@ -44,6 +44,22 @@ login_attempts = Table(
     Column("ok", Integer, nullable=False),
 )
 
+# Shared by every server process on this store (annotator/shared_sessions.py)
+server_secrets = Table(
+    "annot_server_secrets",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", String(200), nullable=False),
+)
+
+sessions = Table(
+    "annot_sessions",
+    metadata,
+    Column("token_hash", String(64), primary_key=True),  # sha256 of the cookie's token, never the token
+    Column("user", String(100), nullable=False, index=True),
+    Column("created_at", Float, nullable=False),
+)
+
 drafts = Table(
     "annot_drafts",
     metadata,
