@@ -14,6 +14,7 @@ import secrets
 import socket
 from collections.abc import AsyncIterator
 from functools import partial
+from typing import Any
 
 from annotator.gradio_import import import_gradio
 from curation.errors import BenchsmithError, NotFoundError
@@ -24,8 +25,9 @@ import gradio as gr  # noqa: E402
 import uvicorn  # noqa: E402
 from fastapi import FastAPI, HTTPException, Request  # noqa: E402
 from fastapi.responses import Response  # noqa: E402
+from starlette.routing import Mount  # noqa: E402
 
-from annotator import auth, claims  # noqa: E402
+from annotator import auth, capacity, claims  # noqa: E402
 from annotator.actions import Reviewer, Session  # noqa: E402
 from annotator.app import LOCAL_USER, AppContext, build_app  # noqa: E402
 from annotator.claims import RESERVATION_S  # noqa: E402
@@ -35,6 +37,7 @@ from annotator.page_view import page_view_script  # noqa: E402
 from annotator.queue_specs import ITEM_QUEUES, QUEUES, NotAllowed  # noqa: E402
 from annotator.render import PdfRenderer, RenderError, warm_up  # noqa: E402
 from annotator.score_desk import ScoreDesk  # noqa: E402
+from annotator.session_states import BoundedStateHolder  # noqa: E402
 from annotator.sessions import Sessions  # noqa: E402
 from annotator.settings import Settings, read_settings  # noqa: E402
 from annotator.shortcuts import head_script  # noqa: E402
@@ -73,6 +76,7 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     """The app behind its gate: with `local_mode` only holders of `token` get in (a random one
     when None); with users only signed-in sessions reach anything but the login page.
     `settings`: session lengths and login backoff (the workspace's [annotator] settings when None)."""
+    workspace = workspace.with_pool(capacity.pool_size())  # its own store: a connection per worker thread
     store = workspace.store
     ensure_tables(store.engine)
     renderer = PdfRenderer(workspace.blobs)
@@ -82,6 +86,7 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        capacity.limit_worker_threads()
         warm_up()  # PyMuPDF, for the first page shown, imported once the server listens
         yield
 
@@ -149,6 +154,8 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     # the gate let in, through auth_dependency; its own login page would show the API info.
     app = gr.mount_gradio_app(api, blocks, path="/", auth_dependency=None if local_mode else _gate_user,
                               head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False)
+    # Gradio keeps each page load's state: lean (what handlers changed) and bounded (session_states.py)
+    gradio_app(api).state_holder = BoundedStateHolder.for_blocks(blocks)
     if local_mode:
         return SessionGate(app, token=token or secrets.token_urlsafe(24))
     settings = settings or read_settings(workspace.root / CONFIG_NAME)
@@ -160,6 +167,11 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
 
 def _gate_user(request: Request) -> str | None:
     return scope_user(request.state)
+
+
+def gradio_app(api: FastAPI) -> Any:
+    """The Gradio app (gradio.routes.App) mounted on the server's FastAPI app."""
+    return next(route.app for route in api.routes if isinstance(route, Mount))
 
 
 def uvicorn_config(app: ASGIApp) -> uvicorn.Config:

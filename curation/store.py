@@ -159,6 +159,9 @@ def facet_clause(facet: Facet, value: Any) -> ColumnElement[bool] | None:
     return None if value is None else column == value
 
 
+POOL_OVERFLOW = 4  # beyond pool_size, for a thread that holds a second connection while it has one
+
+
 def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):  # noqa: ANN001
@@ -178,10 +181,15 @@ def _configure_sqlite(engine: Engine) -> None:
 
 
 class Store:
-    def __init__(self, url: str, *, create: bool = False):
+    def __init__(self, url: str, *, create: bool = False, pool_size: int | None = None):
+        """`pool_size`: connections kept open for reuse, one per thread that may use the store at
+        once (a server's worker threads); None keeps SQLAlchemy's default (5), enough for the CLI.
+        Past it, connections are opened and closed per use: under a server's load that was about
+        one new connection per action."""
         self.url = url
+        sizing = {} if pool_size is None else {"pool_size": pool_size, "max_overflow": POOL_OVERFLOW}
         try:
-            self.engine = create_engine(url, future=True)
+            self.engine = create_engine(url, future=True, **sizing)
         except Exception as error:  # bad URL, missing driver
             raise WorkspaceError(f"cannot open store {mask_url(url)!r}: {mask_url(str(error))}") from None
         if self.engine.dialect.name == "sqlite":

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
@@ -31,6 +31,7 @@ class Workspace:
     db_url: str
     name: str
     vlm_model: str | None = None  # [extract] vlm_model: the vision model extraction falls back to
+    pool_size: int | None = None  # the store's connection pool (Store); None: SQLAlchemy's default
 
     @property
     def blobs_dir(self) -> Path:
@@ -50,7 +51,11 @@ class Workspace:
 
     @cached_property
     def store(self) -> Store:
-        return Store(self.db_url)
+        return Store(self.db_url, pool_size=self.pool_size)
+
+    def with_pool(self, pool_size: int) -> Workspace:
+        """The same workspace whose store keeps `pool_size` connections (a server's threads)."""
+        return replace(self, pool_size=pool_size)
 
     @cached_property
     def blobs(self) -> BlobStore:
