@@ -102,7 +102,7 @@ class Member(threading.Thread):
         return json.loads(lines[lines.index("event: complete") + 1].removeprefix("data: "))[0]
 
     def save(self, client, item_id: str) -> None:
-        rev = self.call(client, "get_item", [item_id])["rev"]
+        rev = self.call(client, "get_item", [item_id, "item"])["rev"]
         result = self.call(client, "save_item", ["item", item_id, rev, json.dumps({"stem": f"{self.name} {time.time()}"}),
                                                  "", ""])
         self.actions += 1
