@@ -5,11 +5,6 @@ annotator server on a held socket, as `annotate` runs it."""
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import threading
-import time
-from collections.abc import Iterator
 from pathlib import Path
 
 from sqlalchemy import insert
@@ -18,6 +13,8 @@ from annotator import auth
 from annotator.sample import load_sample
 from annotator.tables import ensure_tables, scoring_tasks
 from curation.workspace import Workspace, init_workspace
+
+from .annotator_support import running_server
 
 MODELS = ("zeta-model-9", "omega-model-7", "kappa-model-3", "sigma-model-5")
 RUN_ID = "run-blind-4471"
@@ -59,23 +56,4 @@ def secrets_served(workspace: Workspace) -> list[str]:
     return [*MODELS, RUN_ID, *(str(task_id(item, model)) for item in ITEMS for model in MODELS)]
 
 
-@contextlib.contextmanager
-def serving(workspace: Workspace) -> Iterator[str]:
-    import uvicorn
-
-    from annotator.server import create_server
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))  # held open and handed to the server: no other process can take the port
-    server = uvicorn.Server(uvicorn.Config(create_server(workspace, local_mode=False), log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "the annotator server stopped while starting"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
+serving = running_server  # the server the `annotate` command runs, on a held loopback port

@@ -9,7 +9,7 @@ import pytest
 
 from .test_adjudication import alpha_nominal, cohen
 from .test_annotator_browser import (  # noqa: F401  (browser: the Chromium fixture)
-    _wait_until_up,
+    annotator_serving,
     browser,
     expect,
     field,
@@ -40,13 +40,8 @@ def server(tmp_path_factory):
         auth.add_user(workspace.store.engine, name, role, PASSWORDS[name])
     queues.assign(workspace.store.engine, "item", ["carol", "dave"], 2, item_ids=list(DECISIONS))
     log = root.parent / "server.log"
-    process, url = start_annotator(root, log)
-    try:
-        _wait_until_up(url, process, log)
+    with annotator_serving(root, log) as url:
         yield url, root
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def _decide(page, item_id: str, decision: str) -> None:

@@ -4,6 +4,7 @@ or gradio are missing."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -11,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -58,6 +60,18 @@ def start_annotator(root: Path, log: Path, *args: str, env: dict[str, str] | Non
     raise RuntimeError(f"annotator printed no URL: {log.read_text()}")
 
 
+@contextlib.contextmanager
+def annotator_serving(root: Path, log: Path) -> Iterator[str]:
+    """`benchsmith annotate` on the workspace at `root`, up and answering; yields its URL."""
+    process, url = start_annotator(root, log)
+    try:
+        _wait_until_up(url, process, log)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
 def _wait_until_up(url: str, process: subprocess.Popen, log: Path, status: int = 200) -> None:
     import httpx
 
@@ -100,13 +114,8 @@ def server(tmp_path_factory):
     rationales, _ = sample_scoring()
     load_rationales(workspace.store.engine, rationales)
     log = root.parent / "server.log"
-    process, url = start_annotator(root, log)
-    try:
-        _wait_until_up(url, process, log)
+    with annotator_serving(root, log) as url:
         yield url, root
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")

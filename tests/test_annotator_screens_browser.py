@@ -16,14 +16,13 @@ from curation.workspace import init_workspace, open_workspace
 from tests import test_annotator_browser as browser_tests  # skips this module without Chromium or playwright
 from tests.test_annotator_browser import (
     PASSWORDS,
-    _wait_until_up,
+    annotator_serving,
     choose,
     expect,
     field,
     login,
     open_item,
     rendered_after,
-    start_annotator,
     stored,
 )
 
@@ -53,13 +52,8 @@ def server(tmp_path_factory):
     workspace.store.save_items([parse_item(r) for r in _items()], author="test", stage="import")
     auth.add_user(workspace.store.engine, "alice", "admin", PASSWORDS["alice"])
     log = root.parent / "server.log"
-    process, url = start_annotator(root, log)
-    try:
-        _wait_until_up(url, process, log)
+    with annotator_serving(root, log) as url:
         yield url, root
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def pdf_page_size(root, item_id: str) -> tuple[float, float]:

@@ -15,7 +15,7 @@ pytest.importorskip("playwright.sync_api", reason="playwright is not installed (
 pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)")
 from playwright.sync_api import expect  # noqa: E402
 
-from tests.test_annotator_browser import BROWSER_ARGS, CHROMIUM, playwright_api  # noqa: E402  (skips without Chromium)
+from tests.test_annotator_browser import browser  # noqa: E402, F401  (the Chromium fixture; skips without it)
 
 
 @pytest.fixture(scope="module")
@@ -25,16 +25,9 @@ def served(tmp_path_factory):
         yield url, workspace
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with playwright_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        yield chromium
-        chromium.close()
 
-
-def login(browser, url: str, name: str):
-    context = browser.new_context(viewport={"width": 1600, "height": 1100})
+def login(chromium, url: str, name: str):
+    context = chromium.new_context(viewport={"width": 1600, "height": 1100})
     page = context.new_page()
     page.goto(url)
     page.locator("input[type=text]").first.fill(name)
@@ -44,7 +37,7 @@ def login(browser, url: str, name: str):
     return context, page
 
 
-def test_the_responses_stand_side_by_side_and_one_save_scores_each(served, browser):
+def test_the_responses_stand_side_by_side_and_one_save_scores_each(served, browser):  # noqa: F811
     url, workspace = served
     context, page = login(browser, url, "bob")
     page.locator("button[role=tab]:has-text('Expert scoring')").click()
@@ -77,7 +70,7 @@ def test_the_responses_stand_side_by_side_and_one_save_scores_each(served, brows
     context.close()
 
 
-def test_an_annotator_has_no_stats_tab(served, browser):
+def test_an_annotator_has_no_stats_tab(served, browser):  # noqa: F811
     url, _ = served
     context, page = login(browser, url, "carol")
     expect(page.locator("button[role=tab]:has-text('Item review')")).to_be_visible(timeout=30_000)
