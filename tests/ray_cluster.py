@@ -112,8 +112,9 @@ def two_node_cluster() -> Iterator[str]:
                 marks = (temp_dir, f"{LOOPBACK}:{port}", f"--gcs_server_port={port}")
                 head = _ray("start", "--head", "--num-cpus", "1", "--num-gpus", "0", "--port", str(port),
                             "--include-dashboard", "false", "--object-store-memory", memory, "--temp-dir", temp_dir,
-                            # not Ray's fixed defaults (10001, 8265): another Ray on this machine may hold them
-                            "--ray-client-server-port", str(_unused_port()), "--dashboard-port", str(_unused_port()))
+                            # not Ray's fixed default (8265): another Ray on this machine may hold it (the client
+                            # server, 10001, starts only with ray[client], which is not installed)
+                            "--dashboard-port", str(_unused_port()))
                 if head.returncode == 0 or not _port_taken(head):
                     break
                 stop_cluster(marks)  # whatever the failed start left behind
