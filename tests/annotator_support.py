@@ -36,13 +36,20 @@ def fresh_reviewer(desk: Desk) -> Reviewer:
 def running_server(workspace: Workspace, **options) -> Iterator[str]:
     """The server the `annotate` command runs, with users (no local mode), on a free loopback port;
     yields its URL. `options` go to create_server."""
-    import uvicorn
-
     from annotator.server import create_server
+
+    with serving_app(create_server(workspace, local_mode=False, **options)) as url:
+        yield url
+
+
+@contextlib.contextmanager
+def serving_app(app) -> Iterator[str]:
+    """An ASGI app (the annotator's gate) under uvicorn on a free loopback port; yields its URL."""
+    import uvicorn
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))  # held open and handed to the server: no other process can take the port
-    server = uvicorn.Server(uvicorn.Config(create_server(workspace, local_mode=False, **options), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:

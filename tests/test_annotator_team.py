@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -21,6 +20,8 @@ import pytest
 from annotator import auth, session_states
 from annotator.sample import load_sample
 from curation.workspace import init_workspace
+
+from .annotator_support import serving_app
 
 pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)")
 pytest.importorskip("gradio_client", reason="gradio_client is not installed (extra: test)")
@@ -40,8 +41,6 @@ def _workspace(root, url=None):
 
 @pytest.fixture(scope="module")
 def team_server(tmp_path_factory):
-    import uvicorn
-
     from annotator.server import create_server, gradio_app
 
     workspace = _workspace(tmp_path_factory.mktemp("team") / "ws")
@@ -50,20 +49,8 @@ def team_server(tmp_path_factory):
         gate = create_server(workspace, local_mode=False)
     finally:
         session_states.MAX_SESSIONS = bound
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(gate, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "the annotator server stopped while starting"
-        time.sleep(0.05)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/", gradio_app(gate.app).state_holder, workspace
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
+    with serving_app(gate) as url:
+        yield url, gradio_app(gate.app).state_holder, workspace
 
 
 def _signed_in(url: str, name: str):
