@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from curation.errors import BenchsmithError
 from curation.item import describe_validation_error
+from evaluation.decoding import RELEASE_DECODING, DecodingContract
 
 Backend = Literal["openai-compatible", "gemini", "vllm", "hf", "llamacpp", "baseline"]
 BACKENDS: tuple[str, ...] = ("openai-compatible", "gemini", "vllm", "hf", "llamacpp", "baseline")
@@ -47,10 +48,12 @@ class Capabilities(_Strict):
 
 
 class Decoding(_Strict):
-    temperature: float | None = Field(0.0, ge=0)
+    """What a model is sent; unset, what releases are meant to be run with (evaluation/decoding.py)."""
+
+    temperature: float | None = Field(RELEASE_DECODING.temperature, ge=0)
     top_p: float | None = Field(None, gt=0, le=1)
-    max_tokens: int | None = Field(1024, ge=1)
-    seed: int | None = 1234
+    max_tokens: int | None = Field(RELEASE_DECODING.max_tokens, ge=1)
+    seed: int | None = RELEASE_DECODING.seed
     thinking_level: str | None = Field(None, description="gemini: minimal|low|medium|high")
     thinking_budget: int | None = None
     stream: bool = False
@@ -82,6 +85,14 @@ class ModelSpec(_Strict):
         if url is not None and not re.match(r"^https?://", url):
             raise ValueError(f"base_url {url!r} must start with http:// or https://")
         return url.rstrip("/") if url else url
+
+    def decoded_as(self, contract: DecodingContract) -> ModelSpec:
+        """This spec with the decoding it leaves unset taken from `contract` (what a release is meant to be
+        run with); what the spec sets (`?max_tokens=…`, a models.yaml `decoding:`) stays."""
+        wanted = {"temperature": contract.temperature, "max_tokens": contract.max_tokens, "seed": contract.seed,
+                  "stop": list(contract.stop) or None}
+        unset = {name: value for name, value in wanted.items() if name not in self.decoding.model_fields_set}
+        return self.model_copy(update={"decoding": self.decoding.model_copy(update=unset)})
 
     def identity(self) -> dict[str, Any]:
         """What the cache key needs to know about the model (not its name or URL)."""

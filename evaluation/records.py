@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_fie
 from curation.errors import WorkspaceError
 from curation.facets import release_facets
 from curation.item import Item, parse_item
+from evaluation.decoding import RELEASE_DECODING, DecodingContract
 
 Outcome = Literal["correct", "wrong", "unparseable", "error"]
 JUDGE_AXES = ("factuality", "logical_soundness", "depth", "clarity")
@@ -423,6 +424,10 @@ class ReleaseManifest(_Record):
     builder: ReleaseBuilder
     config: dict[str, Any] | None = None  # the release config it was built with (`export.release_config`)
     tiny: TinySubset | None = None
+    decoding: DecodingContract | None = None  # what it is meant to be run with; absent in releases built before
+
+    def run_decoding(self) -> DecodingContract:
+        return self.decoding or RELEASE_DECODING
 
     def json_text(self) -> str:
         return json.dumps(self.model_dump(mode="json", exclude_unset=True), ensure_ascii=False, indent=2,

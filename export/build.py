@@ -28,6 +28,7 @@ from curation.item import Item
 from curation.steps.dedup_report import latest_dedup_report
 from curation.store import ItemQuery
 from curation.workspace import Workspace
+from evaluation.decoding import RELEASE_DECODING
 from evaluation.records import (
     FilterRecord,
     ReleaseBuilder,
@@ -251,6 +252,7 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
                                writer=WRITER_SETTINGS, shard_rows=config.shard_rows, row_group_rows=config.row_group_rows),
         # `tiny` is recorded only when set: a release without it is byte for byte what it was before the option
         config=config.model_dump(mode="json", exclude=None if config.tiny else {"tiny"}),
+        decoding=RELEASE_DECODING,
     )
 
 
@@ -258,11 +260,11 @@ def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_conf
                    blobs: BlobStore, items: dict[str, Item]) -> None:
     folder = root / "harness"
     write_scoring(folder, rows_by_config, blobs, config.harness_prompt, items)
-    harness.write_lm_eval(folder / "lm_eval", config.name, list(rows_by_config))
+    harness.write_lm_eval(folder / "lm_eval", config.name, list(rows_by_config), RELEASE_DECODING)
     harness.write_inspect(folder / "inspect")
     for name, rows in rows_by_config.items():
         write_vlmevalkit(folder / "vlmevalkit", name, rows)
-    harness.write_readme(folder, config.name, version, rows_by_config)
+    harness.write_readme(folder, config.name, version, rows_by_config, RELEASE_DECODING)
 
 
 def _template(config: ReleaseConfig) -> str:
@@ -339,6 +341,7 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
         "writer_settings": ", ".join(f"{k}={v}" for k, v in WRITER_SETTINGS.items()),
         "pyarrow_version": manifest.builder.pyarrow, "content_hash": manifest.content_hash,
         "group_task": harness.tag_name(config.name), "harness_prompt": config.harness_prompt,
+        "decoding_text": manifest.run_decoding().describe(),
         "tiny_text": tiny_card_text(tiny, len(rows_by_config.get("tiny", []))),
         "citation_text": f"\n## Citation\n\n```\n{config.citation}\n```\n" if config.citation else "",
     }

@@ -31,7 +31,8 @@ def evaluate_release(ws: Workspace, release: str, specs: list[ModelSpec], *, pro
     summaries = []
     for spec in specs:
         settings = SenderSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
-        summaries.append(run_model(ws, RunRequest(spec, prompt, "implicit", dataset, settings=settings)))
+        run_as = spec.decoded_as(dataset.manifest.run_decoding())  # the release's decoding, unless the spec sets it
+        summaries.append(run_model(ws, RunRequest(run_as, prompt, "implicit", dataset, settings=settings)))
     runs = [load_run(summary.run_dir, ws) for summary in summaries]
     report = write_report(runs, report_dir or ws.root / "reports" / dataset.label)
     return ReleaseEvaluation(dataset, summaries, report)

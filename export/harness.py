@@ -14,7 +14,8 @@ from typing import Any
 
 import yaml
 
-MAX_GEN_TOKENS = 4096  # a model that reasons before "정답: N" must not be cut off
+from evaluation.decoding import DecodingContract
+from export.image_numbering import image_mark, images_first_note
 
 
 class _FunctionTag(str):
@@ -47,9 +48,9 @@ def has_images(rows: list[dict[str, Any]]) -> bool:
     return any(row["question_images"] or any(o["image"] for o in row["options"]) for row in rows)
 
 
-def write_lm_eval(folder: Path, name: str, configs: list[str]) -> list[Path]:
+def write_lm_eval(folder: Path, name: str, configs: list[str], decoding: DecodingContract) -> list[Path]:
     """One generate-until task per config, all under one tag (no group score: configs overlap,
-    so averaging them would count items twice)."""
+    so averaging them would count items twice), generating with the release's decoding."""
     written = [_copy_packaged("lm_eval_utils.py", folder / "utils.py")]
     for config in configs:
         spec: dict[str, Any] = {
@@ -66,8 +67,9 @@ def write_lm_eval(folder: Path, name: str, configs: list[str]) -> list[Path]:
             # a batch whether any request carries images, and batches mix the tasks of a run
             "doc_to_image": _FunctionTag("utils.doc_to_image"),
             "target_delimiter": "",
-            "generation_kwargs": {"until": [], "do_sample": False, "temperature": 0.0,
-                                  "max_gen_toks": MAX_GEN_TOKENS},
+            # the seed is a model argument (`seed=` in the README's command), not a generation one
+            "generation_kwargs": {"until": list(decoding.stop), "do_sample": decoding.temperature > 0,
+                                  "temperature": decoding.temperature, "max_gen_toks": decoding.max_tokens},
             "process_results": _FunctionTag("utils.process_results"),
             "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
             "metadata": {"version": 1.0},
@@ -82,7 +84,49 @@ def write_inspect(folder: Path) -> list[Path]:
     return [_copy_packaged("inspect_task.py", folder / "task.py")]
 
 
-def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[str, Any]]]) -> str:
+def _decoding_section(decoding: DecodingContract) -> list[str]:
+    example_mark = image_mark(3, 2)
+    return [
+        "## Decoding and images",
+        "",
+        "Every command below sends the decoding this release is meant to be run with (`release.json` →",
+        f"`decoding`): {decoding.describe()}. A model may reason before its answer; a reply cut off",
+        "at the token limit is scored wrong by every harness (an error in benchsmith).",
+        "",
+        "| | benchsmith | lm-eval | inspect_ai (`openai-api/`) |",
+        "|---|---|---|---|",
+        f"| messages | {' + '.join(decoding.roles)} | {' + '.join(decoding.roles)} | {' + '.join(decoding.roles)} |",
+        f"| temperature | {decoding.temperature:g} | {decoding.temperature:g} | {decoding.temperature:g} |",
+        f"| token limit | `max_tokens` {decoding.max_tokens} | `max_tokens` {decoding.max_tokens} "
+        f"| `max_tokens` {decoding.max_tokens} |",
+        f"| seed | {decoding.seed} | {decoding.seed} (`seed=` model argument) | {decoding.seed} |",
+        f"| stop | {_stop_text(decoding, absent='not sent')} | {_stop_text(decoding, absent='`[]`')} "
+        f"| {_stop_text(decoding, absent='not sent')} |",
+        "",
+        "Use inspect's `openai-api/` provider as below: its `openai/` provider treats every model name",
+        "as an OpenAI one (the system text goes out as role `developer`, the temperature is dropped and",
+        "`max_completion_tokens` replaces `max_tokens`).",
+        "",
+        "| harness | where the images go |",
+        "|---|---|",
+        "| benchsmith, inspect_ai | inline, where the paper puts them: question images after the question "
+        "text, each option's image after its option line |",
+        "| lm-eval | every image before the text (its API models can do no other); the text begins with "
+        f"`{images_first_note(3)}` and each place an image stood reads `{image_mark(1)}`, or for an option's "
+        f"image `{example_mark}` |",
+        "| VLMEvalKit | every image before the text, question images first, then option images in option "
+        f"order; the `question` cell carries the same note and `{image_mark(1)}` marks, an option shown as a "
+        f"picture reads `{image_mark(3)}` |",
+        "",
+    ]
+
+
+def _stop_text(decoding: DecodingContract, *, absent: str) -> str:
+    return ", ".join(f"`{s}`" for s in decoding.stop) if decoding.stop else f"none ({absent})"
+
+
+def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[str, Any]]],
+                   decoding: DecodingContract) -> str:
     configs = list(rows_by_config)
     image_configs = [c for c, rows in rows_by_config.items() if has_images(rows)]
     widest = max((len(row["question_images"]) + sum(bool(o["image"]) for o in row["options"])
@@ -105,38 +149,39 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         f"Configs: {', '.join(f'`{c}`' for c in configs)}; with images: "
         f"{', '.join(f'`{c}`' for c in image_configs) or 'none'}.",
         "",
+        *_decoding_section(decoding),
         "## lm-evaluation-harness (`pip install 'lm_eval[api]>=0.4.13' pillow`)",
         "",
         "```",
         f"lm_eval --model local-chat-completions --model_args model=MODEL,base_url=URL/chat/completions,"
-        f"max_images={max(widest, 1)},num_concurrent=8 --apply_chat_template "
+        f"max_images={max(widest, 1)},num_concurrent=8,seed={decoding.seed} --apply_chat_template "
         f"--include_path RELEASE/harness/lm_eval --tasks {tag_name(name)}",
         "```",
         "",
         f"The tag `{tag_name(name)}` runs one task per config ("
-        + ", ".join(f"`{task_name(name, c)}`" for c in configs) + "); metric `acc`. Generation is",
-        f"greedy with no stop sequence and up to {MAX_GEN_TOKENS} new tokens, so a model may reason",
-        "before its answer. Each request carries its row's question and option images (`max_images`",
-        "above is the most any row has), and none for a text-only row; the server must accept",
-        "OpenAI list-form message content.",
+        + ", ".join(f"`{task_name(name, c)}`" for c in configs) + "); metric `acc`. Each request",
+        "carries its row's question and option images (`max_images` above is the most any row has),",
+        "and none for a text-only row; the server must accept OpenAI list-form message content.",
         "",
         "## inspect_ai (`pip install inspect_ai openai pyarrow`)",
         "",
         "```",
-        "OPENAI_API_KEY=none inspect eval RELEASE/harness/inspect/task.py@benchsmith_release -T config=full \\",
-        "    --model openai/MODEL --model-base-url URL -M responses_api=false",
+        "LOCAL_BASE_URL=URL LOCAL_API_KEY=none inspect eval RELEASE/harness/inspect/task.py@benchsmith_release \\",
+        "    -T config=full --model openai-api/local/MODEL",
         "```",
         "",
-        "`-M responses_api=false` makes inspect use chat completions, which OpenAI-compatible servers",
-        "(vLLM, llama.cpp, SGLang) serve; `-T config=NAME` picks the config. Question and option",
-        "images are sent as `ContentImage` where benchsmith puts them.",
+        "`openai-api/local/…` is inspect's OpenAI-compatible provider (chat completions; `local` names",
+        "the `LOCAL_BASE_URL` / `LOCAL_API_KEY` variables); `-T config=NAME` picks the config. The task",
+        "reads its decoding from `release.json`. Question and option images are sent as `ContentImage`",
+        "where benchsmith puts them.",
         "",
         "## VLMEvalKit",
         "",
         "`vlmevalkit/CONFIG.tsv` holds the text-only rows (VLMEvalKit's text MCQ format, no `image`",
         "column) and `vlmevalkit/CONFIG_image.tsv` the rows with images (`image` is a list of base64",
-        "images: question images first, then option images in option order; an option shown only",
-        "as a picture reads `(그림)`). Register each file as a custom MCQ dataset. `answer` is the",
+        "images, numbered in the text as above). Register each file as a custom MCQ dataset; VLMEvalKit",
+        "writes its own MCQ prompt, so give the model the same decoding in its `--config` JSON",
+        f"(`\"temperature\": {decoding.temperature:g}, \"max_tokens\": {decoding.max_tokens}`). `answer` is the",
         "option letter; a multi-answer row lists its letters (`A,C`) and VLMEvalKit's MCQ scorer,",
         "which expects one letter, counts it wrong unless you score with `benchsmith_scoring.score`.",
         "",
@@ -150,7 +195,8 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
     return "\n".join(lines)
 
 
-def write_readme(folder: Path, name: str, version: str, rows_by_config: dict[str, list[dict[str, Any]]]) -> Path:
+def write_readme(folder: Path, name: str, version: str, rows_by_config: dict[str, list[dict[str, Any]]],
+                 decoding: DecodingContract) -> Path:
     path = folder / "README.md"
-    path.write_text(harness_readme(name, version, rows_by_config), encoding="utf-8")
+    path.write_text(harness_readme(name, version, rows_by_config, decoding), encoding="utf-8")
     return path

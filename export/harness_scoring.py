@@ -2,6 +2,8 @@
 own code so that a harness scores exactly as `benchsmith report` does:
 
 - `benchsmith_parsing.py` is `evaluation/parsing.py` copied byte for byte;
+- `benchsmith_images.py` is `export/image_numbering.py` copied byte for byte (the numbered images
+  of the harnesses that send every image before the text);
 - `benchsmith_scoring.py` carries the multi-answer rule as the source of `Item.answer_list`,
   `Item.requires_all_answers` and `Item.accepts`, the runner's treatment of a response whose
   thinking never closed (an error, never correct), and the loaders the harness tasks share;
@@ -24,6 +26,7 @@ from evaluation import parsing
 from evaluation.backends.base import ImagePart
 from evaluation.prompts import PROMPTS, ImageResolver, build_request
 from evaluation.records import release_rows
+from export import image_numbering
 
 TEMPLATE = "benchsmith_scoring.py.tmpl"
 ACCEPT_METHODS = ("answer_list", "requires_all_answers", "accepts")
@@ -79,9 +82,11 @@ def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]],
     folder.mkdir(parents=True, exist_ok=True)
     parsing_path = folder / "benchsmith_parsing.py"
     parsing_path.write_bytes(Path(parsing.__file__).read_bytes())
+    images_path = folder / "benchsmith_images.py"
+    images_path.write_bytes(Path(image_numbering.__file__).read_bytes())
     scoring_path = folder / "benchsmith_scoring.py"
     scoring_path.write_text(scoring_source(prompt_name), encoding="utf-8")
-    written = [parsing_path, scoring_path]
+    written = [parsing_path, images_path, scoring_path]
     lines: dict[int, tuple[dict[str, Any], str]] = {}  # id(row) → (row, its line): a row shared by configs once
 
     def line(row: dict[str, Any]) -> str:

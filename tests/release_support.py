@@ -4,8 +4,11 @@ model that answers each item in one of the forms real models use."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import io
 import json
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -97,13 +100,68 @@ class Responder:
     def __init__(self, questions: dict[str, int]):
         self.questions = sorted(questions.items(), key=lambda pair: -len(pair[0]))
         self.seen: list[tuple[str, int]] = []  # (question, images in the request)
+        self.requests: list[LoggedRequest] = []  # the same requests, as sent
 
     def __call__(self, prompt_text: str, body: dict[str, Any]) -> str:
         for question, n_options in self.questions:
             if question in prompt_text:
                 self.seen.append((question, count_images(body)))
+                self.requests.append(LoggedRequest.of(question, body))
                 return scripted_reply(question, n_options)
         raise LookupError("the request names no release question")
+
+
+Part = tuple[str, str]  # ("text", the text) or ("image", pixel_hash(image)) in the order sent
+
+
+@dataclass(frozen=True)
+class LoggedRequest:
+    """One chat-completions request as the server received it: the model name, each message's role
+    and parts, and every other body key (sampling, token limit, stop, seed …) as sent."""
+
+    question: str
+    model: str
+    messages: tuple[tuple[str, tuple[Part, ...]], ...]
+    image_details: tuple[str | None, ...]  # each image part's `detail`, None where not sent
+    parameters: tuple[tuple[str, Any], ...]  # sorted (key, JSON text of the value)
+
+    @classmethod
+    def of(cls, question: str, body: dict[str, Any]) -> LoggedRequest:
+        messages, details = [], []
+        for message in body["messages"]:
+            content = message["content"]
+            parts: list[Part] = []
+            for part in [{"type": "text", "text": content}] if isinstance(content, str) else content:
+                if part["type"] == "text":
+                    parts.append(("text", part["text"]))
+                else:
+                    parts.append(("image", pixel_hash(part["image_url"]["url"])))
+                    details.append(part["image_url"].get("detail"))
+            messages.append((message["role"], tuple(parts)))
+        parameters = tuple(sorted((key, json.dumps(value, sort_keys=True)) for key, value in body.items()
+                                  if key not in ("model", "messages")))
+        return cls(question, body["model"], tuple(messages), tuple(details), parameters)
+
+    @property
+    def roles(self) -> tuple[str, ...]:
+        return tuple(role for role, _ in self.messages)
+
+    def parameter(self, key: str) -> Any:
+        return next((json.loads(value) for name, value in self.parameters if name == key), None)
+
+
+def pixel_hash(data_url: str) -> str:
+    return image_pixel_hash(base64.b64decode(data_url.partition(",")[2]))
+
+
+def image_pixel_hash(data: bytes) -> str:
+    """The image's decoded pixels (size, RGBA bytes): the same picture whatever format it was encoded in
+    (lm-eval re-encodes every image as PNG)."""
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as image:
+        rgba = image.convert("RGBA")
+        return hashlib.sha256(f"{rgba.size}".encode() + rgba.tobytes()).hexdigest()[:16]
 
 
 def count_images(body: dict[str, Any]) -> int:

@@ -1,15 +1,18 @@
 """lm-eval and inspect, installed from their packages and run as their CLIs against a local
 OpenAI-compatible server, score a release exactly as `benchsmith evaluate` + `report` do on the
-same responses: same accuracy per config, item for item, with images sent where they belong."""
+same responses (same accuracy per config, item for item), and send the model the same requests:
+the server's log shows the same messages, roles, images and decoding for every item."""
 
 from __future__ import annotations
 
 import csv
 import json
 import os
+import re
 import shlex
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,11 +22,12 @@ from evaluation.runlog import RESPONSES, read_answer_manifest, read_records
 from export.harness import task_name
 from tests.conftest import run_cli
 from tests.fault_server import ServerConfig, ServerThread
-from tests.release_support import Responder, scripted_reply
+from tests.release_support import LoggedRequest, Responder, image_pixel_hash, scripted_reply
 
 pytest.importorskip("lm_eval", reason="the harness extra (lm_eval[api]) is not installed")
 pytest.importorskip("inspect_ai", reason="the harness extra (inspect_ai) is not installed")
 BIN = Path(sys.executable).parent
+MODEL = "Qwen/Qwen2.5-7B-Instruct"  # not an OpenAI name: inspect's `openai/` provider would reshape its requests
 
 
 @pytest.fixture(scope="module")
@@ -54,29 +58,34 @@ def server(rows):
         yield running, responder
 
 
-def readme_command(release: Path, start: str, *, url: str) -> str:
-    """The command `harness/README.md` gives for a harness, with the release, server and model filled in."""
+def readme_command(release: Path, marker: str, *, url: str) -> str:
+    """The command `harness/README.md` gives for a harness (the line holding `marker`), with the release,
+    server and model filled in."""
     text = (release / "harness" / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
-    line = next(line for line in text.splitlines() if line.startswith(start))
-    return (line.replace("RELEASE", shlex.quote(str(release))).replace("URL", url).replace("MODEL", "scripted"))
+    line = next(line for line in text.splitlines() if marker in line)
+    line = line.replace("RELEASE", shlex.quote(str(release))).replace("MODEL", MODEL)
+    return re.sub(r"\bURL\b", url, line)  # not the URL in LOCAL_BASE_URL
 
 
 def _env(tmp: Path) -> dict[str, str]:
-    return {**os.environ, "HF_HOME": str(tmp / "hf"), "HF_DATASETS_OFFLINE": "1", "OPENAI_API_KEY": "none",
-            "INSPECT_LOG_DIR": str(tmp / "inspect-logs"), "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
+    return {**{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LOCAL_"))},
+            "HF_HOME": str(tmp / "hf"), "HF_DATASETS_OFFLINE": "1", "INSPECT_LOG_DIR": str(tmp / "inspect-logs"),
+            "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
 
 
 @pytest.fixture(scope="module")
-def benchsmith_scores(release, server, tmp_path_factory):
-    """Per config: row id → correct, from `benchsmith evaluate` (its run logs and report)."""
+def benchsmith_run(release, server, tmp_path_factory):
+    """Per config: row id → correct, from `benchsmith evaluate` (its run logs and report); the
+    reported (n, accuracy) per config; the requests it sent."""
     workspace, path, counts = release
-    running, _ = server
+    running, responder = server
+    before = len(responder.requests)
     ws = init_workspace(tmp_path_factory.mktemp("eval-ws") / "ws")
     scores, reported = {}, {}
     for config in counts:
         out = ws.root / "reports" / config
         done = run_cli("evaluate", "--release", f"{path}:{config}", "-w", str(ws.root), "--out", str(out),
-                       "--model", f"openai-compatible:scripted@{running.url}/v1?vision=true")
+                       "--model", f"openai-compatible:{MODEL}@{running.url}/v1?vision=true")
         assert done.returncode == 0, done.stderr
         with (out / "accuracy.csv").open(encoding="utf-8") as handle:
             overall = next(r for r in csv.DictReader(handle) if r["subset"] == "overall")
@@ -86,32 +95,65 @@ def benchsmith_scores(release, server, tmp_path_factory):
         assert len(runs) == 1, runs
         scores[config] = {item_id: record["outcome"] == "correct"
                           for item_id, record in read_records(runs[0] / RESPONSES).items()}
-    return scores, reported
+    return scores, reported, responder.requests[before:]
 
 
-def test_lm_eval_scores_every_config_as_benchsmith_does(release, rows, server, benchsmith_scores, tmp_path):
-    _, path, counts = release
+@pytest.fixture(scope="module")
+def lm_eval_run(release, server, benchsmith_run, tmp_path_factory):
+    """lm-eval run as `harness/README.md` says, from another folder: its output folder and the requests it sent."""
+    _, path, _ = release
     running, responder = server
-    seen_before = len(responder.seen)
-    elsewhere = tmp_path / "cwd"
+    tmp = tmp_path_factory.mktemp("lm-eval")
+    before = len(responder.requests)
+    elsewhere = tmp / "cwd"
     elsewhere.mkdir()
     command = readme_command(path, "lm_eval ", url=f"{running.url}/v1")
-    done = subprocess.run(["bash", "-c", f"{command} --output_path {tmp_path / 'out'} --log_samples"],
-                          capture_output=True, text=True, cwd=elsewhere, env=_env(tmp_path), timeout=600)
+    done = subprocess.run(["bash", "-c", f"{command} --output_path {tmp / 'out'} --log_samples"],
+                          capture_output=True, text=True, cwd=elsewhere, env=_env(tmp), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    results = json.loads(next((tmp_path / "out").rglob("results_*.json")).read_text(encoding="utf-8"))["results"]
-    scores, reported = benchsmith_scores
+    return tmp / "out", responder.requests[before:]
+
+
+@pytest.fixture(scope="module")
+def inspect_run(release, server, lm_eval_run, tmp_path_factory):
+    """inspect_ai run as `harness/README.md` says, one `inspect eval` per config side by side: each
+    config's log and the requests they sent."""
+    _, path, counts = release
+    running, responder = server
+    tmp = tmp_path_factory.mktemp("inspect")
+    elsewhere = tmp / "cwd"
+    elsewhere.mkdir()
+    before = len(responder.requests)
+    command = readme_command(path, "inspect eval", url=f"{running.url}/v1")
+    assert "config=full" in command
+    runs = {config: subprocess.Popen(
+        ["bash", "-c", command.replace("config=full", f"config={config}")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=elsewhere,
+        env={**_env(tmp), "INSPECT_LOG_DIR": str(tmp / "logs" / config), "INSPECT_LOG_FORMAT": "json",
+             "INSPECT_DISPLAY": "none"}) for config in counts}
+    logs = {}
+    for config, run in runs.items():
+        _, stderr = run.communicate(timeout=600)
+        assert run.returncode == 0, stderr[-3000:]
+        logs[config] = json.loads(next((tmp / "logs" / config).glob("*.json")).read_text(encoding="utf-8"))
+    return logs, responder.requests[before:]
+
+
+def test_lm_eval_scores_every_config_as_benchsmith_does(release, rows, benchsmith_run, lm_eval_run):
+    _, _, counts = release
+    out, sent = lm_eval_run
+    results = json.loads(next(out.rglob("results_*.json")).read_text(encoding="utf-8"))["results"]
+    scores, reported, _ = benchsmith_run
     assert set(results) == {task_name("parity-exam", c) for c in counts}  # one score per config, no group average
     for config, n in counts.items():
         task = task_name("parity-exam", config)
-        samples = [json.loads(line) for line in next((tmp_path / "out").rglob(f"samples_{task}_*.jsonl"))
+        samples = [json.loads(line) for line in next(out.rglob(f"samples_{task}_*.jsonl"))
                    .read_text(encoding="utf-8").splitlines()]
         per_item = {sample["doc"]["id"]: sample["acc"] == 1.0 for sample in samples}
         assert len(per_item) == n == reported[config][0]
         assert per_item == scores[config], config
         assert results[task]["acc,none"] == pytest.approx(reported[config][1])
     # image items reached the model with every question and option image
-    sent = responder.seen[seen_before:]
     _assert_images_sent(sent, rows)
 
 
@@ -120,48 +162,135 @@ def _expected_images(rows) -> dict[str, int]:
             for config_rows in rows.values() for row in config_rows}
 
 
-def _assert_images_sent(sent: list[tuple[str, int]], rows) -> None:
+def _assert_images_sent(sent: list[LoggedRequest], rows) -> None:
     expected = _expected_images(rows)
     assert any(expected.values())
-    for question, images in sent:
-        assert images == expected[question], question[:40]
+    for request in sent:
+        images = sum(kind == "image" for _, parts in request.messages for kind, _ in parts)
+        assert images == expected[request.question], request.question[:40]
 
 
-def test_inspect_scores_every_config_as_benchsmith_does(release, rows, server, benchsmith_scores, tmp_path):
-    _, path, counts = release
-    running, responder = server
-    scores, reported = benchsmith_scores
-    elsewhere = tmp_path / "cwd"
-    elsewhere.mkdir()
-    seen_before = len(responder.seen)
-    runs = {}
-    for config in counts:  # one `inspect eval` per config, as the harness README says; run side by side
-        command = readme_command(path, "OPENAI_API_KEY=none inspect eval", url=f"{running.url}/v1")
-        assert "config=full" in command
-        runs[config] = subprocess.Popen(
-            ["bash", "-c", command.replace("config=full", f"config={config}")],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=elsewhere,
-            env={**_env(tmp_path), "INSPECT_LOG_DIR": str(tmp_path / "logs" / config), "INSPECT_LOG_FORMAT": "json",
-                 "INSPECT_DISPLAY": "none"})
+def test_inspect_scores_every_config_as_benchsmith_does(release, rows, benchsmith_run, inspect_run):
+    _, _, counts = release
+    scores, reported, _ = benchsmith_run
+    logs, sent = inspect_run
     for config, n in counts.items():
-        _, stderr = runs[config].communicate(timeout=600)
-        assert runs[config].returncode == 0, stderr[-3000:]
-        log = json.loads(next((tmp_path / "logs" / config).glob("*.json")).read_text(encoding="utf-8"))
+        log = logs[config]
         per_item = {str(s["id"]): s["scores"]["benchsmith_score"]["value"] == "C" for s in log["samples"]}
         assert len(per_item) == n == reported[config][0]
         assert per_item == scores[config], config
         accuracy = log["results"]["scores"][0]["metrics"]["accuracy"]["value"]
         assert accuracy == pytest.approx(reported[config][1])
-    _assert_images_sent(responder.seen[seen_before:], rows)
+    _assert_images_sent(sent, rows)
 
 
-def test_the_scripted_model_exercises_every_answer_form_and_both_outcomes(rows, benchsmith_scores):
+# -- the requests themselves, from the server's log ---------------------------------------------
+CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
+
+
+def _canonical(request: LoggedRequest) -> tuple:
+    """What the model is given, with the two spellings that mean the same thing made one: an image
+    sent without `detail` is `auto`; `stop: []` is no stop sequence."""
+    parameters = tuple(pair for pair in request.parameters if pair != ("stop", "[]"))
+    return (request.question, request.model, request.messages,
+            tuple(detail or "auto" for detail in request.image_details), parameters)
+
+
+def _image_places(rows) -> dict[str, dict[str, int | None]]:
+    """Question → {pixel hash of each of its row's images: the option index it belongs to, None for a question image}."""
+    places: dict[str, dict[str, int | None]] = {}
+    for config_rows in rows.values():
+        for row in config_rows:
+            found = places.setdefault(row["question"], {})
+            found.update({image_pixel_hash(image["bytes"]): None for image in row["question_images"]})
+            found.update({image_pixel_hash(option["image"]["bytes"]): index
+                          for index, option in enumerate(row["options"]) if option["image"]})
+    return places
+
+
+def _paper_order(row) -> list[str]:
+    return ([image_pixel_hash(image["bytes"]) for image in row["question_images"]]
+            + [image_pixel_hash(option["image"]["bytes"]) for option in row["options"] if option["image"]])
+
+
+def _images_first_numbered(request: LoggedRequest, places: dict[str, int | None]) -> LoggedRequest:
+    """The request a harness that sends every image first should send for benchsmith's `request`:
+    the user message's images in the same order, then one text where each image stood reads
+    `[그림 k]` (an option's `[그림 k = 보기 ③]`); the note lm-eval puts first is checked apart."""
+    (system_role, system), (user_role, parts) = request.messages
+    images = tuple(part for part in parts if part[0] == "image")
+    if not images:
+        return request
+    lines, number = [], 0
+    for kind, value in parts:
+        if kind == "text":
+            lines.append(value)
+        else:
+            number += 1
+            option = places[value]
+            lines.append(f"[그림 {number}]" if option is None else f"[그림 {number} = 보기 {CIRCLED[option]}]")
+    messages = ((system_role, system), (user_role, (*images, ("text", "\n".join(lines)))))
+    return replace(request, messages=messages, image_details=("auto",) * len(images))
+
+
+def _without_note(request: LoggedRequest) -> LoggedRequest:
+    """lm-eval's request with the note before its text taken out, once checked: it says how many images came first."""
+    (system_role, system), (user_role, parts) = request.messages
+    images = sum(kind == "image" for kind, _ in parts)
+    if not images:
+        return request
+    *image_parts, (kind, text) = parts
+    note, _, rest = text.partition("\n")
+    assert kind == "text" and note.startswith("※") and f"그림 {images}장" in note, text[:200]
+    return replace(request, messages=((system_role, system), (user_role, (*image_parts, ("text", rest)))))
+
+
+def test_every_harness_sends_the_same_request_for_every_item(release, rows, benchsmith_run, lm_eval_run,
+                                                              inspect_run):
+    """From the server's own log, for every item of every config: benchsmith, inspect and lm-eval send
+    the model name given, one system and one user message, the system text, the release's decoding
+    (temperature, token limit as `max_tokens`, seed, no stop sequence) and nothing else; inspect the
+    same user message as benchsmith, images inline where the paper puts them; lm-eval the same
+    images in the same order, first, and the same text with each image's place numbered."""
+    _, path, counts = release
+    decoding = json.loads((path / "release.json").read_text(encoding="utf-8"))["decoding"]
+    sent = {"benchsmith": benchsmith_run[2], "lm-eval": lm_eval_run[1], "inspect": inspect_run[1]}
+    expected_keys = {"max_tokens", "seed", "temperature"}
+    questions = {row["question"] for config_rows in rows.values() for row in config_rows}
+    for harness, requests in sent.items():
+        assert {request.question for request in requests} == questions, harness  # every item
+        if harness != "benchsmith":  # benchsmith answers an item in a second config from its cache
+            assert len(requests) == sum(counts.values()), harness  # every item of every config, once
+        for request in requests:
+            where = f"{harness}: {request.question[:40]}"
+            assert request.model == MODEL, where
+            assert request.roles == tuple(decoding["roles"]) == ("system", "user"), where
+            assert request.parameter("temperature") == decoding["temperature"], where
+            assert request.parameter("max_tokens") == decoding["max_tokens"] == 4096, where
+            assert request.parameter("seed") == decoding["seed"], where
+            assert request.parameter("stop") in (None, []) and decoding["stop"] == [], where
+            assert {name for name, _ in request.parameters} - {"stop"} == expected_keys, where
+
+    benchsmith = sorted(sent["benchsmith"], key=_canonical)
+    by_question = {row["question"]: row for config_rows in rows.values() for row in config_rows}
+    for request in benchsmith:  # the reference puts the images in the paper's order
+        images = [value for _, parts in request.messages for kind, value in parts if kind == "image"]
+        assert images == _paper_order(by_question[request.question]), request.question[:40]
+    assert set(map(_canonical, sent["inspect"])) == set(map(_canonical, benchsmith))
+    places = _image_places(rows)
+    numbered = [_images_first_numbered(request, places[request.question]) for request in benchsmith]
+    assert {_canonical(_without_note(request)) for request in sent["lm-eval"]} == set(map(_canonical, numbered))
+    assert any(request.messages != numbered_request.messages
+               for request, numbered_request in zip(benchsmith, numbered, strict=True))  # images were numbered
+
+
+def test_the_scripted_model_exercises_every_answer_form_and_both_outcomes(rows, benchsmith_run):
     """The parity above means something: the replies span every form, and items are both
     right and wrong (including multi-answer items, scored by Item.accepts)."""
     replies = [scripted_reply(row["question"], len(row["options"])) for row in rows["full"]]
     for marker in ("정답: ", "정답은", '{"정답"', "Answer: ", "<think>", "따라서 정답"):
         assert any(marker in reply for reply in replies), marker
     assert any(reply.strip().isdigit() for reply in replies)
-    scores, _ = benchsmith_scores
+    scores, _, _ = benchsmith_run
     assert 0 < sum(scores["full"].values()) < len(scores["full"])
     assert {"multi-any", "multi-all"} <= set(scores["full"])

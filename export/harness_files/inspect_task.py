@@ -1,10 +1,13 @@
 """inspect_ai task for this benchsmith release (copied in at build time).
 
-    inspect eval RELEASE/harness/inspect/task.py@benchsmith_release -T config=full --model openai/MODEL \
-        --model-base-url URL/v1 -M responses_api=false
+    LOCAL_BASE_URL=URL/v1 LOCAL_API_KEY=none inspect eval RELEASE/harness/inspect/task.py@benchsmith_release \
+        -T config=full --model openai-api/local/MODEL
 
 Prompts (system text, Korean question and options, images where benchsmith puts them) and
 scoring come from `../benchsmith_scoring.py`: a response scores as in `benchsmith report`.
+Decoding is the release's own (`release.json` → `decoding`). Use the `openai-api/` provider:
+`openai/` treats any model name as an OpenAI one (the system text goes out as `developer`, the
+temperature is dropped, `max_completion_tokens` replaces `max_tokens`).
 """
 
 import base64
@@ -20,7 +23,11 @@ from inspect_ai.solver import TaskState, generate
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # harness/: the generated scoring module
 import benchsmith_scoring as scoring  # noqa: E402
 
-MAX_TOKENS = 4096  # room for a model that reasons before it answers
+
+def _generate_config():
+    decoding = scoring.decoding()
+    return GenerateConfig(temperature=decoding["temperature"], max_tokens=decoding["max_tokens"],
+                          seed=decoding["seed"], stop_seqs=list(decoding["stop"]) or None)
 
 
 def _image(value):
@@ -56,4 +63,4 @@ def benchsmith_release(config: str = "full"):
     table = scoring.prompts(config)
     samples = [_sample(row, table[row["id"]]) for row in scoring.read_rows(config)]
     return Task(dataset=MemoryDataset(samples, name=config), solver=generate(), scorer=benchsmith_score(),
-                config=GenerateConfig(temperature=0.0, max_tokens=MAX_TOKENS))
+                config=_generate_config())

@@ -2,13 +2,16 @@
 
 The rows come from this release's parquet files, wherever lm_eval is started; prompts, images
 and scoring come from `../benchsmith_scoring.py`, so a response scores as in `benchsmith report`.
+lm_eval's API models send every image before the text, so the text numbers them where they stood
+(`../benchsmith_images.py`).
 """
 
 import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # harness/: the generated scoring module
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # harness/: the generated modules
+import benchsmith_images as numbering  # noqa: E402
 import benchsmith_scoring as scoring  # noqa: E402
 
 
@@ -25,7 +28,7 @@ def load_config(config="full", **_metadata):
 
 
 def doc_to_text(doc):
-    return scoring.user_text(json.loads(doc["benchsmith_prompt"]))
+    return numbering.numbered_text(json.loads(doc["benchsmith_prompt"])["content"])
 
 
 def doc_to_image(doc):
