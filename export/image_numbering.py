@@ -15,8 +15,9 @@ CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩⑪⑫⑬⑭⑮⑯⑰⑱⑲⑳"
 
 
 def images_first_note(count: int) -> str:
-    numbers = "그림 1" if count == 1 else f"그림 1~{count}"
-    return (f"※ 이 글 앞에 그림 {count}장이 순서대로 붙어 있습니다({numbers}). "
+    if count == 1:
+        return "※ 이 글 앞에 그림 1장(그림 1)이 붙어 있습니다. 본문의 [그림 1] 표시는 그 그림이 원래 놓인 자리입니다."
+    return (f"※ 이 글 앞에 그림 {count}장이 순서대로(그림 1~{count}) 붙어 있습니다. "
             "본문의 [그림 k] 표시는 그림 k가 원래 놓인 자리입니다.")
 
 

@@ -132,7 +132,7 @@ def test_lm_eval_yaml_parses_and_names_existing_functions(filled):
 
     assert (result.path / "harness" / "benchsmith_parsing.py").read_bytes() == Path(parsing.__file__).read_bytes()
     readme = (result.path / "harness" / "README.md").read_text(encoding="utf-8")
-    assert "lm_eval --model local-chat-completions" in readme and "responses_api=false" in readme
+    assert "lm_eval --model local-chat-completions" in readme and "--model openai-api/local/MODEL" in readme
 
 
 def test_release_of_real_qnet_items_builds_and_reloads(workspace, realdata, tmp_path):

@@ -71,6 +71,21 @@ def test_croissant_yields_every_config_with_options_and_decoded_images(harness_r
     assert any(_image_sizes(row) for row in modern["full"])
 
 
+def _numbered_cells(row) -> tuple[str, list[str]]:
+    """The question (without its first line when there are images) and option cells VLMEvalKit should show
+    for a row: without images, the row's own; with images (which VLMEvalKit sends before the text, question
+    images first), each image's place marked `[그림 k]` in that order: question images after the question,
+    option images in their option's cell."""
+    if not _image_sizes(row):
+        return row["question"], [o["text"] or PICTURE for o in row["options"]]
+    first = len(row["question_images"])
+    question = "\n".join([row["question"], *(f"[그림 {k}]" for k in range(1, first + 1))])
+    numbers = iter(range(first + 1, len(_image_sizes(row)) + 1))
+    options = [" ".join(filter(None, [o["text"], f"[그림 {next(numbers)}]"])) if o["image"] is not None
+               else o["text"] or PICTURE for o in row["options"]]
+    return question, options
+
+
 def test_vlmevalkit_tables_keep_every_row_and_every_image(harness_release, modern):
     _, path, counts = harness_release
     folder = path / "harness" / "vlmevalkit"
@@ -87,6 +102,11 @@ def test_vlmevalkit_tables_keep_every_row_and_every_image(harness_release, moder
         for row in rows:
             got = by_id[row["id"]]
             assert [image.size for image in got["images"]] == _image_sizes(row)
-            assert list(got["options"].values()) == [o["text"] or PICTURE for o in row["options"]]
+            question, options = _numbered_cells(row)
+            if got["images"]:  # first a note saying how many images come before the text
+                note, _, got["question"] = got["question"].partition("\n")
+                assert note.startswith("※") and f"그림 {len(got['images'])}장" in note, note
+            assert got["question"] == question
+            assert list(got["options"].values()) == options
             assert got["answer"] == ",".join("ABCDEFGHIJ"[n - 1] for n in row["answers"])
     assert any(load_mcq_tsv(folder / "full_image.tsv"))
