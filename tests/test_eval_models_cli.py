@@ -36,6 +36,23 @@ def test_inline_options_land_in_the_right_place() -> None:
     assert spec.options == {"tensor_parallel_size": 2}
 
 
+def test_a_spec_runs_with_the_release_decoding_where_it_sets_none() -> None:
+    """`evaluate --release` sends what the release records for every decoding field the spec leaves unset."""
+    from evaluation.decoding import DecodingContract
+
+    release = DecodingContract(roles=("system", "user"), temperature=0.7, max_tokens=8192, seed=7, stop=("</s>",),
+                               images="inline")
+    plain = parse_inline_spec("openai-compatible:m@http://127.0.0.1:8000/v1").decoded_as(release).decoding
+    assert (plain.temperature, plain.max_tokens, plain.seed, plain.stop) == (0.7, 8192, 7, ["</s>"])
+    capped = parse_inline_spec("openai-compatible:m@http://127.0.0.1:8000/v1?max_tokens=100&seed=3").decoded_as(release)
+    assert (capped.decoding.temperature, capped.decoding.max_tokens, capped.decoding.seed) == (0.7, 100, 3)
+
+
+def test_unset_decoding_is_what_releases_are_run_with() -> None:
+    decoding = parse_inline_spec("openai-compatible:m@http://127.0.0.1:8000/v1").decoding
+    assert (decoding.temperature, decoding.max_tokens, decoding.seed, decoding.stop) == (0.0, 4096, 1234, None)
+
+
 def test_yaml_declares_models_with_prompt_overrides(tmp_path) -> None:
     path = tmp_path / "models.yaml"
     path.write_text(
