@@ -146,6 +146,13 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         "benchsmith evaluate --release RELEASE:full --model openai-compatible:MODEL@URL",
         "```",
         "",
+        "No workspace is needed: the runs, response cache and reports go to a per-user one",
+        "(`$XDG_DATA_HOME/benchsmith/evaluate`, printed first; `-w DIR` picks another), and each",
+        "evaluation writes a report folder of its own (printed last). Every row is scored, as the",
+        "harnesses above score it: add `?vision=true` to the model spec for a model that reads images",
+        "(`openai-compatible:MODEL@URL?vision=true`); without it the rows with images count as not",
+        "answered (in n, never correct), and the output says how many.",
+        "",
     ]
     return "\n".join(lines)
 

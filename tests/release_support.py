@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -109,3 +110,11 @@ class Responder:
 def count_images(body: dict[str, Any]) -> int:
     return sum(1 for message in body.get("messages", []) if isinstance(message.get("content"), list)
                for part in message["content"] if part.get("type") == "image_url")
+
+
+def readme_command(release: Path, start: str, *, url: str, model: str = "scripted") -> str:
+    """The command `harness/README.md` gives for a harness (its line starting with `start`), with
+    the release, server and model filled in."""
+    text = (release / "harness" / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    line = next(line for line in text.splitlines() if line.startswith(start))
+    return line.replace("RELEASE", shlex.quote(str(release))).replace("URL", url).replace("MODEL", model)
