@@ -37,7 +37,7 @@ from evaluation.records import (
     TinySubset,
     latest_filter_record,
 )
-from export import harness
+from export import harness, hret
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
 from export.croissant import croissant
 from export.features import release_features
@@ -260,6 +260,7 @@ def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_conf
     write_scoring(folder, rows_by_config, blobs, config.harness_prompt, items)
     harness.write_lm_eval(folder / "lm_eval", config.name, list(rows_by_config))
     harness.write_inspect(folder / "inspect")
+    hret.write_hret(folder / "hret", harness.MAX_GEN_TOKENS)
     for name, rows in rows_by_config.items():
         write_vlmevalkit(folder / "vlmevalkit", name, rows)
     harness.write_readme(folder, config.name, version, rows_by_config)

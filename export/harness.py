@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from export.hret import readme_section as hret_readme_section
+
 MAX_GEN_TOKENS = 4096  # a model that reasons before "정답: N" must not be cut off
 
 
@@ -140,6 +142,7 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         "option letter; a multi-answer row lists its letters (`A,C`) and VLMEvalKit's MCQ scorer,",
         "which expects one letter, counts it wrong unless you score with `benchsmith_scoring.score`.",
         "",
+        *hret_readme_section(MAX_GEN_TOKENS),
         "## benchsmith",
         "",
         "```",
