@@ -20,6 +20,8 @@ from tests.fault_server import ServerConfig, ServerThread
 from tests.release_support import Responder, scripted_reply
 
 pytest.importorskip("huggingface_hub")
+pytest.importorskip("lm_eval", reason="the harness extra (lm_eval[api]) is not installed")
+pytest.importorskip("inspect_ai", reason="the harness extra (inspect_ai) is not installed")
 BIN = Path(sys.executable).parent
 REPO_ID = "benchsmith-test/parity-exam"
 LFS_SUFFIXES = {".parquet", ".png", ".jpg", ".jpeg"}  # tracked by LFS in the Hub's default .gitattributes
