@@ -5,10 +5,12 @@ and scoring come from `../benchsmith_scoring.py`, so a response scores as in `be
 """
 
 import json
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # harness/: the generated scoring module
+# harness/ holds the generated scoring module; abspath, not resolve(): in the Hub cache this file is a
+# symlink into blobs/, where nothing else of the release is
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import benchsmith_scoring as scoring  # noqa: E402
 
 
