@@ -32,6 +32,7 @@ from annotator.queue_specs import ADMIN, QUEUES, NotAllowed
 from annotator.queues import FLAG_FILTERS, Filters
 from annotator.render import PdfRenderer, RenderError
 from annotator.score_desk import MAX_SIDE, ScoreDesk, ScoreMove, ScoreSession, ScoreView
+from annotator.session_states import BoundedStateHolder
 from annotator.suspects import SuspectDesk
 from annotator.suspects_tab import SuspectsTab
 from curation.errors import BenchsmithError
@@ -55,6 +56,7 @@ class AppContext:
     local_mode: bool  # no users configured, loopback only: everyone is the local admin
     field_ids: dict[str, tuple[str, str]] = dataclasses.field(default_factory=dict)  # textbox id → (queue, path)
     order: str = "id"  # the item queues' order when a page opens (queues.ORDERS; annotate --order)
+    pages: BoundedStateHolder | None = None  # Gradio's page sessions, told whose each is (dropped at logout)
 
     progress: ProgressBars = dataclasses.field(init=False)
     suspects: SuspectDesk = dataclasses.field(init=False)
@@ -69,6 +71,8 @@ class AppContext:
             if self.local_mode:
                 return auth.User(LOCAL_USER, "admin")
             raise gr.Error("로그인이 필요합니다 · Please log in")
+        if self.pages is not None and request.session_hash:
+            self.pages.note_owner(request.session_hash, name)
         return auth.get_user(self.workspace.store.engine, name)
 
     def member(self, request: gr.Request | None, queue: str) -> auth.User:

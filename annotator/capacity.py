@@ -21,3 +21,24 @@ def limit_worker_threads(threads: int = WORKER_THREADS) -> None:
     import anyio.to_thread
 
     anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+
+
+MALLOC_ARENAS = 2
+
+
+def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> None:
+    """glibc gives each of up to 8 × cores threads a malloc arena of its own; with 40 worker
+    threads the server's memory grew by each arena's high-water mark, kept after the work was
+    done. A couple of arenas serve threads that mostly wait on the store and the GIL. Called
+    before the worker threads start; nothing to do where the C library is not glibc."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+    except OSError:
+        return
+    mallopt = getattr(libc, "mallopt", None)
+    if mallopt is not None:
+        mallopt(-8, arenas)  # M_ARENA_MAX

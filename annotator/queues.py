@@ -334,8 +334,9 @@ def queue_progress(engine: Engine, queue: str, user: str, total: int | None = No
         mine = conn.execute(decided.where(reviews.c.user == user)).scalar_one()
         mine_assigned = and_(assignments.c.queue == queue, assignments.c.user == user)
         assigned = conn.execute(select(func.count()).select_from(assignments).where(mine_assigned)).scalar_one()
+        # from the user's reviews (few) into the assignments' key, not from every assignment of the queue
         assigned_done = conn.execute(
-            select(func.count()).select_from(assignments).where(
-                mine_assigned, exists().where(reviews.c.queue == queue, reviews.c.item_id == assignments.c.item_id,
-                                              reviews.c.user == user))).scalar_one()
+            select(func.count(func.distinct(reviews.c.item_id))).where(
+                reviews.c.queue == queue, reviews.c.user == user,
+                exists().where(mine_assigned, assignments.c.item_id == reviews.c.item_id))).scalar_one()
     return QueueProgress(total, done, mine, assigned, assigned_done)

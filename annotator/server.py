@@ -80,8 +80,12 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     store = workspace.store
     ensure_tables(store.engine)
     renderer = PdfRenderer(workspace.blobs)
+    settings = settings or read_settings(workspace.root / CONFIG_NAME)
+    # Gradio keeps each page load's state: lean (what handlers changed), bounded and dropped at
+    # logout or when idle as long as a login session may be (session_states.py)
+    pages = BoundedStateHolder(idle_s=settings.session_idle_s)
     ctx = AppContext(workspace, Reviewer(store, renderer, reservation_s), ScoreDesk(store), renderer, local_mode,
-                     order=order)
+                     order=order, pages=pages)
     blocks = build_app(ctx)  # no .queue(): it would build Gradio's routes once more (~0.25 s)
 
     @contextlib.asynccontextmanager
@@ -154,14 +158,18 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     # the gate let in, through auth_dependency; its own login page would show the API info.
     app = gr.mount_gradio_app(api, blocks, path="/", auth_dependency=None if local_mode else _gate_user,
                               head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False)
-    # Gradio keeps each page load's state: lean (what handlers changed) and bounded (session_states.py)
-    gradio_app(api).state_holder = BoundedStateHolder.for_blocks(blocks)
+    pages.set_blocks(blocks)
+    gradio_app(api).state_holder = pages
     if local_mode:
         return SessionGate(app, token=token or secrets.token_urlsafe(24))
-    settings = settings or read_settings(workspace.root / CONFIG_NAME)
+
+    def logged_out(user: str) -> None:
+        claims.release(store.engine, user)
+        pages.drop_user(user)
+
     logins = Logins(partial(auth.check_login, store.engine), LoginThrottle(store.engine, settings.login_backoff_s),
                     Sessions(store.engine, settings.session_idle_s, settings.session_max_s),
-                    on_logout=partial(claims.release, store.engine))
+                    on_logout=logged_out)
     return SessionGate(app, logins=logins)
 
 
@@ -182,6 +190,7 @@ def uvicorn_config(app: ASGIApp) -> uvicorn.Config:
 
 def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860, order: str = "id",
           session_idle_minutes: float | None = None, reservation_s: float = RESERVATION_S) -> None:
+    capacity.limit_malloc_arenas()
     ensure_tables(workspace.store.engine)
     local_mode = check_can_serve(workspace, host)
     token = (os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)) if local_mode else None

@@ -5,17 +5,21 @@ never lets one go while the tab stays open or after it closes (our events skip t
 Gradio never learns a tab closed). Each one also held a copy of the whole page config, about
 1.8 MB on this app: server memory grew with every page load and was never freed. Here:
 
-- a session keeps only what its handlers changed (the gr.State values and updated
-  components), not a config copy of every component (that copy only serves Gradio's deep
-  links, which this app does not offer);
-- at most `capacity` sessions are kept, least recently used dropped first, and a session idle
-  for `idle_s` is dropped (its reviewer's edits live in the store's drafts, not here).
+- a session keeps only its gr.State values and the components a handler re-created (new
+  choices, visibility), not a config copy of every component nor every value sent or
+  received (those serve only Gradio's deep links, which this app does not offer; kept, they
+  held the last page image, item and table of every session: +220 MB in two minutes of a
+  20-user team);
+- at most `capacity` sessions are kept, least recently used dropped first; a session idle
+  for `idle_s` (the login session's idle limit) is dropped, and a user's sessions are dropped
+  when they log out (their edits live in the store's drafts, not here).
 
 A dropped session that comes back starts from the page's initial state, as a new tab does.
 """
 
 from __future__ import annotations
 
+import datetime
 import time
 from copy import copy
 from typing import Any
@@ -30,11 +34,27 @@ SWEEP_EVERY_S = 60.0
 class LeanSessionState(SessionState):
     def __init__(self, blocks: Any):  # noqa: D107 - SessionState's, without the per-block config copy
         self.blocks_config = copy(blocks.default_config)
-        self.config_values: dict[int, Any] = {}  # filled for the components a handler updates
+        self.config_values: dict[int, Any] = {}  # stays empty: it only serves deep links
         self.state_data: dict[int, Any] = {}
         self._state_ttl: dict[int, Any] = {}
         self.is_closed = False
         self.STATE_TTL_WHEN_CLOSED = 3600
+
+    def __setitem__(self, key: int, value: Any) -> None:
+        from gradio.components import State
+
+        block = self.blocks_config.blocks.get(key)
+        if isinstance(block, State):
+            self._state_ttl[key] = (block.time_to_live, datetime.datetime.now())
+            self.state_data[key] = value
+        else:
+            self.blocks_config.blocks[key] = value
+
+    def _update_config(self, key: int) -> None:
+        pass
+
+    def _update_value_in_config(self, key: int, value: Any) -> None:
+        pass
 
 
 class BoundedStateHolder(StateHolder):
@@ -42,13 +62,8 @@ class BoundedStateHolder(StateHolder):
         super().__init__()
         self.bound, self.idle_s = capacity or MAX_SESSIONS, idle_s or IDLE_S
         self.last_used: dict[str, float] = {}
+        self.owners: dict[str, str] = {}  # session hash → the user its handlers ran for
         self._swept = time.monotonic()
-
-    @classmethod
-    def for_blocks(cls, blocks: Any) -> BoundedStateHolder:
-        holder = cls()
-        holder.set_blocks(blocks)
-        return holder
 
     def set_blocks(self, blocks: Any) -> None:
         super().set_blocks(blocks)
@@ -72,6 +87,15 @@ class BoundedStateHolder(StateHolder):
             while len(self.session_data) > self.capacity:
                 self._forget(next(iter(self.session_data)))
 
+    def note_owner(self, session_id: str, user: str) -> None:
+        if self.owners.get(session_id) != user:
+            with self.lock:
+                self.owners[session_id] = user
+
+    def drop_user(self, user: str) -> None:
+        """At logout: the user's page sessions go (a later event from that tab starts afresh)."""
+        self.drop([sid for sid, owner in list(self.owners.items()) if owner == user])
+
     def drop(self, session_ids: list[str]) -> None:
         with self.lock:
             for sid in session_ids:
@@ -81,6 +105,7 @@ class BoundedStateHolder(StateHolder):
         self.session_data.pop(session_id, None)
         self.time_last_used.pop(session_id, None)
         self.last_used.pop(session_id, None)
+        self.owners.pop(session_id, None)
 
     def __len__(self) -> int:
         return len(self.session_data)

@@ -241,10 +241,13 @@ def set_status_command(
     report = set_status(ws.store, parse_item_query(where, "--where"), status, reason=reason,
                         author=current_author(author), dry_run=dry_run)
     if as_json:
-        print_json({"matched": report.seen, "changed": report.changed, "conflicts": report.conflicts,
-                    "dry_run": dry_run, "status": status})
+        print_json({"matched": report.seen, "changed": report.changed, "previous": report.previous,
+                    "conflicts": report.conflicts, "dry_run": dry_run, "status": status})
         return
     verb = "would change" if dry_run else "changed"
+    if dry_run:  # what would change, item by item, before the summary
+        for item_id, before in report.previous.items():
+            out.print(f"{item_id}: {before} → {status}", highlight=False, markup=False)
     out.print(f"{report.seen} items matched; {verb} {len(report.changed)} to {status}"
               + (f"; {len(report.conflicts)} skipped (edited meanwhile: {', '.join(report.conflicts[:5])})"
                  if report.conflicts else "")

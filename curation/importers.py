@@ -37,6 +37,7 @@ from curation.item import Item, ItemValidationError, parse_item
 from curation.steps.korea_stage import differs_only_by_tagging, tag_new_items
 from curation.store import ItemQuery, Store
 
+KMMLU_LICENSE = "cc-by-nd-4.0"  # HAERAE-HUB/KMMLU's card
 FORMATS = ("auto", "jsonl", "qnet", "kmetbench", "kmmlu", "korhist")
 QNET_COLUMNS = ("Test Name", "Year", "Session", "Subject", "Number", "Question", "Question_image",
                 "Option 1", "Option 2", "Option 3", "Option 4", "Answer")
@@ -192,7 +193,8 @@ def _kmmlu_record(record: dict[str, Any], number: int, context: ImportContext) -
     answer = record.get("answer")
     return {
         "id": make_item_id(context.exam or "kmmlu", category, context.stem, f"{number:04d}"),
-        "source": {"exam": context.exam or "KMMLU", "subject": category, "number": number, "origin": context.origin},
+        "source": {"exam": context.exam or "KMMLU", "subject": category, "number": number, "origin": context.origin,
+                   "license": KMMLU_LICENSE},
         "stem": nfc(record.get("question")),
         "options": options,
         "answer": parse_answer_key(answer, len(options)) if answer not in (None, "") else None,

@@ -80,6 +80,8 @@ class Source(_Strict):
     page: int | None = Field(None, ge=1)
     bbox: BBox | None = None
     origin: str | None = Field(None, description="file or dataset the item was imported from")
+    license: str | None = Field(None, description="licence of the source dataset when its importer knows it "
+                                "(a Hub licence id, e.g. cc-by-nd-4.0); else the release config says")
 
 
 class Option(_Strict):

@@ -160,9 +160,12 @@ def facet_clause(facet: Facet, value: Any) -> ColumnElement[bool] | None:
 
 
 POOL_OVERFLOW = 4  # beyond pool_size, for a thread that holds a second connection while it has one
+# A pooled server keeps ~45 connections open; at SQLite's default 2 MB page cache each, they grew
+# the server by up to 90 MB as they warmed. The file's pages stay in the OS cache either way.
+POOLED_CACHE_KIB = 512
 
 
-def _configure_sqlite(engine: Engine) -> None:
+def _configure_sqlite(engine: Engine, cache_kib: int | None = None) -> None:
     @event.listens_for(engine, "connect")
     def _on_connect(dbapi_connection, _record):  # noqa: ANN001
         dbapi_connection.isolation_level = None  # we issue BEGIN ourselves
@@ -170,6 +173,8 @@ def _configure_sqlite(engine: Engine) -> None:
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.execute("PRAGMA journal_mode=WAL")
         cursor.execute("PRAGMA synchronous=NORMAL")
+        if cache_kib is not None:
+            cursor.execute(f"PRAGMA cache_size=-{int(cache_kib)}")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -193,7 +198,7 @@ class Store:
         except Exception as error:  # bad URL, missing driver
             raise WorkspaceError(f"cannot open store {mask_url(url)!r}: {mask_url(str(error))}") from None
         if self.engine.dialect.name == "sqlite":
-            _configure_sqlite(self.engine)
+            _configure_sqlite(self.engine, None if pool_size is None else POOLED_CACHE_KIB)
         try:
             self._prepare(create)
         except OperationalError as error:

@@ -136,3 +136,21 @@ def open_workspace(path: str | os.PathLike | None) -> Workspace:
     if not isinstance(url, str) or not isinstance(password_file, str):
         raise WorkspaceError(f"{config}: store.url and store.password_file must be strings")
     return Workspace(root, with_password(url, root / password_file), str(workspace.get("name", root.name)), vlm_model)
+
+
+def user_data_dir() -> Path:
+    """benchsmith's per-user data folder: `$XDG_DATA_HOME/benchsmith` (default `~/.local/share/benchsmith`)."""
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share") / "benchsmith"
+
+
+def user_workspace(name: str) -> Workspace:
+    """The per-user workspace `name` under `user_data_dir()`, created on first use: for commands
+    that need a workspace only to keep their runs, cache and reports (`evaluate --release`)."""
+    root = (user_data_dir() / name).resolve()
+    if not (root / CONFIG_NAME).is_file():
+        try:
+            return init_workspace(root)
+        except WorkspaceError:  # another process created it meanwhile
+            if not (root / CONFIG_NAME).is_file():
+                raise
+    return open_workspace(root)

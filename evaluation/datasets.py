@@ -35,6 +35,9 @@ from evaluation.records import (
 
 class Dataset(Protocol):
     label: str
+    # every item is scored, as the harnesses score a release: an item a model is not sent (an image
+    # item and a text-only model) counts in n as not answered; otherwise it is left out of n
+    scores_every_item: bool
 
     def identity(self) -> dict[str, Any]: ...
 
@@ -63,6 +66,7 @@ class StoreDataset:
     limit: int | None = None
     workspace_root: Path | None = None  # where filtering records live
     label: str = "store"
+    scores_every_item = False
     _read: dict[str, tuple[Item, str | None]] = field(default_factory=dict, repr=False, compare=False)
     _hashes: dict[str, str] | None = field(default=None, repr=False, compare=False)
     _hash_columns: tuple[pa.Array, pa.Array] | None = field(default=None, repr=False, compare=False)
@@ -135,7 +139,10 @@ class StoreDataset:
 
 
 class ReleaseDataset:
-    """A release config read straight from its parquet; images go to the blob cache, never items to the store."""
+    """A release config read straight from its parquet; images go to the blob cache, never items to the store.
+    Scored on every row, as lm-eval and inspect score it."""
+
+    scores_every_item = True
 
     def __init__(self, path: Path, config: str, blobs: BlobStore):
         self.path = Path(path)
@@ -182,6 +189,8 @@ class ReleaseDataset:
 
 class JsonlDataset:
     """Items in benchsmith's JSONL form (`items export`); image blobs resolve in the workspace."""
+
+    scores_every_item = False
 
     def __init__(self, path: Path):
         self.path = Path(path)

@@ -1,9 +1,10 @@
 """Accuracy per subset with item-bootstrap confidence intervals, and judge scores.
 
 Every figure carries its n. Items a model was never sent (a text-only model and an image
-item) are counted as `not_sent`, outside the denominator, and said so; unparseable and
-error outcomes stay inside the denominator (they are not correct) and are reported as
-their own rates.
+item) are counted as `not_sent`, outside the denominator, and said so — except in a run of a
+dataset scored on every item (a release, as the harnesses score it), where they count in n
+as `not_answered` (never correct). Unparseable and error outcomes stay inside the
+denominator (they are not correct) and are reported as their own rates.
 """
 
 from __future__ import annotations
@@ -155,9 +156,10 @@ class SubsetScore:
     correct: int
     unparseable: int
     error: int
-    not_sent: int
+    not_sent: int  # left out of n
     accuracy: float | None
     ci: tuple[float, float] | None
+    not_answered: int = 0  # not sent, yet counted in n (a dataset scored on every item)
 
     @property
     def unparseable_rate(self) -> float | None:
@@ -175,6 +177,7 @@ def subset_order(names: Iterable[str]) -> list[str]:
 
 
 OUTCOME_CODES = ("correct", "wrong", "unparseable", "error")
+NOT_ANSWERED = len(OUTCOME_CODES) + 1  # the code of an item not sent that counts in n (after "unknown outcome")
 
 
 def outcome_codes(run: RunData) -> np.ndarray:
@@ -192,17 +195,22 @@ def common_items(runs: list[RunData]) -> pa.Array:
 
 
 def _subset_samples(run: RunData, common: pa.Array | None) -> tuple[dict[str, np.ndarray], dict[str, int]]:
-    """Subset → the outcome codes of its current records, and subset → items not sent."""
+    """Subset → the outcome codes of its current records (and of its items not answered, where
+    they count), and subset → items not sent and left out of n."""
     masks = run.facets.masks(run.cells["item_id"], run.named_subsets)
     if common is not None:
         masks["common"] = pc.is_in(run.cells["item_id"], value_set=common).to_numpy(zero_copy_only=False)
     codes = outcome_codes(run)
     outcomes = {name: codes[mask] for name, mask in masks.items() if mask.any()}
-    not_sent = {name: int(mask.sum()) for name, mask in run.facets.masks(list(run.skipped), run.named_subsets).items()
-                if mask.any()}
-    for name in not_sent:
-        outcomes.setdefault(name, np.array([], dtype=np.int8))
-    return outcomes, not_sent
+    unsent = {name: int(mask.sum()) for name, mask in run.facets.masks(list(run.skipped), run.named_subsets).items()
+              if mask.any()}
+    for name, count in unsent.items():
+        answered = outcomes.get(name, np.array([], dtype=np.int8))
+        if run.dataset.scores_every_item:
+            outcomes[name] = np.concatenate([answered, np.full(count, NOT_ANSWERED, dtype=np.int8)])
+        else:
+            outcomes[name] = answered
+    return outcomes, ({} if run.dataset.scores_every_item else unsent)
 
 
 def accuracy_by_subsets(runs: list[RunData], *, seed: int = 0, resamples: int = 2000,
@@ -222,7 +230,8 @@ def accuracy_by_subsets(runs: list[RunData], *, seed: int = 0, resamples: int = 
             n, right = int(values.size), int(np.count_nonzero(values == correct))
             run_scores.append(SubsetScore(name, n, right, int(np.count_nonzero(values == unparseable)),
                                           int(np.count_nonzero(values == error)), not_sent.get(name, 0),
-                                          right / n if n else None, next(intervals)))
+                                          right / n if n else None, next(intervals),
+                                          int(np.count_nonzero(values == NOT_ANSWERED))))
         scores.append(run_scores)
     return scores
 

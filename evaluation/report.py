@@ -52,6 +52,14 @@ def _cell(score: SubsetScore | None) -> str:
     return f"{_pct(score.accuracy)} [{_pct(low)}, {_pct(high)}] (n={score.n})"
 
 
+def unsent_note(skipped: dict[str, str], counted: bool) -> str:
+    """What became of the items a model was not sent: `counted` (a release), in n as not answered."""
+    reasons = "; ".join(sorted(set(skipped.values())))
+    if counted:
+        return f"{len(skipped)} items not answered ({reasons}): counted in n, never correct, as the harnesses count them"
+    return f"{len(skipped)} items not sent ({reasons}); its denominators leave them out"
+
+
 def build_reports(runs: list[RunData], *, seed: int = 0, resamples: int = 2000) -> list[RunReport]:
     common = common_items(runs) if len(runs) > 1 else None
     subsets = accuracy_by_subsets(runs, seed=seed, resamples=resamples, common=common)
@@ -79,7 +87,7 @@ def _accuracy_rows(reports: list[RunReport]) -> list[list[object]]:
             low, high = s.ci or (None, None)
             rows.append([report.run.run_id, report.run.model_name, report.run.manifest.prompt.name, s.subset, s.n,
                          s.correct, _round(s.accuracy), _round(low), _round(high), s.unparseable,
-                         _round(s.unparseable_rate), s.error, _round(s.error_rate), s.not_sent])
+                         _round(s.unparseable_rate), s.error, _round(s.error_rate), s.not_sent, s.not_answered])
     return rows
 
 
@@ -96,23 +104,23 @@ def _reasoning_rows(reports: list[RunReport]) -> list[list[object]]:
 
 def _markdown(reports: list[RunReport], charts: list[Path], notes: list[str]) -> str:
     names = subset_order({s.subset for r in reports for s in r.subsets})
-    lines = ["# Evaluation report", "", "Accuracy in % with the item-bootstrap 95% CI and n (items answered).", ""]
+    lines = ["# Evaluation report", "", "Accuracy in % with the item-bootstrap 95% CI and n (items scored).", ""]
     lines += ["| subset | " + " | ".join(r.run.label for r in reports) + " |",
               "|---|" + "---|" * len(reports)]
     for name in names:
         cells = [_cell(next((s for s in r.subsets if s.subset == name), None)) for r in reports]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines += ["", "## Runs", "", "| run | model | prompt | answered | pending | not sent | unparseable % | error % |",
-              "|---|---|---|---|---|---|---|---|"]
+    lines += ["", "## Runs", "",
+              "| run | model | prompt | n | pending | not sent | not answered | unparseable % | error % |",
+              "|---|---|---|---|---|---|---|---|---|"]
     for r in reports:
         overall = next(s for s in r.subsets if s.subset == "overall")
         lines.append(f"| `{r.run.run_id}` | {r.run.model_name} | {r.run.manifest.prompt.version} | {overall.n} | "
-                     f"{r.run.pending()} | {overall.not_sent} | {_pct(overall.unparseable_rate)} | {_pct(overall.error_rate)} |")
-    not_sent = [r for r in reports if any(s.not_sent for s in r.subsets)]
-    for r in not_sent:
-        reasons = sorted(set(r.run.skipped.values()))
-        lines.append(f"\n{r.run.model_name}: {len(r.run.skipped)} items not sent ({'; '.join(reasons)}); "
-                     "its denominators leave them out.")
+                     f"{r.run.pending()} | {overall.not_sent} | {overall.not_answered} | "
+                     f"{_pct(overall.unparseable_rate)} | {_pct(overall.error_rate)} |")
+    for r in reports:
+        if r.run.skipped:
+            lines.append(f"\n{r.run.model_name}: {unsent_note(r.run.skipped, r.run.dataset.scores_every_item)}.")
     if any(r.reasoning for r in reports):
         lines += ["", "## Reasoning (judge score 4–20)", "", "| run | judge | mean [95% CI] | n | missing verdicts |",
                   "|---|---|---|---|---|"]
@@ -203,7 +211,8 @@ def write_report(runs: list[RunData], out_dir: Path, *, seed: int = 0, resamples
     result = ReportFiles(out_dir, out_dir / "report.md", notes=[note for run in runs for note in run.notes])
     accuracy_csv, reasoning_csv = out_dir / "accuracy.csv", out_dir / "reasoning.csv"
     _write_csv(accuracy_csv, ["run_id", "model", "prompt", "subset", "n", "correct", "accuracy", "ci_low", "ci_high",
-                              "unparseable", "unparseable_rate", "error", "error_rate", "not_sent"], _accuracy_rows(reports))
+                              "unparseable", "unparseable_rate", "error", "error_rate", "not_sent", "not_answered"],
+               _accuracy_rows(reports))
     _write_csv(reasoning_csv, ["run_id", "model", "judge", "n", "missing", "mean_total", "ci_low", "ci_high",
                                "factuality", "logical_soundness", "depth", "clarity"], _reasoning_rows(reports))
     result.files += [accuracy_csv, reasoning_csv]

@@ -38,13 +38,14 @@ from evaluation.records import (
     TinySubset,
     latest_filter_record,
 )
-from export import harness
+from export import harness, hret
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
 from export.croissant import croissant
 from export.features import release_features
 from export.harness_scoring import write_scoring
 from export.integrity import content_hash, write_checksums
-from export.parquet import WRITER_SETTINGS, arrow_rows, portable_yaml_list, write_shards
+from export.licences import SourceLicence, licence_file, licence_table, release_licence, source_licences
+from export.parquet import WRITER_SETTINGS, arrow_nbytes, arrow_rows, portable_yaml_list, write_shards
 from export.release_config import ReleaseConfig, check_version
 from export.rows import RATIONALE_RELEASED, item_row, row_hash
 from export.tiny import ESTIMATION_FILE, TinyPlan, plan_tiny, write_estimation
@@ -77,10 +78,10 @@ class ReleaseResult:
 LICENSE_FILE = "LICENSE.md"
 
 
-def license_fields(config: ReleaseConfig) -> dict[str, str]:
+def license_fields(config: ReleaseConfig, licence: str) -> dict[str, str]:
     """`license_name` and `license_link`, which the Hub's card check wants when the licence is `other`
-    (by default the source terms, written to LICENSE.md in the release)."""
-    if config.license != "other":
+    (by default LICENSE.md in the release: which licence applies to which rows)."""
+    if licence != "other":
         return {}
     name = config.license_name or re.sub(r"[^a-z0-9.-]+", "-", f"{config.name}-terms".lower()).strip("-")
     return {"license_name": name, "license_link": config.license_link or LICENSE_FILE}
@@ -153,15 +154,18 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
             del rows_by_config[name]
         # The harness folder is written by a forked child on the second core while this process
         # writes the shards, hashes and card: both read the same rows, which nobody changes now.
+        items_by_id = {item.id: item for item in items}
         harness_job = Background(lambda: _write_harness(tmp, config, version, rows_by_config, workspace.blobs,
-                                                        {item.id: item for item in items}))
+                                                        items_by_id))
         files: dict[str, list[str]] = {}
         sizes: dict[str, int] = {}
+        arrow_sizes: dict[str, int] = {}  # in memory, as `datasets` measures it: the card's num_bytes
         for name, table in _config_tables(rows_by_config, shared, features).items():
             paths = write_shards(table, tmp / "data" / name, shard_rows=config.shard_rows,
                                  row_group_rows=config.row_group_rows)
             files[name] = [p.relative_to(tmp).as_posix() for p in paths]
             sizes[name] = sum(p.stat().st_size for p in paths)
+            arrow_sizes[name] = arrow_nbytes(paths)
         hash_of = RowHashes()
         row_hashes = {row["id"]: hash_of(row) for row in rows_by_config.get("full", [])}
         full_hash = content_hash(row_hashes)
@@ -176,16 +180,17 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         else:
             tiny = None
         (tmp / MANIFEST).write_text(manifest.json_text(), encoding="utf-8")
-        if config.license == "other" and license_fields(config)["license_link"] == LICENSE_FILE:
-            (tmp / LICENSE_FILE).write_text(f"# {config.pretty_name}: terms of use\n\n{config.source_license}\n",
-                                            encoding="utf-8")
+        licences = source_licences(config, items_by_id, rows_by_config)
+        licence = release_licence(config, licences)
+        if licence == "other" and license_fields(config, licence)["license_link"] == LICENSE_FILE:
+            (tmp / LICENSE_FILE).write_text(licence_file(config.pretty_name, licences), encoding="utf-8")
         (tmp / "README.md").write_text(
             render_card(config, version, items, rows_by_config, features, manifest, changelog, workspace, notes, record,
-                        tiny),
+                        tiny, arrow_sizes=arrow_sizes, licences=licences),
             encoding="utf-8")
         harness_job.wait()
         sums = write_checksums(tmp)
-        crate = croissant(config.name, config.description, config.license, version,
+        crate = croissant(config.name, config.description, licence, version,
                           f"https://huggingface.co/datasets/{config.hub_repo}" if config.hub_repo else "",
                           files, features.to_dict(), sums,
                           cite_as=config.citation or f"{config.pretty_name} (version {version}), built with benchsmith",
@@ -250,8 +255,10 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
                             last_revision_at=workspace.store.last_revision_at()),
         builder=ReleaseBuilder(benchsmith=__version__, pyarrow=pyarrow.__version__, datasets=installed_version("datasets"),
                                writer=WRITER_SETTINGS, shard_rows=config.shard_rows, row_group_rows=config.row_group_rows),
-        # `tiny` is recorded only when set: a release without it is byte for byte what it was before the option
-        config=config.model_dump(mode="json", exclude=None if config.tiny else {"tiny"}),
+        # `tiny` and `source_licenses` are recorded only when set: a release without them is byte for byte what it
+        # was before those options
+        config=config.model_dump(mode="json", exclude={name for name in ("tiny", "source_licenses")
+                                                       if not getattr(config, name)}),
         decoding=RELEASE_DECODING,
     )
 
@@ -262,6 +269,7 @@ def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_conf
     write_scoring(folder, rows_by_config, blobs, config.harness_prompt, items)
     harness.write_lm_eval(folder / "lm_eval", config.name, list(rows_by_config), RELEASE_DECODING)
     harness.write_inspect(folder / "inspect")
+    hret.write_hret(folder / "hret")
     for name, rows in rows_by_config.items():
         write_vlmevalkit(folder / "vlmevalkit", name, rows)
     harness.write_readme(folder, config.name, version, rows_by_config, RELEASE_DECODING)
@@ -287,7 +295,8 @@ def _filtering_text(record: FilterRecord | None, rows_by_config: dict) -> str:
 
 def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_config: dict,
                 features, manifest: ReleaseManifest, changelog: Changelog, workspace: Workspace, notes: list[str],  # noqa: ANN001
-                record=None, tiny: TinyPlan | None = None) -> str:  # noqa: ANN001
+                record=None, tiny: TinyPlan | None = None, *, arrow_sizes: dict[str, int],
+                licences: list[SourceLicence]) -> str:  # noqa: ANN001
     full = rows_by_config.get("full", [])
     task_categories = ["multiple-choice", "question-answering"]
     if any(row["multimodal"] for row in full):
@@ -297,11 +306,13 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
                     for name in rows_by_config]
     info = []
     for name, rows in rows_by_config.items():
-        size = manifest.configs[name].bytes
+        # the Hub's convention: num_bytes and dataset_size in memory (Arrow), download_size the parquet files
+        in_memory = arrow_sizes[name]
         info.append({"config_name": name, "features": portable_yaml_list(features),
-                     "splits": [{"name": "test", "num_bytes": size, "num_examples": len(rows)}],
-                     "download_size": size, "dataset_size": size})
-    metadata = {"license": config.license, **license_fields(config), "language": config.language,
+                     "splits": [{"name": "test", "num_bytes": in_memory, "num_examples": len(rows)}],
+                     "download_size": manifest.configs[name].bytes, "dataset_size": in_memory})
+    licence = release_licence(config, licences)
+    metadata = {"license": licence, **license_fields(config, licence), "language": config.language,
                 "task_categories": task_categories,
                 "size_categories": [_size_category(len(full))], "pretty_name": config.pretty_name,
                 "tags": ["benchmark", "exam", "korean", "benchsmith"], "configs": configs_yaml, "dataset_info": info}
@@ -334,7 +345,7 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
         "stage_table": _table(sorted(workspace.store.stage_counts().items())),
         "dedup_text": dedup_text, "filtering_text": filtering_text, "annotation_text": annotation_text,
         "previous_version": changelog.previous or "(first release)", "changelog_text": changelog_text,
-        "source_license": config.source_license, "license": config.license,
+        "source_license": config.source_license, "licence_table": licence_table(licences), "license": licence,
         "benchsmith_version": manifest.builder.benchsmith, "store_items": stats["items"],
         "store_revisions": stats["revisions"], "last_revision_at": manifest.store.last_revision_at,
         "shard_rows": config.shard_rows, "row_group_rows": config.row_group_rows,

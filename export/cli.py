@@ -67,20 +67,30 @@ def publish_command(
 def evaluate_command(
     release: Annotated[str, typer.Option("--release", help="PATH[:CONFIG] of a built release (default config: full)")],
     model: Annotated[list[str], typer.Option("--model", "-m", help="model spec (repeatable), as for `benchsmith run`")],
-    workspace: WorkspaceOption = None,
+    workspace: Annotated[Path | None, typer.Option(
+        "--workspace", "-w", envvar="BENCHSMITH_WORKSPACE", show_default=False,
+        help="workspace for the runs, cache and reports (default: the per-user one, "
+             "$XDG_DATA_HOME/benchsmith/evaluate, created on first use)")] = None,
     prompt: Annotated[str, typer.Option("--prompt", "-p", help="standard | advanced | reasoning")] = "standard",
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, max=1024)] = 16,
-    report_dir: Annotated[Path | None, typer.Option("--out", help="report folder (default: WS/reports/RELEASE)")] = None,
+    report_dir: Annotated[Path | None, typer.Option("--out", help="report folder (default: a new folder per "
+                                                    "evaluation under WS/reports/RELEASE-vVERSION-CONFIG/)")] = None,
 ) -> None:
-    """Evaluate models on a release with the runners (same cache, logs and report as `run`)."""
-    from evaluation.models import resolve_model
-    from export.evaluate import evaluate_release
+    """Evaluate models on a release with the runners (same cache, logs and report as `run`).
 
-    ws = workspace_from(workspace)
+    Every row is scored, as the harnesses score it: an image item and a text-only model (no
+    `?vision=true`) count in n as not answered."""
+    from evaluation.models import resolve_model
+    from evaluation.report import unsent_note
+    from export.evaluate import evaluate_release, evaluation_workspace
+
+    ws = evaluation_workspace(workspace_from(workspace) if workspace else None)
+    if workspace is None:
+        out.print(f"workspace: {ws.root} (per-user; -w DIR to choose another)", highlight=False)
     specs = [resolve_model(spec_text, ws.root / "models.yaml") for spec_text in model]
     result = evaluate_release(ws, release, specs, prompt=prompt, concurrency=concurrency, report_dir=report_dir)
     for summary in result.summaries:
         counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
-        out.print(f"{summary.run_id}: {summary.total} items, {counts}"
-                  + (f"; {len(summary.skipped)} not sent" if summary.skipped else ""), highlight=False)
+        out.print(f"{summary.run_id}: n={summary.total + len(summary.skipped)}: {summary.total} items asked, {counts}"
+                  + (f"; {unsent_note(summary.skipped, counted=True)}" if summary.skipped else ""), highlight=False)
     out.print(f"report: {result.report.markdown}", highlight=False)

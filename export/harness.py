@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from evaluation.decoding import DecodingContract
+from export.hret import readme_section as hret_readme_section
 from export.image_numbering import image_mark, images_first_note
 
 
@@ -93,15 +94,13 @@ def _decoding_section(decoding: DecodingContract) -> list[str]:
         f"`decoding`): {decoding.describe()}. A model may reason before its answer; a reply cut off",
         "at the token limit is scored wrong by every harness (an error in benchsmith).",
         "",
-        "| | benchsmith | lm-eval | inspect_ai (`openai-api/`) |",
-        "|---|---|---|---|",
-        f"| messages | {' + '.join(decoding.roles)} | {' + '.join(decoding.roles)} | {' + '.join(decoding.roles)} |",
-        f"| temperature | {decoding.temperature:g} | {decoding.temperature:g} | {decoding.temperature:g} |",
-        f"| token limit | `max_tokens` {decoding.max_tokens} | `max_tokens` {decoding.max_tokens} "
-        f"| `max_tokens` {decoding.max_tokens} |",
-        f"| seed | {decoding.seed} | {decoding.seed} (`seed=` model argument) | {decoding.seed} |",
-        f"| stop | {_stop_text(decoding, absent='not sent')} | {_stop_text(decoding, absent='`[]`')} "
-        f"| {_stop_text(decoding, absent='not sent')} |",
+        "| | benchsmith, inspect_ai (`openai-api/`), HRET | lm-eval |",
+        "|---|---|---|",
+        f"| messages | {' + '.join(decoding.roles)} | {' + '.join(decoding.roles)} |",
+        f"| temperature | {decoding.temperature:g} | {decoding.temperature:g} |",
+        f"| token limit | `max_tokens` {decoding.max_tokens} | `max_tokens` {decoding.max_tokens} |",
+        f"| seed | {decoding.seed} | {decoding.seed} (the `seed=` model argument below) |",
+        f"| stop | {_stop_text(decoding, absent='not sent')} | {_stop_text(decoding, absent='`[]`')} |",
         "",
         "Use inspect's `openai-api/` provider as below: its `openai/` provider treats every model name",
         "as an OpenAI one (the system text goes out as role `developer`, the temperature is dropped and",
@@ -109,7 +108,7 @@ def _decoding_section(decoding: DecodingContract) -> list[str]:
         "",
         "| harness | where the images go |",
         "|---|---|",
-        "| benchsmith, inspect_ai | inline, where the paper puts them: question images after the question "
+        "| benchsmith, inspect_ai, HRET | inline, where the paper puts them: question images after the question "
         "text, each option's image after its option line |",
         "| lm-eval | every image before the text (its API models can do no other); the text begins with "
         f"`{images_first_note(3)}` and each place an image stood reads `{image_mark(1)}`, or for an option's "
@@ -144,7 +143,15 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         "responses. Configs overlap (`hard` ⊂ `full`…): report them one by one, never averaged.",
         "",
         "A release on the Hub is used the same way once downloaded:",
-        "`huggingface-cli download ORG/NAME --repo-type dataset --local-dir RELEASE`.",
+        "`hf download ORG/NAME --repo-type dataset --local-dir RELEASE` writes plain files. Without",
+        "`--local-dir` the release lands in the Hub cache, a snapshot folder of symlinks into `blobs/`",
+        "(the path `hf download ORG/NAME --repo-type dataset --quiet` prints): inspect, VLMEvalKit and",
+        "benchsmith run from that folder as it is, lm-eval does not (it follows its task YAML's symlink",
+        "into `blobs/` and finds no `utils.py` there), so for lm-eval copy the snapshot out first:",
+        "",
+        "```",
+        'cp -rL "$(hf download ORG/NAME --repo-type dataset --quiet)" RELEASE',
+        "```",
         "",
         f"Configs: {', '.join(f'`{c}`' for c in configs)}; with images: "
         f"{', '.join(f'`{c}`' for c in image_configs) or 'none'}.",
@@ -185,11 +192,19 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         "option letter; a multi-answer row lists its letters (`A,C`) and VLMEvalKit's MCQ scorer,",
         "which expects one letter, counts it wrong unless you score with `benchsmith_scoring.score`.",
         "",
+        *hret_readme_section(decoding),
         "## benchsmith",
         "",
         "```",
         "benchsmith evaluate --release RELEASE:full --model openai-compatible:MODEL@URL",
         "```",
+        "",
+        "No workspace is needed: the runs, response cache and reports go to a per-user one",
+        "(`$XDG_DATA_HOME/benchsmith/evaluate`, printed first; `-w DIR` picks another), and each",
+        "evaluation writes a report folder of its own (printed last). Every row is scored, as the",
+        "harnesses above score it: add `?vision=true` to the model spec for a model that reads images",
+        "(`openai-compatible:MODEL@URL?vision=true`); without it the rows with images count as not",
+        "answered (in n, never correct), and the output says how many.",
         "",
     ]
     return "\n".join(lines)

@@ -83,3 +83,17 @@ def write_shards(table, folder: Path, *, shard_rows: int, row_group_rows: int,  
                        **WRITER_SETTINGS)
         paths.append(path)
     return paths
+
+
+def arrow_nbytes(paths: list[Path]) -> int:
+    """The in-memory size `datasets` records as a split's `num_bytes` (and the Hub's cards as
+    `dataset_size`) when it prepares these files: its parquet loader reads one Arrow batch per
+    row group and adds up their `nbytes` (not the size of one table of all rows, whose buffers
+    round differently)."""
+    import pyarrow.parquet as pq
+
+    total = 0
+    for path in paths:
+        with pq.ParquetFile(path) as parquet:
+            total += sum(parquet.read_row_group(index).nbytes for index in range(parquet.num_row_groups))
+    return total

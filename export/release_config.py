@@ -26,10 +26,14 @@ class ReleaseConfig(BaseModel):
     name: str = Field("benchsmith-exam", pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     pretty_name: str = "benchsmith exam benchmark"
     description: str = "Korean national exam questions extracted, reviewed and curated with benchsmith."
-    license: str = Field("other", description="licence of the release (SPDX id or 'other')")
+    license: str | None = Field(None, description="licence of the release (a Hub licence id or 'other'); by default "
+                                "the one licence every row shares, else 'other'")
     source_license: str = Field(
         "Exam content remains the copyright of the issuing agency; use for research and evaluation.",
-        description="licence or terms of the source material, quoted in the card")
+        description="licence or terms of the source material, for rows whose source has no licence of its own")
+    source_licenses: dict[str, str] = Field(
+        {}, description="source (the rows' `exam`) → its licence, over what the importer recorded (e.g. "
+        "{KMMLU: cc-by-nd-4.0})")
     language: list[str] = ["ko"]
     statuses: list[InPlayStatus] = ["accepted"]
     configs: list[ConfigName] = list(DEFAULT_CONFIGS)

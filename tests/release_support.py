@@ -8,6 +8,8 @@ import base64
 import hashlib
 import io
 import json
+import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,3 +169,49 @@ def image_pixel_hash(data: bytes) -> str:
 def count_images(body: dict[str, Any]) -> int:
     return sum(1 for message in body.get("messages", []) if isinstance(message.get("content"), list)
                for part in message["content"] if part.get("type") == "image_url")
+
+
+def readme_command(release: Path, start: str, *, url: str, model: str = "scripted") -> str:
+    """The command `harness/README.md` gives for a harness (its line starting with `start`), with
+    the release, server and model filled in."""
+    text = (release / "harness" / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
+    line = next(line for line in text.splitlines() if line.startswith(start))
+    return fill_placeholders(line, release=release, url=url, model=model)
+
+
+def fill_placeholders(line: str, *, release: Path, url: str, model: str = "scripted") -> str:
+    """`RELEASE`, `URL` (a word: not the one in `LOCAL_BASE_URL`) and `MODEL` of a README command filled in."""
+    line = line.replace("RELEASE", shlex.quote(str(release))).replace("MODEL", model)
+    return re.sub(r"\bURL\b", lambda _: url, line)
+
+
+# -- what the harness tests compare against ----------------------------------------------------
+def release_rows(release: Path, configs: Any) -> dict[str, list[dict[str, Any]]]:
+    """Per config, the release's rows as pyarrow reads them from its parquet files."""
+    import pyarrow.parquet as pq
+
+    manifest = json.loads((release / "release.json").read_text(encoding="utf-8"))
+    return {config: [row for name in manifest["configs"][config]["files"] for row in pq.read_table(release / name).to_pylist()]
+            for config in configs}
+
+
+def benchsmith_per_item(release: Path, config: str, server_url: str, workspace: Workspace, model: str = "scripted"
+                        ) -> tuple[dict[str, bool], int, float]:
+    """`benchsmith evaluate --release` on one config with a vision model at `server_url`:
+    (row id → correct from its run log, n and accuracy from its report)."""
+    import csv
+
+    from evaluation.runlog import RESPONSES, read_answer_manifest, read_records
+    from tests.conftest import run_cli
+
+    out = workspace.root / "reports" / config
+    done = run_cli("evaluate", "--release", f"{release}:{config}", "-w", str(workspace.root), "--out", str(out),
+                   "--model", f"openai-compatible:{model}@{server_url}/v1?vision=true")
+    assert done.returncode == 0, done.stderr
+    with (out / "accuracy.csv").open(encoding="utf-8") as handle:
+        overall = next(r for r in csv.DictReader(handle) if r["subset"] == "overall")
+    runs = [run_dir for run_dir in workspace.runs_dir.iterdir() if (run_dir / "manifest.json").is_file()
+            and getattr(read_answer_manifest(run_dir).dataset, "config", None) == config]
+    assert len(runs) == 1, runs
+    per_item = {item_id: record["outcome"] == "correct" for item_id, record in read_records(runs[0] / RESPONSES).items()}
+    return per_item, int(overall["n"]), int(overall["correct"]) / int(overall["n"])  # the csv rounds accuracy

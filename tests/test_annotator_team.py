@@ -116,6 +116,23 @@ def test_page_sessions_beyond_the_bound_drop_the_least_recently_used(team_server
     assert _shown_item(_next(client, kept)) != shown[kept]
 
 
+def test_logging_out_drops_the_users_page_sessions_and_keeps_no_sent_values(team_server):
+    url, holder, workspace = team_server
+    from annotator import claims
+
+    for name in TEAM[:2]:
+        claims.release(workspace.store.engine, name)
+    leaving, staying = _signed_in(url, TEAM[0]), _signed_in(url, TEAM[1])
+    mine, theirs = uuid.uuid4().hex[:11], uuid.uuid4().hex[:11]
+    _next(leaving, mine)
+    _next(staying, theirs)
+    assert mine in holder and theirs in holder
+    # what a handler sent (the item's page, text and tables) is not kept: only State values are
+    assert holder[mine].config_values == {}
+    assert leaving.post("logout", headers={"origin": url.rstrip("/")}).status_code == 200
+    assert mine not in holder and theirs in holder
+
+
 def _start_process(root, env) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root), "--port", "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)

@@ -5,11 +5,8 @@ the server's log shows the same messages, roles, images and decoding for every i
 
 from __future__ import annotations
 
-import csv
 import json
 import os
-import re
-import shlex
 import subprocess
 import sys
 from dataclasses import replace
@@ -18,11 +15,17 @@ from pathlib import Path
 import pytest
 
 from curation.workspace import init_workspace
-from evaluation.runlog import RESPONSES, read_answer_manifest, read_records
 from export.harness import task_name
-from tests.conftest import run_cli
 from tests.fault_server import ServerConfig, ServerThread
-from tests.release_support import LoggedRequest, Responder, image_pixel_hash, scripted_reply
+from tests.release_support import (
+    LoggedRequest,
+    Responder,
+    benchsmith_per_item,
+    image_pixel_hash,
+    readme_command,
+    release_rows,
+    scripted_reply,
+)
 
 pytest.importorskip("lm_eval", reason="the harness extra (lm_eval[api]) is not installed")
 pytest.importorskip("inspect_ai", reason="the harness extra (inspect_ai) is not installed")
@@ -37,17 +40,8 @@ def release(harness_release):
 
 @pytest.fixture(scope="module")
 def rows(release):
-    import pyarrow.parquet as pq
-
     _, path, counts = release
-    manifest = json.loads((path / "release.json").read_text(encoding="utf-8"))
-    return {config: [row for name in manifest["configs"][config]["files"] for row in pq.read_table(path / name).to_pylist()]
-            for config in counts}
-
-
-def _release_config(run_dir):
-    dataset = read_answer_manifest(run_dir).dataset
-    return dataset.config if dataset else None
+    return release_rows(path, counts)
 
 
 @pytest.fixture(scope="module")
@@ -58,15 +52,6 @@ def server(rows):
         yield running, responder
 
 
-def readme_command(release: Path, marker: str, *, url: str) -> str:
-    """The command `harness/README.md` gives for a harness (the line holding `marker`), with the release,
-    server and model filled in."""
-    text = (release / "harness" / "README.md").read_text(encoding="utf-8").replace("\\\n", " ")
-    line = next(line for line in text.splitlines() if marker in line)
-    line = line.replace("RELEASE", shlex.quote(str(release))).replace("MODEL", MODEL)
-    return re.sub(r"\bURL\b", url, line)  # not the URL in LOCAL_BASE_URL
-
-
 def _env(tmp: Path) -> dict[str, str]:
     return {**{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LOCAL_"))},
             "HF_HOME": str(tmp / "hf"), "HF_DATASETS_OFFLINE": "1", "INSPECT_LOG_DIR": str(tmp / "inspect-logs"),
@@ -75,26 +60,16 @@ def _env(tmp: Path) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def benchsmith_run(release, server, tmp_path_factory):
-    """Per config: row id → correct, from `benchsmith evaluate` (its run logs and report); the
-    reported (n, accuracy) per config; the requests it sent."""
-    workspace, path, counts = release
+    """Per config: row id → correct, from `benchsmith evaluate` (its run logs); the reported
+    (n, accuracy) per config; the requests it sent."""
+    _, path, counts = release
     running, responder = server
     before = len(responder.requests)
     ws = init_workspace(tmp_path_factory.mktemp("eval-ws") / "ws")
     scores, reported = {}, {}
     for config in counts:
-        out = ws.root / "reports" / config
-        done = run_cli("evaluate", "--release", f"{path}:{config}", "-w", str(ws.root), "--out", str(out),
-                       "--model", f"openai-compatible:{MODEL}@{running.url}/v1?vision=true")
-        assert done.returncode == 0, done.stderr
-        with (out / "accuracy.csv").open(encoding="utf-8") as handle:
-            overall = next(r for r in csv.DictReader(handle) if r["subset"] == "overall")
-        reported[config] = (int(overall["n"]), int(overall["correct"]) / int(overall["n"]))  # the csv rounds
-        runs = [run_dir for run_dir in ws.runs_dir.iterdir()
-                if (run_dir / "manifest.json").is_file() and _release_config(run_dir) == config]
-        assert len(runs) == 1, runs
-        scores[config] = {item_id: record["outcome"] == "correct"
-                          for item_id, record in read_records(runs[0] / RESPONSES).items()}
+        per_item, n, accuracy = benchsmith_per_item(path, config, running.url, ws, model=MODEL)
+        scores[config], reported[config] = per_item, (n, accuracy)
     return scores, reported, responder.requests[before:]
 
 
@@ -107,7 +82,7 @@ def lm_eval_run(release, server, benchsmith_run, tmp_path_factory):
     before = len(responder.requests)
     elsewhere = tmp / "cwd"
     elsewhere.mkdir()
-    command = readme_command(path, "lm_eval ", url=f"{running.url}/v1")
+    command = readme_command(path, "lm_eval ", url=f"{running.url}/v1", model=MODEL)
     done = subprocess.run(["bash", "-c", f"{command} --output_path {tmp / 'out'} --log_samples"],
                           capture_output=True, text=True, cwd=elsewhere, env=_env(tmp), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -124,7 +99,7 @@ def inspect_run(release, server, lm_eval_run, tmp_path_factory):
     elsewhere = tmp / "cwd"
     elsewhere.mkdir()
     before = len(responder.requests)
-    command = readme_command(path, "inspect eval", url=f"{running.url}/v1")
+    command = readme_command(path, "LOCAL_BASE_URL=URL ", url=f"{running.url}/v1", model=MODEL)
     assert "config=full" in command
     runs = {config: subprocess.Popen(
         ["bash", "-c", command.replace("config=full", f"config={config}")],

@@ -187,16 +187,18 @@ def test_evaluate_a_release_with_the_runners_in_a_fresh_workspace(filled, tmp_pa
     done = run_cli("evaluate", "--release", f"{result.path}:multimodal", "-m", "baseline:longest?vision=true",
                    "-m", "baseline:last", "-w", str(fresh.root))
     assert done.returncode == 0, done.stderr
-    assert ": 2 items" in done.stdout and "0 items" in done.stdout and "2 not sent" in done.stdout  # text-only model
-    assert "report:" in done.stdout
+    assert "n=2: 2 items asked" in done.stdout  # the vision model
+    assert "n=2: 0 items asked" in done.stdout and "2 items not answered" in done.stdout  # text-only: in n, not sent
+    assert "report:" in done.stdout and "workspace:" not in done.stdout  # -w given: nothing to say
     assert fresh.store.ids() == []  # the release is read from its parquet; the store stays as it was
     from evaluation.datasets import ReleaseDataset
 
     item = ReleaseDataset(result.path, "multimodal", fresh.blobs).lookup(["m-04"])["m-04"]
     assert item.options[1].image is not None and fresh.blobs.exists(item.options[1].image.blob)
-    assert (fresh.root / "reports" / "t-v1.0.0-multimodal" / "report.md").is_file()
+    assert len(list((fresh.root / "reports" / "t-v1.0.0-multimodal").glob("*/report.md"))) == 1
     again = run_cli("evaluate", "--release", str(result.path), "-m", "baseline:longest", "-w", str(fresh.root))
-    assert again.returncode == 0 and ": 9 items" in again.stdout and "2 not sent" in again.stdout  # 11 rows, 2 with images
+    assert again.returncode == 0 and "n=11: 9 items asked" in again.stdout  # 11 rows, 2 with images
+    assert "2 items not answered" in again.stdout
     missing = run_cli("evaluate", "--release", f"{result.path}:hard", "-m", "baseline:longest", "-w", str(fresh.root))
     assert missing.returncode == 1 and "no config 'hard'" in missing.stderr
 

@@ -49,6 +49,20 @@ def test_dry_run_writes_nothing_then_each_item_gets_one_revision(ws):
     assert again["changed"] == [] and ws.store.revision_count() == 13
 
 
+def test_dry_run_lists_each_item_that_would_change_with_its_old_and_new_status(ws):
+    planned = run_cli("items", "set-status", "rejected", "--where", "exam=기상기사", "--reason", "폐기",
+                      "--dry-run", "-w", str(ws.root))
+    assert planned.returncode == 0, planned.stderr
+    lines = planned.stdout.strip().splitlines()
+    # the fixture: s-00 accepted, s-01 … s-05 in review (기상기사); s-06, s-07 another exam
+    before = {"s-00": "accepted"} | {f"s-{n:02d}": "in_review" for n in range(1, 6)}
+    assert lines[:-1] == [f"{item_id}: {status} → rejected" for item_id, status in before.items()]
+    assert lines[-1].startswith("6 items matched; would change 6 to rejected") and "nothing written" in lines[-1]
+    as_json = json.loads(_set(ws, "rejected", "--where", "exam=기상기사", "--reason", "폐기", "--dry-run").stdout)
+    assert as_json["previous"] == before and as_json["changed"] == list(before)
+    assert ws.store.count(ItemQuery(status=["rejected"])) == 0 and ws.store.revision_count() == 8
+
+
 def test_an_item_edited_meanwhile_is_skipped_not_overwritten(ws, monkeypatch):
     from curation.status import set_status
 

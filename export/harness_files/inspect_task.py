@@ -11,8 +11,8 @@ temperature is dropped, `max_completion_tokens` replaces `max_tokens`).
 """
 
 import base64
+import os
 import sys
-from pathlib import Path
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
@@ -20,7 +20,9 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, C
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # harness/: the generated scoring module
+# harness/ holds the generated scoring module; abspath, not resolve(): in the Hub cache this file is a
+# symlink into blobs/, where nothing else of the release is
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import benchsmith_scoring as scoring  # noqa: E402
 
 

@@ -7,10 +7,12 @@ lm_eval's API models send every image before the text, so the text numbers them 
 """
 
 import json
+import os
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # harness/: the generated modules
+# harness/ holds the generated modules; abspath, not resolve(): in the Hub cache this file is a
+# symlink into blobs/, where nothing else of the release is
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import benchsmith_images as numbering  # noqa: E402
 import benchsmith_scoring as scoring  # noqa: E402
 

@@ -1,0 +1,54 @@
+"""The release's export for HRET, the HAE-RAE Evaluation Toolkit (`haerae-evaluation-toolkit`,
+package `llm_eval`): `harness/hret/benchsmith_hret.py` registers the release as an HRET dataset,
+benchsmith's request as an HRET model backend and benchsmith's scoring as an HRET evaluation
+method, and runs them through HRET's `Evaluator().run` (see harness_files/hret_benchsmith.py.tmpl).
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+from evaluation.decoding import DecodingContract
+
+TEMPLATE = "hret_benchsmith.py.tmpl"
+SCRIPT = "benchsmith_hret.py"
+
+
+def write_hret(folder: Path) -> list[Path]:
+    """The script, which reads the release's decoding from `release.json` when it runs."""
+    source = resources.files("export.harness_files").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / SCRIPT
+    path.write_text(source, encoding="utf-8")
+    return [path]
+
+
+def readme_section(decoding: DecodingContract) -> list[str]:
+    """The HRET part of `harness/README.md`."""
+    return [
+        "## HRET, the HAE-RAE Evaluation Toolkit",
+        "",
+        "Install `pip install haerae-evaluation-toolkit==0.1.0` (with all it requires: torch, vLLM,",
+        "transformers, spaCy, LiteLLM), or, for an OpenAI-compatible server only, lean:",
+        "`pip install --no-deps haerae-evaluation-toolkit==0.1.0` then `pip install 'openai>=1' httpx",
+        "pandas pyarrow pyyaml tqdm datasets scikit-learn langdetect math-verify` (the script stands in",
+        "for the absent torch, transformers and spaCy, which HRET imports but its OpenAI path never calls).",
+        "",
+        "```",
+        f"python RELEASE/harness/hret/{SCRIPT} --config full --model MODEL --base-url URL --output hret.json",
+        "```",
+        "",
+        f"`{SCRIPT}` registers the dataset `benchsmith_release` (subset = config), the model backend",
+        "`benchsmith_openai` and the evaluation method `benchsmith_choice` in HRET's registries and runs",
+        "HRET's `Evaluator().run`; import it to use them from your own HRET code. `--config` takes one",
+        "config or several, comma-separated; `hret.json` holds HRET's result per config (metrics,",
+        "and per item `evaluation.is_correct`); the API key is `OPENAI_API_KEY` when the server needs",
+        "one. Requests are benchsmith's: its system text, its Korean",
+        "prompt with question and option images where benchsmith puts them, and the release's decoding",
+        f"(temperature {decoding.temperature:g}, up to {decoding.max_tokens} tokens, seed {decoding.seed}); a reply "
+        "cut off there is never correct. HRET 0.1.0's own `openai` backend pairs",
+        "concurrent replies with the wrong items (it zips the inputs with replies in completion order)",
+        "and sends text only, so the release uses its own backend.",
+        "",
+    ]

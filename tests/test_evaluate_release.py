@@ -1,0 +1,128 @@
+"""`benchsmith evaluate --release` as a harness user runs it: the `## benchsmith` line of the
+release's `harness/README.md`, verbatim, from another folder, with no workspace, against a
+local OpenAI-compatible server. Every row counts in n (as lm-eval and inspect count it), the
+image rows as not answered for a text-only model, and every evaluation keeps its own report."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_cli
+from tests.fault_server import ServerConfig, ServerThread
+from tests.release_support import Responder, readme_command
+
+BIN = Path(sys.executable).parent
+
+
+@pytest.fixture(scope="module")
+def full_rows(harness_release):
+    import pyarrow.parquet as pq
+
+    _, path, _ = harness_release
+    manifest = json.loads((path / "release.json").read_text(encoding="utf-8"))
+    return [row for name in manifest["configs"]["full"]["files"] for row in pq.read_table(path / name).to_pylist()]
+
+
+def _has_images(row) -> bool:
+    return bool(row["question_images"]) or any(option["image"] for option in row["options"])
+
+
+@pytest.fixture(scope="module")
+def server(full_rows):
+    responder = Responder({row["question"]: len(row["options"]) for row in full_rows})
+    with ServerThread(ServerConfig(responder=responder)) as running:
+        yield running, responder
+
+
+@pytest.fixture
+def user_env(tmp_path):
+    """A user with a home of their own and no workspace anywhere."""
+    env = {key: value for key, value in os.environ.items() if key != "BENCHSMITH_WORKSPACE"}
+    home = tmp_path / "home"
+    home.mkdir()
+    return env | {"HOME": str(home), "XDG_DATA_HOME": str(home / "data"), "XDG_CACHE_HOME": str(home / "cache"),
+                  "PATH": f"{BIN}:{os.environ.get('PATH', '')}", "COLUMNS": "200"}
+
+
+def _run(command: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=env, cwd=cwd, timeout=600)
+
+
+def _printed(stdout: str, label: str) -> Path:
+    found = re.search(rf"^{label}: (\S+)", stdout, re.MULTILINE)
+    assert found, stdout
+    return Path(found.group(1))
+
+
+def _overall(report_dir: Path) -> dict[str, str]:
+    with (report_dir / "accuracy.csv").open(encoding="utf-8") as handle:
+        return next(row for row in csv.DictReader(handle) if row["subset"] == "overall")
+
+
+def test_the_readme_line_runs_without_a_workspace_and_scores_every_row(harness_release, full_rows, server, user_env,
+                                                                       tmp_path):
+    _, path, _ = harness_release
+    running, responder = server
+    image_rows = [row for row in full_rows if _has_images(row)]
+    assert image_rows and len(image_rows) < len(full_rows)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    command = readme_command(path, "benchsmith evaluate", url=f"{running.url}/v1")
+    assert "-w" not in command.split() and "vision" not in command  # as a user copies it: text-only, no workspace
+
+    seen_before = len(responder.seen)
+    first = _run(command, user_env, elsewhere)
+    assert first.returncode == 0, first.stderr[-3000:]
+    workspace = _printed(first.stdout, "workspace")
+    assert workspace == Path(user_env["XDG_DATA_HOME"]) / "benchsmith" / "evaluate"
+    assert (workspace / "benchsmith.toml").is_file() and not list(elsewhere.iterdir())
+    assert f"{len(image_rows)} items not answered (has images; the model is text-only)" in first.stdout
+    assert f"n={len(full_rows)}:" in first.stdout
+
+    # the text rows were asked once each, the image rows never
+    asked = [question for question, _ in responder.seen[seen_before:]]
+    assert sorted(asked) == sorted(row["question"] for row in full_rows if not _has_images(row))
+
+    first_report = _printed(first.stdout, "report").parent
+    overall = _overall(first_report)
+    assert int(overall["n"]) == len(full_rows)  # every row, as lm-eval and inspect count them
+    assert int(overall["not_answered"]) == len(image_rows) and int(overall["not_sent"]) == 0
+    assert "counted in n, never correct" in (first_report / "report.md").read_text(encoding="utf-8")
+    first_text = (first_report / "accuracy.csv").read_bytes()
+
+    # a second evaluation (answered from the run log: nothing is sent again) keeps the first report
+    second = _run(command, user_env, elsewhere)
+    assert second.returncode == 0, second.stderr[-3000:]
+    assert len(responder.seen) == seen_before + len(asked)
+    second_report = _printed(second.stdout, "report").parent
+    assert second_report != first_report and second_report.parent == first_report.parent
+    assert (first_report / "accuracy.csv").read_bytes() == first_text
+    assert sorted(p.name for p in first_report.parent.iterdir()) == sorted([first_report.name, second_report.name])
+    assert _overall(second_report) == overall
+
+    # `benchsmith report` on the run counts the image rows in n the same way
+    run_id = re.search(r"^(\S+): n=", first.stdout, re.MULTILINE).group(1)
+    again = run_cli("report", run_id, "-w", str(workspace), "--out", str(tmp_path / "by-report"), "--no-charts",
+                    env=user_env)
+    assert again.returncode == 0, again.stderr
+    assert _overall(tmp_path / "by-report") == overall
+
+
+def test_a_vision_model_is_sent_every_row(harness_release, full_rows, server, user_env, tmp_path):
+    _, path, _ = harness_release
+    running, responder = server
+    command = readme_command(path, "benchsmith evaluate", url=f"{running.url}/v1?vision=true")
+    seen_before = len(responder.seen)
+    done = _run(command + f" --out {tmp_path / 'report'}", user_env, tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert sorted(question for question, _ in responder.seen[seen_before:]) == sorted(row["question"] for row in full_rows)
+    overall = _overall(tmp_path / "report")
+    assert (int(overall["n"]), int(overall["not_answered"])) == (len(full_rows), 0)

@@ -1,0 +1,99 @@
+"""HRET (haerae-evaluation-toolkit), installed from its package and run with the command the
+release's `harness/README.md` gives (HRET's `Evaluator().run` through the generated
+`harness/hret/benchsmith_hret.py`) from another folder against a local OpenAI-compatible
+server, scores a release exactly as `benchsmith evaluate` does, item for item, after sending
+the very messages benchsmith sends."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from curation.workspace import init_workspace
+from tests.fault_server import ServerConfig, ServerThread
+from tests.release_support import Responder, benchsmith_per_item, release_rows
+
+if importlib.util.find_spec("llm_eval") is None:  # not importorskip: importing it needs torch when installed lean
+    pytest.skip("HRET (haerae-evaluation-toolkit) is not installed; .ci/run installs it", allow_module_level=True)
+README_START = "python RELEASE/harness/hret/"
+
+
+@pytest.fixture(scope="module")
+def rows(harness_release):
+    _, path, counts = harness_release
+    return release_rows(path, counts)
+
+
+@pytest.fixture(scope="module")
+def server(rows):
+    questions = {row["question"]: len(row["options"]) for config_rows in rows.values() for row in config_rows}
+    with ServerThread(ServerConfig(responder=Responder(questions))) as running:
+        yield running
+
+
+def _requests(running: ServerThread, since: int) -> list[dict]:
+    return [logged["body"] for logged in running.stats.bodies[since:]]
+
+
+@pytest.fixture(scope="module")
+def benchsmith(harness_release, server, tmp_path_factory):
+    """Per config: (row id → correct, n, accuracy) from `benchsmith evaluate`; and every request it sent."""
+    _, path, counts = harness_release
+    workspace = init_workspace(tmp_path_factory.mktemp("hret-eval-ws") / "ws")
+    since = len(server.stats.bodies)
+    scores = {config: benchsmith_per_item(path, config, server.url, workspace) for config in counts}
+    return scores, _requests(server, since)
+
+
+def _readme_command(release: Path, url: str) -> str:
+    text = (release / "harness" / "README.md").read_text(encoding="utf-8")
+    line = next(line for line in text.splitlines() if line.startswith(README_START))
+    return line.replace("RELEASE", shlex.quote(str(release))).replace("URL", url).replace("MODEL", "scripted")
+
+
+def test_hret_scores_every_config_as_benchsmith_does(harness_release, server, benchsmith, tmp_path):
+    _, path, counts = harness_release
+    scores, benchsmith_requests = benchsmith
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    command = _readme_command(path, f"{server.url}/v1")
+    assert "--config full " in command and "--output hret.json" in command
+    since = len(server.stats.bodies)
+    done = subprocess.run(["bash", "-c", command.replace("--config full ", f"--config {','.join(counts)} ")],
+                          capture_output=True, text=True, cwd=elsewhere, timeout=600,
+                          env={**os.environ, "OPENAI_API_KEY": "none", "HF_DATASETS_OFFLINE": "1",
+                               "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads((elsewhere / "hret.json").read_text(encoding="utf-8"))
+    assert set(results) == set(counts)
+    for config, n in counts.items():
+        expected, reported_n, accuracy = scores[config]
+        samples = results[config]["samples"]
+        per_item = {sample["metadata"]["id"]: sample["evaluation"]["is_correct"] for sample in samples}
+        assert len(samples) == len(per_item) == n == reported_n
+        assert per_item == expected, config
+        assert results[config]["metrics"]["accuracy"] == pytest.approx(accuracy)
+    # the same request for every item: roles, system text, prompt, images in place, the release's decoding
+    sent = _requests(server, since)
+    assert len(sent) == sum(counts.values())
+
+    def request(body: dict) -> str:
+        return json.dumps({key: body.get(key) for key in ("messages", "temperature", "max_tokens", "seed", "stop")},
+                          sort_keys=True)
+
+    assert {request(body) for body in sent} == {request(body) for body in benchsmith_requests}
+    assert any(isinstance(body["messages"][-1]["content"], list) for body in sent)  # image items among them
+
+
+def test_the_parity_above_has_both_outcomes(benchsmith):
+    scores, _ = benchsmith
+    full, _, _ = scores["full"]
+    assert 0 < sum(full.values()) < len(full)
+    assert {"multi-any", "multi-all"} <= set(full)
