@@ -12,6 +12,7 @@ import ipaddress
 import os
 import secrets
 import socket
+import sys
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
@@ -160,6 +161,7 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
                               head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False)
     pages.set_blocks(blocks)
     gradio_app(api).state_holder = pages
+    quiet_queue_analytics(blocks)
     if local_mode:
         return SessionGate(app, token=token or secrets.token_urlsafe(24))
 
@@ -171,6 +173,18 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
                     Sessions(store.engine, settings.session_idle_s, settings.session_max_s),
                     on_logout=logged_out)
     return SessionGate(app, logins=logins)
+
+
+QUEUE_ANALYTICS_KEPT = 100
+
+
+def quiet_queue_analytics(blocks: Any) -> None:
+    """Gradio's queue rebuilt a pandas summary of its last 10,000 events at every queued event
+    (the script API's calls), for a monitoring page this app does not serve: 13% of the server's
+    CPU under a 20-user team, growing with the events kept. Never recomputed; few kept."""
+    queue = blocks._queue
+    queue.ANAYLTICS_CACHE_FREQUENCY = sys.maxsize  # (sic) Gradio's spelling
+    queue.ANALYTICS_MAX_EVENTS = QUEUE_ANALYTICS_KEPT
 
 
 def _gate_user(request: Request) -> str | None:

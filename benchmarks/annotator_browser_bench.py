@@ -1,7 +1,9 @@
 """What a reviewer waits for, in a real Chromium: click → the new item visible, on 50,000 items.
 
 For Next, Save, Accept, Search and Login it prints p50 and p95 of the time from the click to
-the page showing the result (a fresh status stamp naming the expected item or message); for
+the page showing the result (a fresh status stamp naming the expected item or message), timed
+inside the page (page_clock.py: the click's event time to the frame that paints the change; Login,
+a new page, from Python); for
 Adjudicate, from the lead's Apply on a disputed overlapped item (two reviewers decided it
 differently) to the status naming the decision applied and the next case shown; and
 the server start time (process start → login page served). Side by side, the baseline is the
@@ -43,6 +45,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from annotator_bench import free_port, generate  # noqa: E402
+from page_clock import install, timed_click  # noqa: E402
 
 from annotator import adjudication, auth, queues  # noqa: E402
 from annotator.actions import Reviewer, Session  # noqa: E402
@@ -164,6 +167,10 @@ def browser_figures(url: str, repeat: int, items: int, offset: int = 0,
         page.get_by_role("button", name="Login").click()
         stamp = page.locator("#item-status .bs-rev")
         expect(stamp).to_be_visible(timeout=120_000)
+        install(page)
+
+        def clicked(samples: list[float], button: str, done: Callable[[], None]) -> None:
+            timed_click(page, samples, page.locator(button), done, "#item-status .bs-rev")
 
         def shows(item_id: str, text: str = "") -> Callable[[], None]:
             before = stamp.get_attribute("data-shown")
@@ -178,20 +185,20 @@ def browser_figures(url: str, repeat: int, items: int, offset: int = 0,
         for _ in range(repeat):
             current = stamp.get_attribute("data-item") or ""
             expected = _next_id(current)
-            timed(figures["next"], lambda: page.locator("#item-next").click(), shows(expected))
+            clicked(figures["next"], "#item-next", shows(expected))
         stem = page.locator("#item-stem textarea").first
         for n in range(repeat):
             current = stamp.get_attribute("data-item") or ""
             stem.fill(f"벤치 수정 {n}: $x^{n}$")
-            timed(figures["save"], lambda: page.locator("#item-save").click(), shows(current, "Saved as rev"))
-            timed(figures["accept"], lambda: page.locator("#item-accept").click(), shows(current, "accept"))
+            clicked(figures["save"], "#item-save", shows(current, "Saved as rev"))
+            clicked(figures["accept"], "#item-accept", shows(current, "accept"))
             page.locator("#item-next").click()
             expect(stamp).not_to_have_attribute("data-item", current, timeout=60_000)
         search = page.locator("#item-search textarea, #item-search input").first
         for n in range(repeat):
             wanted = f"gen-{(n * 7919 + 123 + offset) % items:06d}"
             search.fill(wanted)
-            timed(figures["search"], lambda: page.locator("#item-find").click(), shows(wanted))
+            clicked(figures["search"], "#item-find", shows(wanted))
         prepare_cases()
         adjudicate_figures(page, repeat, figures["adjudicate"])
         browser.close()
@@ -219,7 +226,7 @@ def adjudicate_figures(page: Any, repeat: int, samples: list[float]) -> None:
         def applied(item_id: str | None = item_id) -> None:
             # the status naming this item comes in the same response as the next case
             expect(status).to_contain_text(f"{item_id}: accept", timeout=60_000)
-        timed(samples, lambda: page.locator("#adjudicate-apply").click(), applied)
+        timed_click(page, samples, page.locator("#adjudicate-apply"), applied, "#adjudicate-status", None)
 
 
 def _next_id(current: str) -> str:

@@ -1,6 +1,7 @@
 """A team on one annotator server: N annotators, each with its own session, drive the real
 HTTP API (Next as the page calls it, then a save through the script API: get_item + save_item)
-at a human pace or non-stop, while one real Chromium user clicks Next and is timed.
+at a human pace or non-stop, while one real Chromium user clicks Next and is timed (in the
+page: page_clock.py).
 
 Prints the browser's Next p50/p95 (target p95 <= 300 ms at a human pace), the team's actions
 and HTTP errors, acknowledged saves against the revisions stored by the team (they must be
@@ -40,6 +41,7 @@ from annotator_browser_bench import (  # noqa: E402
     percentiles,
     start_server,
 )
+from page_clock import install, timed_click  # noqa: E402
 
 from annotator import auth, queues  # noqa: E402
 
@@ -147,14 +149,15 @@ def browser_next(url: str, until: float) -> list[float]:
         page.get_by_role("button", name="Login").click()
         stamp = page.locator("#item-status .bs-rev")
         expect(stamp).to_be_visible(timeout=120_000)
+        install(page)
         while time.time() < until:
             before = stamp.get_attribute("data-shown") or "-"
             current = stamp.get_attribute("data-item") or "-"
-            started = time.perf_counter()
-            page.locator("#item-next").click()
-            expect(stamp).not_to_have_attribute("data-shown", before, timeout=120_000)
-            expect(stamp).not_to_have_attribute("data-item", current, timeout=120_000)
-            samples.append(time.perf_counter() - started)
+
+            def shown(before: str = before, current: str = current) -> None:
+                expect(stamp).not_to_have_attribute("data-shown", before, timeout=120_000)
+                expect(stamp).not_to_have_attribute("data-item", current, timeout=120_000)
+            timed_click(page, samples, page.locator("#item-next"), shown, "#item-status .bs-rev")
             time.sleep(1.0)
         browser.close()
     return samples

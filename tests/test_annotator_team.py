@@ -133,6 +133,19 @@ def test_logging_out_drops_the_users_page_sessions_and_keeps_no_sent_values(team
     assert mine not in holder and theirs in holder
 
 
+def test_script_calls_leave_gradios_queue_analytics_alone(team_server):
+    """Gradio's queue summarised every event it kept with pandas at each queued call."""
+    url, holder, _ = team_server
+    client = _signed_in(url, TEAM[2])
+    queue = holder.blocks._queue
+    for _ in range(3):
+        event = client.post("gradio_api/call/get_item", json={"data": ["sample-001", "item"]})
+        assert event.status_code == 200, event.text[:200]
+        assert "event: complete" in client.get(f"gradio_api/call/get_item/{event.json()['event_id']}").text
+    assert queue.events_recorded >= 3
+    assert queue.cached_event_analytics_summary == {"functions": {}}
+
+
 def _start_process(root, env) -> tuple[subprocess.Popen, str]:
     process = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root), "--port", "0"],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
