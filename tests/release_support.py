@@ -10,6 +10,8 @@ import io
 import json
 import re
 import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -183,6 +185,18 @@ def fill_placeholders(line: str, *, release: Path, url: str, model: str = "scrip
     """`RELEASE`, `URL` (a word: not the one in `LOCAL_BASE_URL`) and `MODEL` of a README command filled in."""
     line = line.replace("RELEASE", shlex.quote(str(release))).replace("MODEL", model)
     return re.sub(r"\bURL\b", lambda _: url, line)
+
+
+@contextmanager
+def scripted_server(rows: dict[str, list[dict[str, Any]]]) -> Iterator[tuple[Any, Responder]]:
+    """A local OpenAI-compatible server giving the scripted replies to the release's questions:
+    (the running server, its Responder with the log of what it was sent)."""
+    from tests.fault_server import ServerConfig, ServerThread
+
+    questions = {row["question"]: len(row["options"]) for config_rows in rows.values() for row in config_rows}
+    responder = Responder(questions)
+    with ServerThread(ServerConfig(responder=responder)) as running:
+        yield running, responder
 
 
 # -- what the harness tests compare against ----------------------------------------------------

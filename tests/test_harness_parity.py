@@ -16,15 +16,14 @@ import pytest
 
 from curation.workspace import init_workspace
 from export.harness import task_name
-from tests.fault_server import ServerConfig, ServerThread
 from tests.release_support import (
     LoggedRequest,
-    Responder,
     benchsmith_per_item,
     image_pixel_hash,
     readme_command,
     release_rows,
     scripted_reply,
+    scripted_server,
 )
 
 pytest.importorskip("lm_eval", reason="the harness extra (lm_eval[api]) is not installed")
@@ -46,10 +45,8 @@ def rows(release):
 
 @pytest.fixture(scope="module")
 def server(rows):
-    questions = {row["question"]: len(row["options"]) for config_rows in rows.values() for row in config_rows}
-    responder = Responder(questions)
-    with ServerThread(ServerConfig(responder=responder)) as running:
-        yield running, responder
+    with scripted_server(rows) as running:
+        yield running
 
 
 def _env(tmp: Path) -> dict[str, str]:

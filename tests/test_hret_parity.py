@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from curation.workspace import init_workspace
-from tests.fault_server import ServerConfig, ServerThread
-from tests.release_support import Responder, benchsmith_per_item, release_rows
+from tests.fault_server import ServerThread
+from tests.release_support import benchsmith_per_item, release_rows, scripted_server
 
 if importlib.util.find_spec("llm_eval") is None:  # not importorskip: importing it needs torch when installed lean
     pytest.skip("HRET (haerae-evaluation-toolkit) is not installed; .ci/run installs it", allow_module_level=True)
@@ -33,8 +33,7 @@ def rows(harness_release):
 
 @pytest.fixture(scope="module")
 def server(rows):
-    questions = {row["question"]: len(row["options"]) for config_rows in rows.values() for row in config_rows}
-    with ServerThread(ServerConfig(responder=Responder(questions))) as running:
+    with scripted_server(rows) as (running, _):
         yield running
 
 
