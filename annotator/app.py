@@ -71,7 +71,7 @@ class AppContext:
             if self.local_mode:
                 return auth.User(LOCAL_USER, "admin")
             raise gr.Error("로그인이 필요합니다 · Please log in")
-        if self.pages is not None and request.session_hash:
+        if self.pages is not None and request is not None and request.session_hash:
             self.pages.note_owner(request.session_hash, name)
         return auth.get_user(self.workspace.store.engine, name)
 

@@ -24,7 +24,9 @@ FAST = SenderSettings(concurrency=4, backoff_base_s=0.01, backoff_cap_s=0.05, ma
 def test_gemini_client_sends_inline_images_thinking_and_seed(workspace) -> None:
     pytest.importorskip("google.genai", reason="the gemini extra is not installed")
     seed_items(workspace, n_text=2, n_image=2)
-    with ServerThread(ServerConfig(fault_rates={"429": 0.3}, seed=1)) as server:
+    # faults are drawn from each request's hash: at 0.5 the 4 requests meet a 429 whatever their
+    # bodies are (at 0.3 a change of max_tokens once left them all unthrottled), and 6 retries get through
+    with ServerThread(ServerConfig(fault_rates={"429": 0.5}, seed=1)) as server:
         spec = resolve_model(f"gemini:gemini-test?vision=true&thinking=true&thinking_level=low&seed=11&base_url={server.url}")
         summary = run_model(workspace, RunRequest(spec, settings=FAST))
         bodies = [b["body"] for b in server.stats.bodies]
