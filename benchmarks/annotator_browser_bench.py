@@ -213,6 +213,7 @@ def adjudicate_figures(page: Any, repeat: int, samples: list[float]) -> None:
 
     page.locator("a:has-text('Experts')").first.click()
     expect(page.locator("#score-status")).to_be_attached(timeout=60_000)
+    install(page)  # a new document
     shown = page.locator(".tab-container:not(.visually-hidden) button[role=tab]:has-text('Adjudicate')")
     if shown.count() and shown.first.is_visible():
         shown.first.click()
