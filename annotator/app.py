@@ -1,4 +1,4 @@
-"""The Gradio app: one tab per queue plus stats. Layout and wiring only.
+"""The Gradio app: one tab per queue plus stats, on two pages (pages.py). Layout and wiring only.
 
 Nothing here is module-level state: `build_app` makes every object per app, and all
 per-user state lives in gr.State (per browser session) or in the store (drafts, positions),
@@ -24,8 +24,8 @@ from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
 from annotator.bulk_panel import BulkPanel
 from annotator.events import fast
 from annotator.guidelines_panel import GuidelinesPanel
-from annotator.login_page import LOGOUT_JS
 from annotator.order_control import order_control
+from annotator.pages import EXPERT_PATH, EXPERT_TITLE, REVIEW_TITLE, PageHeader
 from annotator.preview import LATEX_DELIMITERS, to_markdown
 from annotator.progress import ProgressBars
 from annotator.queue_specs import ADMIN, QUEUES, NotAllowed
@@ -778,70 +778,101 @@ def _judge_html(engine: Any) -> str:
 
 
 def build_app(ctx: AppContext) -> gr.Blocks:
+    """Two pages (annotator/pages.py): `/` the review queues, `/expert` the experts' and admins' tabs."""
     engine = ctx.workspace.store.engine
     users = [user.name for user in auth.list_users(engine)]
     choices = filter_choices(engine)
     with gr.Blocks(title="benchsmith 검토 · annotator") as blocks:
-        who = gr.Markdown(elem_id="whoami")
-        if not ctx.local_mode:  # a POST with the page's origin (gate.py), never a GET link
-            gr.Button("로그아웃 · Log out", size="sm", elem_id="logout").click(None, js=LOGOUT_JS)
-        tabs: dict[str, Any] = {}
-        with gr.Tabs():
-            with gr.Tab(QUEUES["item"].title, id="item", elem_id="tab-item") as tabs["item"]:
-                item_tab = build_item_tab(ctx, users, choices)
-            with gr.Tab(QUEUES["korea"].title, id="korea", elem_id="tab-korea") as tabs["korea"]:
-                korea_tab = build_korea_tab(ctx, users, choices)
-            with gr.Tab(QUEUES["rationale"].title, id="rationale", elem_id="tab-rationale") as tabs["rationale"]:
-                rationale_tab = build_rationale_tab(ctx, users, choices)
-            with gr.Tab(QUEUES["score"].title, id="score", elem_id="tab-score") as tabs["score"]:
-                score_tab = ScoreTab(ctx)
-                score_tab.wire()
-            with gr.Tab(QUEUES["suspects"].title, id="suspects", elem_id="tab-suspects") as tabs["suspects"]:
-                suspects_tab = SuspectsTab(ctx, item_markdown)
-            with gr.Tab("관리 · Admin", id="admin", elem_id="tab-admin") as tabs["admin"]:
-                admin_tab = AdminTab(ctx, users)
-            with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats") as stats_tab:
-                refresh = gr.Button("새로 고침 · Refresh", size="sm", elem_id="stats-refresh")
-                stats_view = gr.HTML(elem_id="stats")
-            # last: a lead's tab, after the ones everyone has (a narrow window folds it into the tab menu)
-            with gr.Tab(QUEUES["adjudicate"].title, id="adjudicate", elem_id="tab-adjudicate") as tabs["adjudicate"]:
-                adjudicate_tab = AdjudicateTab(ctx, item_markdown)
-        def refresh_stats(request: gr.Request) -> str:
-            ctx.sees_stats(request)
-            return stats_html(ctx)
-
-        refresh.click(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
-        # counted when the tab is opened, not at login: on 50,000 items they cost a second
-        stats_tab.select(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
-
-        for queue, tab in (("korea", korea_tab), ("rationale", rationale_tab), ("score", score_tab)):
-            tab.open_on_select(tabs[queue])
-        _open_on_select(ctx, tabs["suspects"], suspects_tab.state, lambda session: session.item_id is not None,
-                        suspects_tab.open, suspects_tab.open_outputs, suspects_tab.status)
-        # read again at each select: reviewers' decisions add disputed items meanwhile
-        _open_on_select(ctx, tabs["adjudicate"], adjudicate_tab.state, lambda case: False, adjudicate_tab.open,
-                        adjudicate_tab.outputs, adjudicate_tab.status)
-
-        def open_admin(request: gr.Request) -> list[Any]:
-            return admin_tab.load() if ctx.user(request).role == "admin" else ["", ""]
-
-        tabs["admin"].select(open_admin, None, admin_tab.outputs, api_visibility="private", **fast(admin_tab.note))
-
-        def on_load(request: gr.Request) -> list[Any]:
-            """At login: who, which tabs this role sees, and the first tab (every role has it)."""
-            user = ctx.user(request)
-            header = f"**{user.name}** · {user.role}" + (" · 로컬 모드 · local mode (no users configured)" if ctx.local_mode else "")
-            # visible=False does not hide a tab button in this Gradio; "hidden" does. Tabs shown
-            # anyway get no update: a visibility update makes the page walk the whole tab.
-            allowed = ([user.role in QUEUES[q].roles for q in ("korea", "rationale", "score", "suspects", "adjudicate")]
-                       + [user.role == "admin", user.role in STATS_ROLES])
-            visible = [gr.skip() if ok else gr.Tab(visible="hidden") for ok in allowed]
-            return [header, *visible, *item_tab.open(user)]
-
-        hideable = [*(tabs[q] for q in ("korea", "rationale", "score", "suspects", "adjudicate", "admin")), stats_tab]
-        blocks.load(on_load, None, [who, *hideable, *item_tab.open_outputs], api_visibility="private", **fast(who))
+        build_review_page(ctx, blocks, users, choices)
+    with blocks.route(EXPERT_TITLE, EXPERT_PATH):
+        build_expert_page(ctx, blocks, users)
+        # the scripts' endpoints: gradio_client reads the whole app's API, whatever their page;
+        # here their description stays out of the page every annotator loads
         _register_api(ctx)
     return blocks
+
+
+def _hidden_unless(allowed: list[bool]) -> list[Any]:
+    # visible=False does not hide a tab button in this Gradio; "hidden" does. Tabs shown
+    # anyway get no update: a visibility update makes the page walk the whole tab.
+    return [gr.skip() if ok else gr.Tab(visible="hidden") for ok in allowed]
+
+
+def build_review_page(ctx: AppContext, blocks: gr.Blocks, users: list[str], choices: dict[str, list[str]]) -> None:
+    header = PageHeader(ctx.local_mode)
+    tabs: dict[str, Any] = {}
+    with gr.Tabs():
+        with gr.Tab(QUEUES["item"].title, id="item", elem_id="tab-item") as tabs["item"]:
+            item_tab = build_item_tab(ctx, users, choices)
+        with gr.Tab(QUEUES["korea"].title, id="korea", elem_id="tab-korea") as tabs["korea"]:
+            korea_tab = build_korea_tab(ctx, users, choices)
+        with gr.Tab(QUEUES["rationale"].title, id="rationale", elem_id="tab-rationale") as tabs["rationale"]:
+            rationale_tab = build_rationale_tab(ctx, users, choices)
+    for queue, tab in (("korea", korea_tab), ("rationale", rationale_tab)):
+        tab.open_on_select(tabs[queue])
+
+    def on_load(request: gr.Request) -> list[Any]:
+        """At login: who, which tabs this role sees, and the first tab (every role has it)."""
+        user = ctx.user(request)
+        visible = _hidden_unless([user.role in QUEUES[q].roles for q in ("korea", "rationale")])
+        return [header.load(user), *visible, *item_tab.open(user)]
+
+    blocks.load(on_load, None, [header.who, tabs["korea"], tabs["rationale"], *item_tab.open_outputs],
+                api_visibility="private", **fast(header.who))
+
+
+def build_expert_page(ctx: AppContext, blocks: gr.Blocks, users: list[str]) -> None:
+    header = PageHeader(ctx.local_mode)
+    nothing_here = gr.Markdown("이 페이지는 전문가와 관리자용입니다 · This page is for experts and admins: "
+                               f"[{REVIEW_TITLE}](./)", visible=False, elem_id="expert-none")
+    tabs: dict[str, Any] = {}
+    with gr.Tabs():
+        with gr.Tab(QUEUES["score"].title, id="score", elem_id="tab-score") as tabs["score"]:
+            score_tab = ScoreTab(ctx)
+            score_tab.wire()
+        with gr.Tab(QUEUES["suspects"].title, id="suspects", elem_id="tab-suspects") as tabs["suspects"]:
+            suspects_tab = SuspectsTab(ctx, item_markdown)
+        with gr.Tab(QUEUES["adjudicate"].title, id="adjudicate", elem_id="tab-adjudicate") as tabs["adjudicate"]:
+            adjudicate_tab = AdjudicateTab(ctx, item_markdown)
+        with gr.Tab("관리 · Admin", id="admin", elem_id="tab-admin") as tabs["admin"]:
+            admin_tab = AdminTab(ctx, users)
+        with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats") as tabs["stats"]:
+            refresh = gr.Button("새로 고침 · Refresh", size="sm", elem_id="stats-refresh")
+            stats_view = gr.HTML(elem_id="stats")
+
+    def refresh_stats(request: gr.Request) -> str:
+        ctx.sees_stats(request)
+        return stats_html(ctx)
+
+    refresh.click(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
+    # counted when the tab is opened, not at page load: on 50,000 items they cost a second
+    tabs["stats"].select(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
+    score_tab.open_on_select(tabs["score"])
+    _open_on_select(ctx, tabs["suspects"], suspects_tab.state, lambda session: session.item_id is not None,
+                    suspects_tab.open, suspects_tab.open_outputs, suspects_tab.status)
+    # read again at each select: reviewers' decisions add disputed items meanwhile
+    _open_on_select(ctx, tabs["adjudicate"], adjudicate_tab.state, lambda case: False, adjudicate_tab.open,
+                    adjudicate_tab.outputs, adjudicate_tab.status)
+
+    def open_admin(request: gr.Request) -> list[Any]:
+        return admin_tab.load() if ctx.user(request).role == "admin" else ["", ""]
+
+    tabs["admin"].select(open_admin, None, admin_tab.outputs, api_visibility="private", **fast(admin_tab.note))
+
+    hideable = ("score", "suspects", "adjudicate", "admin", "stats")
+    first_tab = [*score_tab.outputs, *score_tab.guidelines.outputs]
+
+    def on_load(request: gr.Request) -> list[Any]:
+        """Who, which tabs this role sees, and the first tab (scoring) for those who score."""
+        user = ctx.user(request)
+        allowed = ([user.role in QUEUES[q].roles for q in ("score", "suspects", "adjudicate")]
+                   + [user.role == "admin", user.role in STATS_ROLES])
+        scores = user.role in QUEUES["score"].roles
+        opened = [*score_tab.load(user), *score_tab.guidelines.load(user)] if scores else [gr.skip()] * len(first_tab)
+        return [header.load(user), gr.Markdown(visible=not any(allowed)), *_hidden_unless(allowed), *opened]
+
+    blocks.load(on_load, None, [header.who, nothing_here, *(tabs[t] for t in hideable), *first_tab],
+                api_visibility="private", **fast(header.who))
 
 
 def _item_queue(queue: str) -> str:

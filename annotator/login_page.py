@@ -12,9 +12,10 @@ import html
 AUTH_MESSAGE = ("benchsmith 검토 · annotator — 로그인에 거듭 실패하면 다음 시도까지 기다리는 시간이 늘어납니다 · "
                 "after repeated failed logins each further try waits longer")
 
-# the logout button's click (app.py): a POST, so that a link or <img src=/logout> cannot log anyone out
+# the logout button's click (pages.py): a POST, so that a link or <img src=/logout> cannot log anyone
+# out; then the app's root, the login page, from either page (the expert page is 401 without a session)
 LOGOUT_JS = ("() => fetch('logout', {method: 'POST', credentials: 'same-origin'})"
-             ".finally(() => window.location.replace(window.location.pathname))")
+             ".finally(() => window.location.replace('./'))")
 
 
 def login_page(nonce: str) -> str:

@@ -13,6 +13,7 @@ import os
 import secrets
 import socket
 import sys
+import warnings
 from collections.abc import AsyncIterator
 from functools import partial
 from typing import Any
@@ -157,8 +158,10 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     # which made each click slower the longer a reviewer worked.
     # Logins are the gate's (our login page, sessions in the store): Gradio only learns the user
     # the gate let in, through auth_dependency; its own login page would show the API info.
-    app = gr.mount_gradio_app(api, blocks, path="/", auth_dependency=None if local_mode else _gate_user,
-                              head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False)
+    with warnings.catch_warnings():  # Gradio warns that a multi-page app gets no SSR, asked for or not
+        warnings.filterwarnings("ignore", message="SSR mode is not supported with multi-page apps")
+        app = gr.mount_gradio_app(api, blocks, path="/", auth_dependency=None if local_mode else _gate_user,
+                                  head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False)
     pages.set_blocks(blocks)
     gradio_app(api).state_holder = pages
     quiet_queue_analytics(blocks)

@@ -206,10 +206,14 @@ def browser_figures(url: str, repeat: int, items: int, offset: int = 0,
 
 
 def adjudicate_figures(page: Any, repeat: int, samples: list[float]) -> None:
-    """Open the Adjudicate tab (from the tab menu when the window folds it there), take the first
-    reviewer's decision, and time Apply → the status naming it and the next case on screen."""
+    """Open the expert page and its Adjudicate tab (from the tab menu when the window folds it
+    there), take the first reviewer's decision, and time Apply → the status naming it and the
+    next case on screen."""
     from playwright.sync_api import expect
 
+    page.locator("a:has-text('Experts')").first.click()
+    expect(page.locator("#score-status")).to_be_attached(timeout=60_000)
+    install(page)  # a new document
     shown = page.locator(".tab-container:not(.visually-hidden) button[role=tab]:has-text('Adjudicate')")
     if shown.count() and shown.first.is_visible():
         shown.first.click()

@@ -15,6 +15,7 @@ from .test_annotator_browser import (  # noqa: F401  (browser: the Chromium fixt
     field,
     login,
     open_item,
+    open_page,
     start_annotator,
     stored,
 )
@@ -72,6 +73,7 @@ def test_two_reviewers_differ_and_the_leads_decision_applies_with_both_in_the_hi
     assert stored(root, "sample-001").item.status == "accepted"  # the agreeing ones applied
 
     context, page = login(browser, url, "alice")
+    open_page(page, "Experts")
     open_tab(page, "Adjudicate")
     case = page.locator("#adjudicate-case")
     expect(case).to_contain_text("sample-002", timeout=30_000)
@@ -85,13 +87,14 @@ def test_two_reviewers_differ_and_the_leads_decision_applies_with_both_in_the_hi
 
     item = stored(root, "sample-002")
     assert (item.rev, item.item.status, item.item.flags.review_reasons) == (2, "in_review", [REASON])
-    open_tab(page, "Item review")
+    open_page(page, "Review")
     open_item(page, "item", "sample-002")
     page.locator("#item-history-box").click()
     row = page.locator("#item-history tr[data-rev='2']")
     for text in ("alice", "adjudicate", "carol: accept", f"dave: needs_fix ({REASON})"):
         expect(row).to_contain_text(text)
 
+    open_page(page, "Experts")
     open_tab(page, "Stats")
     figures = page.locator("#stats")
     pairs = list(DECISIONS.values())

@@ -139,6 +139,15 @@ def login(browser, url: str, name: str):
     return context, page
 
 
+def open_page(page, title: str) -> None:
+    """Go to the review page ("Review") or the expert page ("Experts") by the navbar, and wait
+    until the page has loaded its user."""
+    before = page.url
+    page.locator(f"a:has-text('{title}')").first.click()
+    expect(page).not_to_have_url(before, timeout=30_000)
+    expect(page.locator("#whoami")).to_contain_text(" · ", timeout=60_000)
+
+
 def open_item(page, queue: str, item_id: str) -> None:
     """Search the id and wait for this response (each render stamps data-shown anew)."""
     stamp = page.locator(f"#{queue}-status .bs-rev")
@@ -377,7 +386,7 @@ def test_shortcuts_use_event_code_and_ignore_ime_composition(server, browser):
 def test_expert_scores_with_digit_keys_and_sees_no_model_names(server, browser):
     url, root = server
     context, page = login(browser, url, "bob")
-    page.locator("button[role=tab]:has-text('Expert scoring')").click()
+    open_page(page, "Experts")  # the scoring tab opens first there
     expect(page.locator("#score-label-1")).to_contain_text("응답 A", timeout=30_000)
     body = page.locator("#tab-score").inner_text()
     assert "model-alpha" not in body and "model-beta" not in body and "model-gamma" not in body
@@ -400,7 +409,14 @@ def test_annotators_do_not_get_the_scoring_tab(server, browser):
     url, _ = server
     context, page = login(browser, url, "carol")
     expect(page.locator("button[role=tab]:has-text('Item review')")).to_be_visible()
+    open_page(page, "Experts")
+    expect(page.locator("#expert-none")).to_be_visible()
     expect(page.locator("button[role=tab]:has-text('Expert scoring')")).to_be_hidden()
+    open_page(page, "Review")
+    expect(page.locator("button[role=tab]:has-text('Item review')")).to_be_visible()
+    open_page(page, "Experts")
+    page.locator("#logout").click()  # from the expert page too, back to the login page
+    expect(page.locator("input[type=password]")).to_be_visible(timeout=30_000)
     context.close()
 
 
@@ -568,7 +584,7 @@ def test_search_without_match_keeps_the_item_and_an_id_does_not_filter_next(serv
 def test_next_unscored_starts_at_the_unscored_task_on_screen(server, browser):
     url, _ = server
     context, page = login(browser, url, "erin")  # has scored nothing yet
-    page.locator("button[role=tab]:has-text('Expert scoring')").click()
+    open_page(page, "Experts")
     expect(page.locator("#score-status")).to_contain_text("1 /", timeout=30_000)
     position = page.locator("#score-status span").first.inner_text()
     page.locator("#score-mine").click()
@@ -660,6 +676,7 @@ def test_revert_to_a_past_revision_and_bulk_accept_over_the_filter(server, brows
 def test_admin_tab_users_and_assignment_korea_reason_and_rubric(server, browser):
     url, root = server
     context, page = login(browser, url, "alice")
+    open_page(page, "Experts")
     page.locator("button[role=tab]:has-text('Admin')").click()
     expect(page.locator("#admin-users")).to_contain_text("carol", timeout=30_000)
     field(page, "admin-user-name").fill("gina")
@@ -690,7 +707,7 @@ def test_admin_tab_users_and_assignment_korea_reason_and_rubric(server, browser)
     expect(page.locator("#korea-decision")).to_contain_text("한국 고유의 지명이 답에 필요함", timeout=30_000)
     reviews = [r for r in queues.reviews_of(open_workspace(root).store.engine, item_id) if r["queue"] == "korea"]
     assert reviews[-1]["user"] == "gina" and reviews[-1]["reason"] == "한국 고유의 지명이 답에 필요함"
-    page.locator("button[role=tab]:has-text('Expert scoring')").click()
+    open_page(page, "Experts")
     from annotator.scoring import RUBRIC
     page.locator("#score-rubric-box").click()
     expect(page.locator("#score-rubric")).to_contain_text(RUBRIC["factuality"][1], timeout=30_000)

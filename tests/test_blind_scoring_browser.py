@@ -15,7 +15,7 @@ pytest.importorskip("playwright.sync_api", reason="playwright is not installed (
 pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)")
 from playwright.sync_api import expect  # noqa: E402
 
-from tests.test_annotator_browser import browser  # noqa: E402, F401  (the Chromium fixture; skips without it)
+from tests.test_annotator_browser import browser, open_page  # noqa: E402, F401  (the Chromium fixture; skips without it)
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def login(chromium, url: str, name: str):
 def test_the_responses_stand_side_by_side_and_one_save_scores_each(served, browser):  # noqa: F811
     url, workspace = served
     context, page = login(browser, url, "bob")
-    page.locator("button[role=tab]:has-text('Expert scoring')").click()
+    open_page(page, "Experts")  # the scoring tab opens first there
     columns = [page.locator(f"#score-response-{n}") for n in range(1, len(support.MODELS) + 1)]
     for n, column in enumerate(columns, start=1):
         expect(column).to_be_visible(timeout=30_000)
@@ -74,6 +74,8 @@ def test_an_annotator_has_no_stats_tab(served, browser):  # noqa: F811
     url, _ = served
     context, page = login(browser, url, "carol")
     expect(page.locator("button[role=tab]:has-text('Item review')")).to_be_visible(timeout=30_000)
+    open_page(page, "Experts")
+    expect(page.locator("#expert-none")).to_be_visible()
     expect(page.locator("button[role=tab]:has-text('Stats')")).to_be_hidden()
     expect(page.locator("button[role=tab]:has-text('Expert scoring')")).to_be_hidden()
     context.close()

@@ -28,6 +28,7 @@ from tests.test_annotator_browser import (  # noqa: E402  (it skips where Chromi
     CHROMIUM,
     _wait_until_up,
     login,
+    open_page,
     playwright_api,
     start_annotator,
 )
@@ -61,6 +62,7 @@ def test_a_suspect_fixed_in_the_queue_is_a_revision_its_records_go_stale_and_a_r
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         context, page = login(browser, url, "bob")
+        open_page(page, "Experts")
         page.locator("button[role=tab]:has-text('Suspects')").click()
         status = page.locator("#suspects-status")
         expect(status).to_contain_text(support.MISKEYED, timeout=30_000)  # the highest score comes first

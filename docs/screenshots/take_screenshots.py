@@ -98,6 +98,15 @@ def open_tab(page, title: str) -> None:
     time.sleep(1.0)
 
 
+def open_page(page, title: str) -> None:
+    """The review page ("Review") or the expert page ("Experts"), by the navbar."""
+    before = page.url
+    page.locator(f"a:has-text('{title}')").first.click()
+    expect(page).not_to_have_url(before, timeout=30_000)
+    expect(page.locator("#whoami")).to_contain_text(" · ", timeout=60_000)
+    time.sleep(1.0)
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
@@ -167,7 +176,7 @@ def main() -> None:
                 expect(page.locator("#rationale-draft")).to_contain_text("unsaved", timeout=30_000)
                 time.sleep(1.5)  # let the preview finish before the picture
                 save(page, "rationale-review")
-                open_tab(page, "Expert scoring")
+                open_page(page, "Experts")  # its first tab: expert scoring
                 for key in ("Digit4", "Digit5", "Digit3"):
                     page.locator("#score-label-1").click()
                     page.keyboard.press(key)

@@ -1,0 +1,39 @@
+"""The app's two pages, and what both show on top: the navbar, who is signed in, log out.
+
+Gradio serves a page's HTML with the config of that page's components and events only
+(gradio/routes.py `get_page_config`): the review page every login loads is 339 KB where the
+one-page app was 505 KB, and the expert page 202 KB.
+
+- `/` (REVIEW): item, Korea-specific and rationale review, what annotators use all day;
+- `/expert` (EXPERT): expert scoring, suspects, adjudicate, admin and stats.
+
+Both are Gradio routes behind the same gate (a session or 401) and the same server-side role
+checks; the navbar only saves a click, it is not what keeps annotators out.
+"""
+
+from __future__ import annotations
+
+import gradio as gr
+
+from annotator import auth
+from annotator.login_page import LOGOUT_JS
+
+REVIEW_TITLE = "검토 · Review"
+EXPERT_TITLE = "전문가 · Experts"
+EXPERT_PATH = "expert"
+
+
+class PageHeader:
+    """The navbar (both pages, bilingual names), the signed-in user and the logout button, made
+    once per page. Annotators see the expert page's link too: that page shows them no tab."""
+
+    def __init__(self, local_mode: bool):
+        self.local_mode = local_mode
+        gr.Navbar(main_page_name=REVIEW_TITLE, elem_id="bs-navbar")
+        self.who = gr.Markdown(elem_id="whoami")
+        if not local_mode:  # a POST with the page's origin (gate.py), never a GET link
+            gr.Button("로그아웃 · Log out", size="sm", elem_id="logout").click(None, js=LOGOUT_JS)
+
+    def load(self, user: auth.User) -> str:
+        return f"**{user.name}** · {user.role}" + (" · 로컬 모드 · local mode (no users configured)"
+                                                  if self.local_mode else "")
