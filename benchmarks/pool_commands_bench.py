@@ -83,6 +83,10 @@ def main() -> None:
         for copy in copies.values():
             shutil.copytree(ws, copy)
         command(REPO, ["items", "stats", "-w", str(copies["this tree"])], scratch)  # the one-off store migration
+        # this tree's own runs of the three models, untimed: a run's id covers its decoding, which a
+        # change may have made different (then the pool's runs are not this tree's runs to resume)
+        for spec in BASELINES:
+            command(REPO, ["run", "-m", spec, "--no-progress", "-w", str(copies["this tree"])], scratch)
         cases = {
             "run, all answered": lambda w, k: ["run", "-m", "baseline:longest", "--no-progress", "-w", w],
             "run, from scratch": lambda w, k: ["run", "-m", "baseline:shortest", "--no-cache", "--no-progress",
