@@ -139,6 +139,22 @@ def timed(samples: list[float], action: Callable[[], None], done: Callable[[], N
     samples.append(time.perf_counter() - started)
 
 
+def signed_in_page(browser: Any, url: str) -> tuple[Any, Any]:
+    """A fresh context's page, signed in as the bench user with the first item shown, and the
+    item status stamp; the page clock is installed."""
+    from playwright.sync_api import expect
+
+    page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+    page.goto(url)
+    page.locator("input[type=text]").first.fill(USER)
+    page.locator("input[type=password]").fill(PASSWORD)
+    page.get_by_role("button", name="Login").click()
+    stamp = page.locator("#item-status .bs-rev")
+    expect(stamp).to_be_visible(timeout=120_000)
+    install(page)
+    return page, stamp
+
+
 def browser_figures(url: str, repeat: int, items: int, offset: int = 0,
                     prepare_cases: Callable[[], None] = lambda: None) -> dict[str, list[float]]:
     """`offset`: how far into the store a run starts, so that runs do not redo one another's items.
@@ -159,15 +175,7 @@ def browser_figures(url: str, repeat: int, items: int, offset: int = 0,
             login_button, signed_in = page.get_by_role("button", name="Login"), page.locator("#item-status .bs-rev")
             timed(figures["login"], login_button.click, lambda: expect(signed_in).to_be_visible(timeout=120_000))  # noqa: B023
             context.close()
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        page.goto(url)
-        page.locator("input[type=text]").first.fill(USER)
-        page.locator("input[type=password]").fill(PASSWORD)
-        page.get_by_role("button", name="Login").click()
-        stamp = page.locator("#item-status .bs-rev")
-        expect(stamp).to_be_visible(timeout=120_000)
-        install(page)
+        page, stamp = signed_in_page(browser, url)
 
         def clicked(samples: list[float], button: str, done: Callable[[], None]) -> None:
             timed_click(page, samples, page.locator(button), done, "#item-status .bs-rev")

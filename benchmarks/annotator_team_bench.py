@@ -34,14 +34,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from annotator_browser_bench import (  # noqa: E402
     ARGS,
     CHROMIUM,
-    PASSWORD,
     USER,
     load_average,
     make_workspace,
     percentiles,
+    signed_in_page,
     start_server,
 )
-from page_clock import install, timed_click  # noqa: E402
+from page_clock import timed_click  # noqa: E402
 
 from annotator import auth, queues  # noqa: E402
 
@@ -142,14 +142,7 @@ def browser_next(url: str, until: float) -> list[float]:
     samples: list[float] = []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-        page.goto(url)
-        page.locator("input[type=text]").first.fill(USER)
-        page.locator("input[type=password]").fill(PASSWORD)
-        page.get_by_role("button", name="Login").click()
-        stamp = page.locator("#item-status .bs-rev")
-        expect(stamp).to_be_visible(timeout=120_000)
-        install(page)
+        page, stamp = signed_in_page(browser, url)
         while time.time() < until:
             before = stamp.get_attribute("data-shown") or "-"
             current = stamp.get_attribute("data-item") or "-"
