@@ -35,5 +35,9 @@ def content_hash(item: Item, variant: str = "implicit") -> str:
         "answer": item.answer_list(),
         "requires_all": item.requires_all_answers(),
     }
+    if item.answer is not None and item.choice_key() is None:
+        # open formats hash their whole key; a choice key hashes as schema 1 did, so records made
+        # before typed keys stay current
+        material["key"] = item.answer.model_dump(mode="json")
     text = json.dumps(material, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]

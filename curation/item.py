@@ -1,7 +1,9 @@
 """The item: one exam question with its provenance, as every stage reads and writes it.
 
-Answers are 1-based option numbers everywhere inside benchsmith; a release format that
-wants 0-based indices or letters converts at its own boundary.
+The answer is a typed key (`scoring.keys`): a choice key holds 1-based option numbers everywhere
+inside benchsmith (a release format that wants 0-based indices or letters converts at its own
+boundary); numeric, text, set, expression, judged and multi-part keys hold what their checker
+needs. Schema 1 stored the answer as option numbers; `upgrade_record` reads it as a choice key.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_args
 
 from pydantic import (
     AfterValidator,
+    ValidationInfo,
     BaseModel,
     ConfigDict,
     Field,
@@ -20,7 +23,10 @@ from pydantic import (
     model_validator,
 )
 
-SCHEMA_VERSION: Final = 1
+from scoring.keys import AnswerKey, ChoiceKey, key_from_legacy
+from scoring.portable.formats.choice import accepts as choice_accepts
+
+SCHEMA_VERSION: Final = 2
 
 ITEM_ID_PATTERN = r"^[A-Za-z0-9가-힣][A-Za-z0-9가-힣._:\-]{0,199}$"
 BLOB_REF_PATTERN = r"^[0-9a-f]{64}\.[a-z0-9]{1,5}$"
@@ -123,44 +129,63 @@ class Taxonomy(_Strict):
     question_format: Literal["single_answer", "multiple_answers", "numeric", "open"] | None = None
 
 
+def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
+    """A stored or imported item dict in the current schema: schema 1's answer (option numbers,
+    all required when `taxonomy.question_format` said multiple_answers) becomes a choice key."""
+    answer = data.get("answer")
+    if isinstance(answer, (int, list)) and not isinstance(answer, bool):
+        taxonomy = data.get("taxonomy")
+        question_format = taxonomy.get("question_format") if isinstance(taxonomy, dict) else getattr(
+            taxonomy, "question_format", None)
+        data = {**data, "answer": key_from_legacy(answer, question_format == "multiple_answers")}
+    if data.get("schema_version") == 1:
+        data = {**data, "schema_version": SCHEMA_VERSION}
+    return data
+
+
 class AnswerRule:
-    """The one multi-answer scoring rule, for anything with an `answer` and a
-    `taxonomy.question_format`: `Item`, `AnswerView`, and (copied as source) the scoring module of
-    every release's harness exports."""
+    """Choice-key helpers for anything with an `answer` key: `Item` and `AnswerView`. Scoring a
+    response is `scoring.score_key`; these serve the option-only baselines and the option editors."""
 
     if TYPE_CHECKING:
-        answer: int | list[int] | None
-        taxonomy: Taxonomy | FormatView
+        answer: AnswerKey | None
+
+    @property
+    def answer_format(self) -> str | None:
+        return self.answer.format if self.answer is not None else None
+
+    def choice_key(self) -> ChoiceKey | None:
+        return self.answer if isinstance(self.answer, ChoiceKey) else None
 
     def answer_list(self) -> list[int]:
-        if self.answer is None:
-            return []
-        return [self.answer] if isinstance(self.answer, int) else list(self.answer)
+        """The option numbers of a choice key; [] for other formats or no key."""
+        key = self.choice_key()
+        return list(key.options) if key is not None else []
 
     def requires_all_answers(self) -> bool:
-        """A multi-answer item asks for every listed option only when its format says so."""
-        return self.taxonomy.question_format == "multiple_answers"
+        key = self.choice_key()
+        return bool(key and key.require_all)
 
     def accepts(self, chosen: int | list[int] | set[int] | None) -> bool:
-        """The one scoring rule for every runner, report and export: with several listed answers
-        any one of them is correct (a choice of several must all be listed), unless the item
-        requires all of them, then the choice must be exactly the listed set."""
-        answers = set(self.answer_list())
-        if chosen is None or not answers:
-            return False
-        picked = {chosen} if isinstance(chosen, int) else set(chosen)
-        if not picked:
-            return False
-        return picked == answers if self.requires_all_answers() else picked <= answers
+        """Whether a choice of option number(s) is correct under the choice key (False otherwise)."""
+        key = self.choice_key()
+        return key is not None and choice_accepts(key.model_dump(), chosen)
+
+
+def _legacy_answer(value: Any, info: ValidationInfo) -> Any:
+    """On assignment (`item.answer = 3`): option numbers become a choice key."""
+    taxonomy = info.data.get("taxonomy") if info.data else None
+    return key_from_legacy(value, getattr(taxonomy, "question_format", None) == "multiple_answers")
 
 
 class Item(_Strict, AnswerRule):
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[2] = SCHEMA_VERSION
     id: str = Field(pattern=ITEM_ID_PATTERN)
     source: Source
     stem: str = Field(description="question text; LaTeX as \\( \\) inline and $$ $$ display")
     options: list[Option] = Field(default_factory=list)
-    answer: int | list[int] | None = Field(None, description="1-based option number(s); None = key unknown")
+    answer: AnswerKey | None = Field(None, description="the typed answer key (scoring.keys); None = key unknown")
+    points: float | None = Field(None, gt=0, description="배점: the points the paper gives the question")
     images: list[ImageRef] = Field(default_factory=list, description="images of the question itself")
     flags: Flags = Field(default_factory=Flags)
     explicit_variant: str | None = Field(None, description="stem with implicit Korean context made explicit")
@@ -178,6 +203,16 @@ class Item(_Strict, AnswerRule):
     def multimodal(self) -> bool:
         return bool(self.images) or any(option.image is not None for option in self.options)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        return upgrade_record(data) if isinstance(data, dict) else data
+
+    @field_validator("answer", mode="before")
+    @classmethod
+    def _answer_from_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        return _legacy_answer(value, info)
+
     @field_validator("stem")
     @classmethod
     def _stem_has_text(cls, stem: str) -> str:
@@ -193,8 +228,6 @@ class Item(_Strict, AnswerRule):
         for number in answers:
             if not 1 <= number <= len(self.options):
                 raise ValueError(f"answer {number} is not an option number 1..{len(self.options)}")
-        if isinstance(self.answer, list) and len(set(self.answer)) != len(self.answer):
-            raise ValueError("answer lists an option twice")
         if self.original_option_order is not None and sorted(self.original_option_order) != list(
             range(1, len(self.options) + 1)
         ):
@@ -228,9 +261,14 @@ class AnswerView(BaseModel, AnswerRule):
     model_config = ConfigDict(extra="ignore")
     id: str
     options: list[OptionView] = Field(default_factory=list)
-    answer: int | list[int] | None = None
+    answer: AnswerKey | None = None
     images: list[dict[str, Any]] = Field(default_factory=list)
     taxonomy: FormatView = Field(default_factory=FormatView)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        return upgrade_record(data) if isinstance(data, dict) else data
 
     @property
     def multimodal(self) -> bool:
@@ -261,7 +299,7 @@ def describe_validation_error(error: ValidationError) -> list[str]:
 
 
 def parse_item(data: dict[str, Any]) -> Item:
-    """Validate a dict into an Item; refuse with field paths and reasons."""
+    """Validate a dict into an Item (schema 1 upgraded); refuse with field paths and reasons."""
     data = {key: value for key, value in data.items() if key != "multimodal"}
     try:
         return Item.model_validate(data)

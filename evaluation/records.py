@@ -26,8 +26,8 @@ from curation.errors import WorkspaceError
 from curation.facets import release_facets
 from curation.item import Item, parse_item
 from evaluation.decoding import RELEASE_DECODING, DecodingContract
+from scoring import Outcome, Score
 
-Outcome = Literal["correct", "wrong", "unparseable", "error"]
 JUDGE_AXES = ("factuality", "logical_soundness", "depth", "clarity")
 
 
@@ -41,9 +41,10 @@ class AnswerRecord(_Record):
     item_id: str
     content_hash: str | None = None  # None only in logs written before content identity
     key: str | None = None  # the request (cache) key
-    outcome: Outcome
-    gold: int | list[int] | None = None
-    answer: int | list[int] | None = None
+    outcome: Outcome  # the score's outcome, kept at the top for the columnar readers
+    score: Score | None = None  # None only in logs written before typed scores: see `typed_score`
+    gold: Any = None
+    answer: Any = None
     parse_method: str | None = None
     text: str | None = None
     thinking: str | None = None
@@ -57,6 +58,11 @@ class AnswerRecord(_Record):
     cached: bool | None = None
     resends: int | None = None
     ts: str | None = None
+
+
+    def typed_score(self) -> Score:
+        """The record's Score; a record written before typed scores maps its outcome to one."""
+        return self.score if self.score is not None else Score.from_legacy(self.outcome, self.answer, self.error)
 
 
 class JudgeScores(BaseModel):

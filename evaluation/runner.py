@@ -34,18 +34,19 @@ from curation.query import (
 )
 from curation.store import ItemQuery
 from curation.workspace import Workspace
-from evaluation.backends.base import REFUSED_REASONS, TRUNCATED_REASONS, BackendError, Completion
+from scoring import Score, score_key
+from scoring.portable import OUTCOMES
+from scoring.portable.choice_parsing import split_thinking
+from evaluation.backends.base import BackendError, Completion
 from evaluation.cache import cache_key
 from evaluation.cells import run_cells
 from evaluation.datasets import Dataset, StoreDataset
 from evaluation.models import ModelSpec
-from evaluation.parsing import parse_response
 from evaluation.prompts import ImageResolver, Prompt, Variant, build_request, get_prompt
 from evaluation.records import AnswerRecord, DatasetRef, ModelRef, PromptRef, RunConfig, RunManifest
 from evaluation.runlog import RESPONSES, RunLog, now_iso, read_answer_manifest, read_manifest, write_manifest
 from evaluation.sender import FEED_CHUNK, Job, SenderSettings, send_jobs
 
-OUTCOMES = ("correct", "wrong", "unparseable", "error")
 
 
 @dataclass
@@ -60,24 +61,25 @@ class RunSummary:
 
 
 def score(item: Item, completion: Completion | None, error: BackendError | None) -> dict[str, Any]:
-    """The outcome of one item: correct | wrong | unparseable | error, with everything parsed."""
+    """One item's record fields: its typed Score (`scoring`) and what the response carried."""
     if completion is None:
         kind = error.kind if error else "error"
-        return {"outcome": "error", "error": {"kind": kind, "message": str(error)}, "answer": None}
-    parsed = parse_response(completion.text, len(item.options))
+        failed = Score(outcome="error", error_kind=kind, explanation=str(error),
+                       checker=item.answer_format or "", checker_version="")
+        return {"outcome": "error", "error": {"kind": kind, "message": str(error)}, "answer": None,
+                "score": failed.model_dump(mode="json")}
+    result = score_key(item.answer, completion.text, [option.text for option in item.options],
+                       completion.finish_reason)
+    visible, thinking, _ = split_thinking(completion.text or "")
     record: dict[str, Any] = {
-        "answer": parsed.answer, "parse_method": parsed.method, "text": completion.text,
-        "thinking": "\n\n".join(t for t in (completion.thinking, parsed.thinking) if t) or None,
-        "rationale": parsed.rationale, "finish_reason": completion.finish_reason, "usage": completion.usage,
-        "model_version": completion.model_version,
+        "answer": result.extracted, "parse_method": result.details.get("method"), "text": completion.text,
+        "thinking": "\n\n".join(t for t in (completion.thinking, thinking) if t) or None,
+        "rationale": result.details.get("rationale"), "finish_reason": completion.finish_reason,
+        "usage": completion.usage, "model_version": completion.model_version,
+        "outcome": result.outcome, "score": result.model_dump(mode="json"),
+        "error": {"kind": result.error_kind, "message": result.explanation} if result.outcome == "error" else None,
     }
-    if completion.finish_reason in TRUNCATED_REASONS or parsed.truncated:
-        return record | {"outcome": "error", "error": {"kind": "truncated", "message": "the response was cut off"}}
-    if completion.finish_reason in REFUSED_REASONS or parsed.refusal:
-        return record | {"outcome": "error", "error": {"kind": "refusal", "message": "the model refused to answer"}}
-    if parsed.answer is None:
-        return record | {"outcome": "unparseable", "error": None}
-    return record | {"outcome": "correct" if item.accepts(parsed.answer) else "wrong", "error": None}
+    return record
 
 
 def _slug(text: str) -> str:

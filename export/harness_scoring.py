@@ -22,7 +22,7 @@ from typing import Any
 
 from curation.blobs import BlobStore
 from curation.item import Item
-from evaluation import parsing
+from scoring.portable import choice_parsing as parsing
 from evaluation.backends.base import ImagePart
 from evaluation.prompts import PROMPTS, ImageResolver, build_request
 from evaluation.records import release_rows

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from evaluation.parsing import parse_response, split_thinking, to_option
+from scoring.portable.choice_parsing import parse_response, split_thinking, to_option
 
 # (reply, number of options, expected answer, expected method)
 CASES: list[tuple[str, int, int | list[int] | None, str | None]] = [

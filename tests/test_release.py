@@ -128,7 +128,7 @@ def test_lm_eval_yaml_parses_and_names_existing_functions(filled):
     every = {**multi, "question_format": "multiple_answers"}  # then only the full set is right
     assert scoring.score("정답: 1, 3", every)["correct"] and not scoring.score("정답: 1", every)["correct"]
     assert not scoring.score("<think>3번", multi)["correct"]  # cut off inside its thinking: an error
-    from evaluation import parsing
+    from scoring.portable import choice_parsing as parsing
 
     assert (result.path / "harness" / "benchsmith_parsing.py").read_bytes() == Path(parsing.__file__).read_bytes()
     readme = (result.path / "harness" / "README.md").read_text(encoding="utf-8")

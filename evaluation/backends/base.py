@@ -90,8 +90,7 @@ class Completion:
 
 
 # finish reasons that mean the text is not an answer (OpenAI, Gemini and vLLM spellings)
-TRUNCATED_REASONS = frozenset({"length", "max_tokens", "MAX_TOKENS"})
-REFUSED_REASONS = frozenset({"content_filter", "refusal", "SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST"})
+from scoring.portable.verdict import REFUSED_REASONS, TRUNCATED_REASONS  # noqa: E402,F401 - defined once, re-exported
 
 ErrorKind = Literal["rate_limit", "overloaded", "server", "timeout", "connection", "malformed", "client", "truncated"]
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "overloaded", "server", "timeout", "connection", "malformed",

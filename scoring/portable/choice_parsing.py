@@ -1,4 +1,4 @@
-"""From a model's raw text to the option number(s) it chose, or None.
+"""From a model's raw text to the option number(s) it chose, or None (stdlib-only: copied into releases).
 
 Order: thinking blocks are split off (kept, not discarded); then JSON (fenced or bare,
 single quotes tolerated); then Korean and English answer statements ("정답: ③",
@@ -211,6 +211,10 @@ def _from_text(text: str, n_options: int) -> int | list[int] | None:
             if best is None or (tier, match.start()) > (best[0], best[1]):
                 best = (tier, match.start(), answer)
     return best[2] if best else None
+
+
+def looks_like_refusal(text: str) -> bool:
+    return bool(_REFUSAL.search(_normalise(text)))
 
 
 def parse_response(raw: str, n_options: int) -> Parsed:
