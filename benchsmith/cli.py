@@ -37,6 +37,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "run": ("evaluation.cli", "Ask models every selected item; responses are cached and logged; a rerun resumes."),
     "judge": ("evaluation.cli", "Score each rationale of a reasoning run on four axes (1–5) against the reference rationale."),
     "report": ("evaluation.cli", "Accuracy per subset with bootstrap CIs, reasoning scores, error rates: Markdown, CSV, PNG."),
+    "rescore": ("evaluation.cli", "Score every record of a run again from its logged text with today's checkers (nothing is re-sent)."),
     "probe": ("filtering.cli", "Shortcut probes: options-only and question-only runs; items solvable without the question."),
     "matrix": ("filtering.cli", "The solve matrix: items × models × attempts from the run logs."),
     "filter": ("filtering.cli", "Adversarial filtering and hard subsets."),

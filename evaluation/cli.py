@@ -39,6 +39,7 @@ def register(app: typer.Typer) -> None:
     app.command("run")(run_command)
     app.command("judge")(judge_command)
     app.command("report")(report_command)
+    app.command("rescore")(rescore_command)
 
 
 def _model(spec: str, models_file: Path | None, workspace_root: Path) -> ModelSpec:
@@ -209,6 +210,30 @@ def judge_command(
     out.print(f"judged {summary['judged']} rationales of {run_dir.name}: {summary['ok']} valid, "
               f"{summary['missing']} missing; {summary['not_judged']} items without a rationale to judge; "
               f"log: {summary['log']}", highlight=False)
+
+
+def rescore_command(
+    runs: Annotated[list[str], typer.Argument(help="run ids or run folders")],
+    workspace: WorkspaceOption = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="count what would change; append nothing")] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """Score every record of a run again from its logged text with today's checkers (nothing is
+    re-sent): after a checker changes. A person's verdict stays; changed scores are appended."""
+    from evaluation.rescore import rescore_run
+    from evaluation.runlog import find_run
+
+    ws = workspace_from(workspace)
+    summaries = [rescore_run(ws, find_run(ws.runs_dir, name), dry_run=dry_run) for name in runs]
+    if as_json:
+        print_json({"runs": [summary.as_dict() for summary in summaries], "dry_run": dry_run})
+        return
+    for summary in summaries:
+        changes = ", ".join(f"{change} {count}" for change, count in sorted(summary.changes.items())) or "none"
+        verb = "would change" if dry_run else "changed"
+        out.print(f"{summary.run_id}: {summary.records} records, {verb} {summary.rescored} ({changes}); "
+                  f"{summary.unchanged} unchanged, {summary.kept_verdicts} verdicts of a judge or a person kept, "
+                  f"{summary.stale} stale, {summary.no_text} without a response", highlight=False)
 
 
 def report_command(
