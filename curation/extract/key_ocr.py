@@ -139,15 +139,33 @@ def read_pictures(images: list[np.ndarray], psm: int, whitelist: str = "", langu
 
 
 def read_text_pictures(images: list[np.ndarray]) -> list[str]:
-    """Korean (and Latin) text in each picture: headings, a form's name."""
-    pages = read_pictures([framed_picture(image) for image in images], psm=6, languages="kor")
-    lines: list[str] = []
-    for words in pages:
-        by_line: dict[tuple[int, int, int], list[OcrWord]] = {}
-        for word in words:
-            by_line.setdefault(word.line_key, []).append(word)
-        lines.append(" ".join(" ".join(w.text for w in sorted(ws, key=lambda w: w.x0)) for ws in by_line.values()))
-    return lines
+    """Korean (and Latin) text in each picture: headings, a form's name. A picture of one line of
+    text is read as one line (Tesseract's block mode adds letters made of the margins to a short
+    heading); others as a block."""
+    single = [text_lines(image) == 1 for image in images]
+    texts = [""] * len(images)
+    for mode, one_line in ((7, True), (6, False)):
+        chosen = [index for index, flag in enumerate(single) if flag == one_line]
+        pages = read_pictures([framed_picture(images[index]) for index in chosen], psm=mode, languages="kor")
+        for index, words in zip(chosen, pages, strict=True):
+            by_line: dict[tuple[int, int, int], list[OcrWord]] = {}
+            for word in words:
+                by_line.setdefault(word.line_key, []).append(word)
+            texts[index] = " ".join(" ".join(w.text for w in sorted(ws, key=lambda w: w.x0)) for ws in by_line.values())
+    return texts
+
+
+def text_lines(gray: np.ndarray) -> int:
+    """How many lines of text a picture holds: bands of inked rows at least a third as tall as the tallest."""
+    inked = (gray < 160).any(axis=1)
+    bands, start = [], None
+    for row, ink in enumerate([*inked.tolist(), False]):
+        if ink and start is None:
+            start = row
+        elif not ink and start is not None:
+            bands.append(row - start)
+            start = None
+    return sum(1 for band in bands if band >= max(bands, default=0) / 3)
 
 
 def framed_picture(gray: np.ndarray, pad: int = 20) -> np.ndarray:

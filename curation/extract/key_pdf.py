@@ -328,9 +328,9 @@ class OcrCells:
         pictures, kept = [], []
         for index in cells:
             x0, y0, x1, y1 = (int(round(v)) for v in every[index].box)
-            inside = self.dark[y0 + INSET:y1 - INSET, x0 + INSET:x1 - INSET]
-            if inside.any():
-                pictures.append(self.gray[y0 + INSET:y1 - INSET, x0 + INSET:x1 - INSET])
+            picture = _text_only(self.gray[y0 + 2:y1 - 1, x0 + 2:x1 - 1])
+            if picture is not None:
+                pictures.append(picture)
                 kept.append(index)
         return {index: tidy_name(text) for index, text in zip(kept, read_text_pictures(pictures), strict=True)}
 
@@ -343,6 +343,24 @@ class OcrCells:
             return ""
         strip = self.gray[int(top) + INSET + rows[0]:int(top) + INSET + rows[-1] + 1]
         return read_text_pictures([strip])[0]
+
+
+def _text_only(gray: np.ndarray) -> np.ndarray | None:
+    """A heading cell's picture without the rules at its edges (rows or columns mostly ink), cut
+    to its ink; None when nothing is left."""
+    if gray.size == 0:
+        return None
+    gray = gray.copy()
+    dark = gray < INK
+    gray[dark.mean(axis=1) > 0.6, :] = 255
+    gray[:, dark.mean(axis=0) > 0.6] = 255
+    for edge in (slice(0, INSET), slice(-INSET, None)):  # what is left of a rule along the border
+        gray[edge, :] = np.where(gray[edge, :] < 250, 255, gray[edge, :])
+        gray[:, edge] = np.where(gray[:, edge] < 250, 255, gray[:, edge])
+    ys, xs = np.nonzero(gray < INK)
+    if ys.size < 12:
+        return None
+    return gray[max(ys.min() - 4, 0):ys.max() + 5, max(xs.min() - 4, 0):xs.max() + 5]
 
 
 # -- pages into forms -----------------------------------------------------------------------------------
