@@ -157,9 +157,9 @@ def read_text_pictures(images: list[np.ndarray]) -> list[str]:
 
 def text_lines(gray: np.ndarray) -> int:
     """How many lines of text a picture holds: bands of inked rows at least a third as tall as the tallest."""
-    inked = (gray < 160).any(axis=1)
+    inked: list[bool] = np.any(gray < 160, axis=1).tolist()
     bands, start = [], None
-    for row, ink in enumerate([*inked.tolist(), False]):
+    for row, ink in enumerate(inked + [False]):
         if ink and start is None:
             start = row
         elif not ink and start is not None:

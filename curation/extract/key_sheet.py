@@ -182,6 +182,16 @@ class KeyChoice:
     sheet: KeySheet
     form: str | None = None
     section: str | None = None
+    paper_form: bool = False  # the form was taken from what the paper says (홀수형 on its first page)
+
+    def for_paper_form(self, form: str | None) -> KeyChoice:
+        """The choice for a paper that names its form: that form, unless one was chosen or the
+        sheet does not have it."""
+        if form is None or self.form is not None or len(self.sheet.forms) < 2:
+            return self
+        if any(f.form is not None and form_key(f.form) == form_key(form) for f in self.sheet.forms):
+            return KeyChoice(self.sheet, form=form, section=self.section, paper_form=True)
+        return self
 
     def check(self) -> None:
         """Raise AnswerKeyError now when the form or section names nothing in the sheet."""
@@ -190,11 +200,20 @@ class KeyChoice:
             self._section(chosen)
 
     def notes(self) -> list[str]:
+        if self.paper_form:
+            return [f"the paper says {self.form}형: the answer key's {self.form} form is used"]
         if self.form is None and len(self.sheet.forms) > 1:
             names = ", ".join(_form_name(form) for form in self.sheet.forms)
             return [f"the answer key has forms {names}: the {_form_name(self.sheet.forms[0])} form is used "
                     "(--form chooses another)"]
         return []
+
+    def short_answer_numbers(self) -> frozenset[int]:
+        """Numbers some section of the form (the chosen one, where chosen) answers with a number."""
+        form = self._form()
+        shared, alternatives = form.shared_and_alternatives()
+        sections = shared + ([self._section(form)] if self.section is not None else alternatives)
+        return frozenset(entry.number for section in sections for entry in section.keys if entry.format == "numeric")
 
     def keys_for(self, numbers: Iterable[int]) -> dict[int, KeyEntry]:
         """{number: key} for a paper with these question numbers. Raises AnswerKeyError when the
@@ -211,9 +230,8 @@ class KeyChoice:
         ambiguous = sorted(set(numbers) & set().union(*(section.numbers() for section in alternatives)))
         if ambiguous:
             names = ", ".join(section_label(form, section) for section in alternatives)
-            raise AnswerKeyError(f"{self.sheet.source}: questions {spans(ambiguous)} have keys in several sections "
-                                 f"of the answer key ({names}): choose one with --section "
-                                 f"(sections: {', '.join(section_label(form, s) for s in form.sections)})")
+            raise AnswerKeyError(f"questions {spans(ambiguous)} have keys in several sections of {self.sheet.source} "
+                                 f"({names}): choose one with --section")
         return keys
 
     def _form(self) -> KeyForm:
@@ -236,6 +254,9 @@ class KeyChoice:
             return form.sections[int(self.section) - 1]
         names = ", ".join(section_label(form, section) for section in form.sections)
         raise AnswerKeyError(f"{self.sheet.source}: no section {self.section!r} in the answer key (sections: {names})")
+
+
+KeyInput = KeyChoice | Mapping[int, Any]  # what extraction takes: a chosen key sheet, or {number: answer}
 
 
 def section_label(form: KeyForm, section: KeySection) -> str:

@@ -129,7 +129,7 @@ def _key_page(doc: pymupdf.Document, form: dict[str, Any], font: pymupdf.Font) -
 def _outlined(doc: pymupdf.Document) -> pymupdf.Document:
     """Every page redrawn from its SVG with text as paths: the same look, no text layer."""
     out = pymupdf.open()
-    for page in doc:
+    for page in doc.pages():
         svg = pymupdf.open(stream=page.get_svg_image(text_as_path=True).encode("utf-8"), filetype="svg")
         out.insert_pdf(pymupdf.open("pdf", svg.convert_to_pdf()))
     return out
@@ -139,7 +139,7 @@ def _scanned(doc: pymupdf.Document) -> pymupdf.Document:
     from curation.imaging import pixmap_image, png_bytes
 
     out = pymupdf.open()
-    for page in doc:
+    for page in doc.pages():
         pixmap = page.get_pixmap(dpi=SCAN_DPI, colorspace=pymupdf.csGRAY, alpha=False)
         new_page = out.new_page(width=page.rect.width, height=page.rect.height)
         new_page.insert_image(new_page.rect, stream=png_bytes(pixmap_image(pixmap)))
@@ -186,21 +186,22 @@ def write_booklet(out_pdf: Path, seed: int = 0, form: str = "홀수", elective: 
     doc = pymupdf.open()
     state: dict[str, Any] = {"page": None, "writer": None, "y": 0.0}
 
-    def new_page() -> None:
+    def new_page() -> None:  # a running header and a page number in the margins, as booklets have
         if state["page"] is not None:
             state["writer"].write_text(state["page"])
         state["page"] = doc.new_page(width=PAGE_WIDTH, height=PAGE_HEIGHT)
         state["writer"] = pymupdf.TextWriter(state["page"].rect)
-        state["y"] = 70.0
+        _centred(state["writer"], font, f"{TITLE} 수학 영역 ({form}형)", 0, PAGE_WIDTH, 50, 9)
+        _centred(state["writer"], font, str(doc.page_count), 0, PAGE_WIDTH, 815, 9)
+        state["y"] = 150.0
 
     def line(text: str, x: float = 60.0, size: float = 10.0, gap: float = 16.0) -> None:
-        if state["y"] + gap > PAGE_HEIGHT - 60:
+        if state["y"] + gap > PAGE_HEIGHT - 110:
             new_page()
         state["writer"].append((x, state["y"]), text, font=font, fontsize=size)
         state["y"] += gap
 
     new_page()
-    line(f"{TITLE} 수학 영역 ({form}형)", x=200, size=14, gap=30)
     for section in sections:
         if section["name"] != COMMON:
             line(section["name"], size=12, gap=24)
@@ -209,7 +210,7 @@ def write_booklet(out_pdf: Path, seed: int = 0, form: str = "홀수", elective: 
             if labels and entry["format"] != kind:
                 kind = entry["format"]
                 line("5지선다형" if kind == "choice" else "단답형", size=10, gap=18)
-            line(f"{entry['number']}. 표본 문항 {entry['number']}의 값을 구하시오. [{entry['points']}점]")
+            line(f"{entry['number']}. {STEMS[entry['number'] % len(STEMS)]} [{entry['points']}점]")
             if entry["format"] == "choice":
                 options = "   ".join(f"{CIRCLED[i]} {10 * entry['number'] + i}" for i in range(5))
                 line(options, x=72)
@@ -220,6 +221,11 @@ def write_booklet(out_pdf: Path, seed: int = 0, form: str = "홀수", elective: 
     out_pdf.parent.mkdir(parents=True, exist_ok=True)
     _write(out_pdf, _finish(doc, "benchsmith sample booklet"))
     return out_pdf
+
+
+STEMS = ("함수 f(x)의 최댓값을 구하시오.", "수열의 첫째항부터 제10항까지의 합을 구하시오.", "두 사건이 서로 독립일 때 확률을 구하시오.",
+         "곡선과 직선으로 둘러싸인 부분의 넓이를 구하시오.", "극한값을 구하시오.", "상수 k의 값을 구하시오.",
+         "조건을 만족시키는 자연수의 개수를 구하시오.")
 
 
 def _write(path: Path, data: bytes) -> None:
