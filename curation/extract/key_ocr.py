@@ -92,8 +92,12 @@ def read_digit_columns(columns: list[list[np.ndarray | None]]) -> list[list[str 
     """Digits in each content of each column (None where empty). A column's contents are stacked
     into one picture, one slot each; every picture is read by one Tesseract (this process's, else
     one `tesseract` run for them all) with a digits-only whitelist."""
-    canvases = [_column_canvas(contents) for contents in columns]
-    pages = read_pictures(canvases, psm=6, whitelist="0123456789", languages="kor+eng")  # eng alone misreads 5s
+    filled = [index for index, contents in enumerate(columns) if any(c is not None for c in contents)]
+    read = read_pictures([_column_canvas(columns[index]) for index in filled], psm=6, whitelist="0123456789",
+                         languages="kor+eng")  # eng alone misreads this font's 5s
+    pages: list[list[OcrWord]] = [[] for _ in columns]
+    for index, words in zip(filled, read, strict=True):
+        pages[index] = words
     found: list[list[str | None]] = []
     for contents, words in zip(columns, pages, strict=True):
         slots: list[str | None] = [None] * len(contents)
