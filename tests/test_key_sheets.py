@@ -216,3 +216,24 @@ def test_csv_and_json_keys_carry_numeric_answers_and_points(tmp_path):
         {"number": 1, "format": "choice", "answer": 3, "points": None},
         {"number": 2, "format": "numeric", "answer": "17", "points": None},
         {"number": 3, "format": "numeric", "answer": "1/2", "points": None}]
+
+
+def test_an_answer_blank_marks_a_short_answer_question(tmp_path):
+    doc = pymupdf.open()
+    page = doc.new_page()
+    page.insert_font(fontname="kr", fontbuffer=pymupdf.Font("korea").buffer)
+    lines = [(72, "1. 대기의 주성분은?"), (84, "① 질소   ② 헬륨   ③ 네온   ④ 수소"),
+             (72, "2. 지균풍은 어떤 힘의 평형인가?"), (84, "① 기압경도력과 전향력   ② 마찰력   ③ 원심력   ④ 중력"),
+             (72, "3. 해수면 기압이 1013 hPa일 때 500 hPa 고도는 약 몇 m인가?"), (84, "답: ________ m"),
+             (72, "4. 온난 전선이 지나간 뒤 기온은 어떻게 되는가?"), (84, "① 오른다   ② 내린다   ③ 같다   ④ 알 수 없다")]
+    for index, (x, text) in enumerate(lines):
+        page.insert_text((x, 200 + 22 * index), text, fontname="kr", fontsize=11)
+    doc.save(tmp_path / "blank.pdf")
+    unkeyed = extract_items(tmp_path / "blank.pdf", ExtractOptions()).report  # the blank alone tells
+    assert unkeyed.short_answer == [3] and not [w for w in unkeyed.warnings if "options" in w]
+    extraction = extract_items(tmp_path / "blank.pdf", ExtractOptions(), {3: "5500", 1: 1, 2: 1, 4: 1})
+    report = extraction.report
+    assert report.numbers == [1, 2, 3, 4] and report.short_answer == [3] and report.answers_merged == 4
+    assert not [w for w in report.warnings if "options" in w]
+    third = extraction.items[2]
+    assert third.options == [] and third.answer is not None and third.answer.as_dict()["value"] == "5500"
