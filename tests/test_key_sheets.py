@@ -52,6 +52,15 @@ def test_keys_read_returns_exactly_the_generated_keys_from_the_text_layer(key_ta
     assert table.returncode == 0 and "form 홀수, page 1" in table.stdout and "미적분: 8 keys, 2 numeric" in table.stdout
 
 
+def test_keys_sample_writes_the_table_and_its_truth(tmp_path):
+    done = run_cli("keys", "sample", str(tmp_path / "key.pdf"), "--seed", "5", "--render", "outlines")
+    assert done.returncode == 0, done.stderr
+    assert json.loads((tmp_path / "key.keys.json").read_text(encoding="utf-8")) == key_truth(5)
+    assert pymupdf.open(tmp_path / "key.pdf").page_count == 2
+    bad = run_cli("keys", "sample", str(tmp_path / "other.pdf"), "--render", "photo")
+    assert bad.returncode == 1 and "--render 'photo': choose one of text, outlines, scan" in bad.stderr
+
+
 @pytest.mark.ocr
 @needs_ocr
 @pytest.mark.parametrize("render", ["outlines", "scan"])

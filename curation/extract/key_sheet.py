@@ -94,7 +94,6 @@ class KeyForm:
 class KeySheet:
     source: str
     forms: list[KeyForm] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)  # what the reader could not settle (for people)
 
     def to_json(self) -> dict[str, Any]:
         return {"forms": [form.to_json() for form in self.forms]}
