@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("curation.cli", "Print the item JSON Schema."),
     "sample-exam": ("curation.cli", "Write the project's own sample exam PDF and its ground truth (OUT.truth.jsonl)."),
     "extract": ("curation.extract.cli_command", "Extract questions, options, figures and answers from exam PDFs into the store."),
+    "keys": ("curation.keys_command", "Read answer-key files (PDF, CSV, JSON): forms, sections, answers, points."),
     "items": ("curation.cli", "Import, export, inspect and edit items."),
     "dedup": ("curation.cli", "Remove exact (whole pool) and near-duplicates: one kept per cluster; inversions and answer conflicts queued."),
     "shuffle": ("curation.cli", "Shuffle options per item (deterministic); answers remapped, the original order kept."),

@@ -11,18 +11,15 @@ from __future__ import annotations
 import re
 
 from curation.answers import CIRCLED, parse_answer_key
-from curation.errors import BenchsmithError
+from curation.extract.key_sheet import AnswerKeyError
 from curation.extract.lines import Line
 
 AnswerKey = dict[int, int | list[int]]
+__all__ = ["AnswerKey", "AnswerKeyError", "find_key_start", "parse_key_lines"]
 
 KEY_HEADING = re.compile(r"^\s*(정\s*답\s*표?|빠른\s*정답|정답\s*및\s*해설|정답\s*확인|답\s*안\s*표?)\s*$")
 _INLINE_PAIR = re.compile(r"(?<![\d.])(\d{1,3})\s*[.):\-번]?\s*([①-⑩]+)")
 _ANSWER_TOKEN = re.compile(r"^([①-⑩]+|[1-9](?:\s*,\s*[1-9])*)$")
-
-
-class AnswerKeyError(BenchsmithError):
-    exit_code = 2
 
 
 def find_key_start(lines: list[Line]) -> int | None:

@@ -13,7 +13,7 @@ from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAdd
 if TYPE_CHECKING:  # PyMuPDF and the pipeline load when a PDF is extracted, not for every command's help
     from curation.execution.dispatch import OnPlan, OnProgress
     from curation.execution.executors import ShardExecutor
-    from curation.extract.answer_keys import AnswerKey
+    from curation.extract.key_sheet import KeyChoice
     from curation.extract.pipeline import ExtractOptions
     from curation.extract.report import PdfReport
     from curation.llm import TextModel
@@ -31,6 +31,9 @@ def extract_command(
     ctx: typer.Context,
     pdfs: Annotated[list[Path], typer.Argument(help="exam PDFs")],
     answer_key: Annotated[Path | None, typer.Option("--answer-key", help="key file: CSV, JSON or PDF (text or scanned)")] = None,
+    section: Annotated[str | None, typer.Option("--section", help=(
+        "the section (elective) of the key file the papers answer, e.g. 미적분 (`benchsmith keys read` lists them)"))] = None,
+    form: Annotated[str | None, typer.Option("--form", help="the form of the key file, e.g. 홀수 or 짝수 (default: its first)")] = None,
     exam: Annotated[str | None, typer.Option(help="exam name for the items (default: the PDF's file name)")] = None,
     session: Annotated[str | None, typer.Option(help="session, e.g. 2021-05-15 or 2021-2")] = None,
     engine: Annotated[str, typer.Option(help=f"one of {', '.join(ENGINES)}")] = "auto",
@@ -60,9 +63,9 @@ def extract_command(
     if engine not in ENGINES:
         raise BenchsmithError(f"--engine {engine!r}: choose one of {', '.join(ENGINES)}")
     ws = workspace_from(workspace)
-    key = load_answer_key(answer_key)
+    key = load_answer_key(answer_key, section, form)  # a bad key file, section or form fails before any PDF
     options = ExtractOptions(exam, session, engine, answer_key, force, current_author(author), vlm_model or ws.vlm_model,
-                             ask_again)
+                             ask_again, key_section=section, key_form=form)
     model = vision_model(options, ws, model_clients(ctx)) if options.reads_with_vlm() else None  # a bad spec fails before any PDF
     if (engine == "mineru" or model is not None) and executor != "local":
         used = "--engine mineru" if engine == "mineru" else "the vision model"
@@ -98,7 +101,7 @@ def _show(report: PdfReport) -> None:
         (console if report.error else out).print(line, highlight=False, markup=False, soft_wrap=True)
 
 
-def _extract_here(pdf: Path, ws: Workspace, options: ExtractOptions, key: AnswerKey | None, mineru_output: Path | None,
+def _extract_here(pdf: Path, ws: Workspace, options: ExtractOptions, key: KeyChoice | None, mineru_output: Path | None,
                   as_json: bool, model: TextModel | None) -> PdfReport:
     from curation.cli_kit import console
     from curation.extract.pipeline import extract_pdf

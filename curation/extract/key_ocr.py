@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from curation.extract.ocr import render_gray, run_tesseract, thicken
+from curation.extract.ocr import OcrWord, render_gray, run_tesseract_pages, thicken
 from curation.pymupdf_light import pymupdf
 
 _ANGLES = np.linspace(0, 2 * np.pi, 48, endpoint=False)
@@ -76,14 +76,41 @@ def ring_digit(cell: np.ndarray) -> np.ndarray | None:
 
 
 def _trim(content: np.ndarray) -> np.ndarray:
-    ys, xs = np.nonzero(content)
+    """The content cut to its ink (an ink mask, or a gray crop whose ink is darker than 160)."""
+    ys, xs = np.nonzero(content if content.dtype == bool else content < 160)
     if ys.size == 0:
         return content[:0, :0]
     return content[ys.min():ys.max() + 1, xs.min():xs.max() + 1]
 
 
 def _read_column(contents: list[np.ndarray | None]) -> list[str | None]:
-    """Digits in each content (None where empty), one Tesseract run for the whole column."""
+    """Digits in each content (None where empty), one Tesseract read for the whole column."""
+    return read_digit_columns([contents])[0]
+
+
+def read_digit_columns(columns: list[list[np.ndarray | None]]) -> list[list[str | None]]:
+    """Digits in each content of each column (None where empty). A column's contents are stacked
+    into one picture, one slot each; every picture is read by one Tesseract (this process's, else
+    one `tesseract` run for them all) with a digits-only whitelist."""
+    filled = [index for index, contents in enumerate(columns) if any(c is not None for c in contents)]
+    read = read_pictures([_column_canvas(columns[index]) for index in filled], psm=6, whitelist="0123456789",
+                         languages="kor+eng")  # eng alone misreads this font's 5s
+    pages: list[list[OcrWord]] = [[] for _ in columns]
+    for index, words in zip(filled, read, strict=True):
+        pages[index] = words
+    found: list[list[str | None]] = []
+    for contents, words in zip(columns, pages, strict=True):
+        slots: list[str | None] = [None] * len(contents)
+        for word in words:
+            slot = (((word.y0 + word.y1) // 2) - 20) // SLOT
+            if 0 <= slot < len(slots) and word.text.isdigit():
+                slots[slot] = (slots[slot] or "") + word.text
+        found.append(slots)
+    return found
+
+
+def _column_canvas(contents: list[np.ndarray | None]) -> np.ndarray:
+    """One picture of a column's contents, one SLOT each: ink masks drawn black, gray crops as they are."""
     trimmed = [(_trim(c) if c is not None else None) for c in contents]
     width = max([t.shape[1] for t in trimmed if t is not None and t.size] + [10]) + 60
     canvas = np.full((SLOT * len(contents) + 40, width), 255, dtype=np.uint8)
@@ -94,14 +121,61 @@ def _read_column(contents: list[np.ndarray | None]) -> list[str | None]:
         if h > SLOT - 20:
             continue
         top = 20 + index * SLOT + (SLOT - h) // 2
-        canvas[top:top + h, 30:30 + w][content] = 0
-    words = run_tesseract(canvas, psm=6, extra=("-c", "tessedit_char_whitelist=0123456789"))
-    found: list[str | None] = [None] * len(contents)
-    for word in words:
-        slot = (((word.y0 + word.y1) // 2) - 20) // SLOT
-        if 0 <= slot < len(found) and word.text.isdigit():
-            found[slot] = (found[slot] or "") + word.text
-    return found
+        if content.dtype == bool:
+            canvas[top:top + h, 30:30 + w][content] = 0
+        else:
+            canvas[top:top + h, 30:30 + w] = content
+    return canvas
+
+
+def read_pictures(images: list[np.ndarray], psm: int, whitelist: str = "", languages: str = "eng") -> list[list[OcrWord]]:
+    """The words of each grayscale picture: this process's Tesseract when it loads, else one
+    `tesseract` run for all of them."""
+    from curation.extract.tesseract_lib import engine
+
+    if not images:
+        return []
+    here = engine(languages)
+    if here is not None:
+        return here.read(images, psm, whitelist)
+    extra = ("-c", f"tessedit_char_whitelist={whitelist}") if whitelist else ()
+    return run_tesseract_pages(images, psm=psm, extra=extra, languages=languages)
+
+
+def read_text_pictures(images: list[np.ndarray]) -> list[str]:
+    """Korean (and Latin) text in each picture: headings, a form's name. A picture of one line of
+    text is read as one line (Tesseract's block mode adds letters made of the margins to a short
+    heading); others as a block."""
+    single = [text_lines(image) == 1 for image in images]
+    texts = [""] * len(images)
+    for mode, one_line in ((7, True), (6, False)):
+        chosen = [index for index, flag in enumerate(single) if flag == one_line]
+        pages = read_pictures([framed_picture(images[index]) for index in chosen], psm=mode, languages="kor")
+        for index, words in zip(chosen, pages, strict=True):
+            by_line: dict[tuple[int, int, int], list[OcrWord]] = {}
+            for word in words:
+                by_line.setdefault(word.line_key, []).append(word)
+            texts[index] = " ".join(" ".join(w.text for w in sorted(ws, key=lambda w: w.x0)) for ws in by_line.values())
+    return texts
+
+
+def text_lines(gray: np.ndarray) -> int:
+    """How many lines of text a picture holds: bands of inked rows at least a third as tall as the tallest."""
+    inked: list[bool] = np.any(gray < 160, axis=1).tolist()
+    bands, start = [], None
+    for row, ink in enumerate(inked + [False]):
+        if ink and start is None:
+            start = row
+        elif not ink and start is not None:
+            bands.append(row - start)
+            start = None
+    return sum(1 for band in bands if band >= max(bands, default=0) / 3)
+
+
+def framed_picture(gray: np.ndarray, pad: int = 20) -> np.ndarray:
+    out = np.full((gray.shape[0] + 2 * pad, gray.shape[1] + 2 * pad), 255, dtype=np.uint8)
+    out[pad:pad + gray.shape[0], pad:pad + gray.shape[1]] = gray
+    return out
 
 
 def _consecutive(numbers: list[str | None]) -> list[str | None]:

@@ -16,7 +16,7 @@ from pathlib import Path
 from curation.errors import BenchsmithError
 from curation.execution.executors import Shard, ShardExecutor
 from curation.execution.shard_driver import DEFAULT_MAX_ATTEMPTS, ShardProgress, drive
-from curation.extract.answer_keys import AnswerKey
+from curation.extract.key_sheet import KeyInput
 from curation.extract.pipeline import Extraction, ExtractOptions, extract_items, write_extraction
 from curation.extract.report import PdfReport
 from curation.workspace import Workspace
@@ -29,7 +29,7 @@ class PdfShard:
     name: str
     data: bytes
     options: ExtractOptions
-    key: AnswerKey | None
+    key: KeyInput | None
 
 
 def extract_shard(shard: PdfShard) -> Iterator[Extraction | PdfReport]:
@@ -45,7 +45,7 @@ def extract_shard(shard: PdfShard) -> Iterator[Extraction | PdfReport]:
     yield extraction
 
 
-def pdf_shards(pdfs: list[Path], options: ExtractOptions, key: AnswerKey | None) -> tuple[list[Shard], dict[str, PdfReport]]:
+def pdf_shards(pdfs: list[Path], options: ExtractOptions, key: KeyInput | None) -> tuple[list[Shard], dict[str, PdfReport]]:
     """One shard per readable PDF, keyed by its position and name; unreadable files get their report here."""
     shards: list[Shard] = []
     unread: dict[str, PdfReport] = {}
@@ -60,7 +60,7 @@ def pdf_shards(pdfs: list[Path], options: ExtractOptions, key: AnswerKey | None)
     return shards, unread
 
 
-def extract_many(pdfs: list[Path], workspace: Workspace, options: ExtractOptions, key: AnswerKey | None,
+def extract_many(pdfs: list[Path], workspace: Workspace, options: ExtractOptions, key: KeyInput | None,
                  executor: ShardExecutor, *, max_attempts: int = DEFAULT_MAX_ATTEMPTS,
                  on_progress: Callable[[ShardProgress], None] | None = None) -> list[PdfReport]:
     """Extract every PDF on `executor`; reports in the order of `pdfs`. Only this process writes."""

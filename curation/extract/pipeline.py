@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from curation.errors import BenchsmithError
-from curation.extract.answer_keys import AnswerKey, find_key_start, parse_key_lines
+from curation.extract.answer_keys import find_key_start, parse_key_lines
 from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
 from curation.extract.confidence import confidence_record
 from curation.extract.document import ReadDocument, read_document
 from curation.extract.figures import render_crop
 from curation.extract.formulas import FORMULA_IMAGE_REASON
-from curation.extract.key_files import read_key_file
+from curation.extract.key_sheet import AnswerKeyError, KeyChoice, KeyEntry, KeyInput, KeySheet
 from curation.extract.latex_check import repair as repair_latex
 from curation.extract.lines import Figure, Line
 from curation.extract.passages import EXTRA_KEY as PASSAGE_KEY
@@ -52,6 +52,8 @@ class ExtractOptions:
     author: str = "extract"
     vlm_model: str | None = None  # a vision model: the vlm engine's, or the auto engine's fallback
     ask_again: bool = False  # the vision model answers afresh: no cached or logged answer is reused
+    key_section: str | None = None  # the elective (section) of the key file the papers answer
+    key_form: str | None = None  # the form (홀수, 짝수 …) of the key file; default its first
 
     def reads_with_vlm(self) -> bool:
         return self.engine == "vlm" or (self.engine == "auto" and self.vlm_model is not None)
@@ -72,7 +74,7 @@ def item_id(sha256: str, question: ExtractedQuestion, runs: int) -> str:
     return f"pdf-{sha256[:12]}{run}-q{question.number:03d}"
 
 
-def extract_items(path: Path, options: ExtractOptions, key: AnswerKey | None = None,
+def extract_items(path: Path, options: ExtractOptions, key: KeyInput | None = None,
                   model: TextModel | None = None) -> Extraction:
     """Read and segment a PDF into validated items (nothing written). Raises PdfError. With a
     vision `model` (the vlm engine or the auto engine's fallback) pages without a usable text
@@ -96,7 +98,7 @@ def extract_items(path: Path, options: ExtractOptions, key: AnswerKey | None = N
 
 
 def extract_items_from_entries(opened: OpenedPdf, entries: list[Line | Figure], options: ExtractOptions,
-                               key: AnswerKey | None, *, engine: str, document: ReadDocument | None = None,
+                               key: KeyInput | None, *, engine: str, document: ReadDocument | None = None,
                                transcribe: Transcribe | None = None) -> Extraction:
     """Segment a stream of lines and figures (from any engine) into items for one PDF; `transcribe`
     may replace questions (the vision engine) before the items are built."""
@@ -107,12 +109,16 @@ def extract_items_from_entries(opened: OpenedPdf, entries: list[Line | Figure], 
         report.warnings += document.warnings
     lines = [e for e in entries if isinstance(e, Line)]
     key_start = find_key_start(lines)
-    own_key: AnswerKey = {}
+    own_key: dict[int, KeyEntry] = {}
     if key_start is not None:
         cut = entries.index(lines[key_start])
-        own_key = parse_key_lines([e for e in entries[cut:] if isinstance(e, Line)])
+        own_key = {number: KeyEntry(number, "choice", answer)
+                   for number, answer in parse_key_lines([e for e in entries[cut:] if isinstance(e, Line)]).items()}
         entries = entries[:cut]
-    questions, stats = segment(entries)
+    chosen = as_key_choice(key, options)
+    if chosen is not None:
+        chosen = chosen.for_paper_form(paper_form(opened))
+    questions, stats = segment(entries, chosen.short_answer_numbers() if chosen is not None else frozenset())
     if stats.dropped_runs:
         report.warnings += [f"numbered lines {span} have no options: taken for instructions, not questions"
                             for span in stats.dropped_runs]
@@ -123,9 +129,14 @@ def extract_items_from_entries(opened: OpenedPdf, entries: list[Line | Figure], 
                                + ", ".join(map(str, stats.figure_label_questions)))
     report.warnings += [f"question {n}: {count} options (the paper has {stats.expected_options})"
                         for n, count in stats.odd_option_counts]
+    report.short_answer = list(stats.short_answer)
     answer_key = dict(own_key)
-    if key is not None:
-        answer_key.update(key)
+    if chosen is not None:
+        try:
+            answer_key.update(chosen.keys_for(q.number for q in questions))
+        except AnswerKeyError as error:
+            raise AnswerKeyError(f"{opened.path}: {error}") from None
+        report.warnings += chosen.notes()
     crop_empty_options(opened, questions)
     if transcribe is not None:
         questions = transcribe(questions, report)
@@ -149,7 +160,44 @@ def crop_empty_options(opened: OpenedPdf, questions: list[ExtractedQuestion]) ->
                 question.review.append(EMPTY_OPTION_REASON)
 
 
-def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: AnswerKey, options: ExtractOptions,
+def as_key_choice(key: KeyInput | None, options: ExtractOptions) -> KeyChoice | None:
+    """The key a paper is scored with: a KeyChoice as given, or {number: answer} as one section."""
+    if key is None or isinstance(key, KeyChoice):
+        return key
+    return KeyChoice(KeySheet.from_mapping(str(options.answer_key or "the answer key"), key))
+
+
+def paper_form(opened: OpenedPdf) -> str | None:
+    """홀수 or 짝수 where the paper's first page says `홀수형` / `짝수형` in its text layer."""
+    import re
+
+    try:
+        text = re.sub(r"\s+", "", load_page(opened, 0).get_text())
+    except BenchsmithError:
+        return None
+    forms = [form for form in ("홀수", "짝수") if f"{form}형" in text]
+    return forms[0] if len(forms) == 1 else None
+
+
+def merge_key(entry: KeyEntry, options: int) -> tuple[dict[str, Any] | None, str | None]:
+    """The typed key (as a dict) for a question with `options` options, or the reason it does
+    not fit. A question with no options takes a number; a plain digit read as an option number
+    (a key table without circled digits) is that number."""
+    if options == 0:
+        if entry.format == "choice" and not entry.explicit and not isinstance(entry.answer, list):
+            entry = entry.as_numeric()
+        if entry.format == "numeric":
+            return entry.typed().as_dict(), None
+        return None, f"key answer {entry.answer_text()} is not one of its 0 options; left empty"
+    if entry.format == "numeric":
+        return None, f"key answer {entry.answer} is a number but the question has {options} options; left empty"
+    values = entry.answer if isinstance(entry.answer, list) else [entry.answer]
+    if not all(isinstance(value, int) and 1 <= value <= options for value in values):
+        return None, f"key answer {entry.answer_text()} is not one of its {options} options; left empty"
+    return entry.typed().as_dict(), None
+
+
+def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: dict[int, KeyEntry], options: ExtractOptions,
                  report: PdfReport, gaps: list[int], ocr_pages: list[int], problems: dict[int, str],
                  machine_read: bool = False) -> Extraction:
     blobs: dict[str, bytes] = {}
@@ -175,12 +223,13 @@ def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: 
             signals.add("latex_repaired")
         option_records = [{"text": text, "image": _image_ref(option.figure, sha, blobs) if option.figure else None}
                           for (text, _), option in zip(option_texts, question.options, strict=True)]
-        answer = key.get(question.number) if runs == 1 else None
-        if answer is not None and not _fits(answer, len(option_records)):
-            report.warnings.append(f"question {question.number}: key answer {answer} is not one of its "
-                                   f"{len(option_records)} options; left empty")
-            answer = None
-            signals.add("key_mismatch")
+        entry = key.get(question.number) if runs == 1 else None
+        answer: dict[str, Any] | None = None
+        if entry is not None:
+            answer, problem = merge_key(entry, len(option_records))
+            if problem is not None:
+                report.warnings.append(f"question {question.number}: {problem}")
+                signals.add("key_mismatch")
         if EMPTY_OPTION_REASON in review:
             signals.add("option_crop")
         if "no stem text found" in review:
@@ -193,6 +242,7 @@ def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: 
             "stem": stem,
             "options": [{k: v for k, v in option.items() if v is not None} for option in option_records],
             "answer": answer,
+            "points": entry.points if entry is not None else None,
             "images": images,
             "flags": {"review_reasons": review},
             "taxonomy": {"subject": question.subject, "part": question.part},
@@ -212,11 +262,6 @@ def _build_items(sha: str, path: Path, questions: list[ExtractedQuestion], key: 
     report.questions_without_key = sorted(n for n in numbers if n not in key) if key else []
     report.marked_for_review = sum(1 for item in items if item.flags.review_reasons)
     return Extraction(items, blobs, report)
-
-
-def _fits(answer: int | list[int], options: int) -> bool:
-    values = answer if isinstance(answer, list) else [answer]
-    return all(1 <= value <= options for value in values)
 
 
 def _image_ref(figure: Figure, sha: str, blobs: dict[str, bytes]) -> dict[str, Any]:
@@ -259,7 +304,7 @@ def write_extraction(extraction: Extraction, workspace: Workspace, options: Extr
     return report
 
 
-def extract_pdf(path: Path, workspace: Workspace, options: ExtractOptions, key: AnswerKey | None = None,
+def extract_pdf(path: Path, workspace: Workspace, options: ExtractOptions, key: KeyInput | None = None,
                 model: TextModel | None = None) -> PdfReport:
     """Extract and write one PDF; with a vision model configured in `options`, `model` is that model
     (`vision_model` builds it)."""
@@ -275,5 +320,15 @@ def vision_model(options: ExtractOptions, workspace: Workspace, clients: ModelCl
     return clients(options.vlm_model, workspace, options.ask_again)
 
 
-def load_answer_key(path: Path | None) -> AnswerKey | None:
-    return read_key_file(path) if path is not None else None
+def load_answer_key(path: Path | None, section: str | None = None, form: str | None = None) -> KeyChoice | None:
+    """The key file read once for every paper; a --section or --form that names nothing in it
+    fails here, before any paper is read."""
+    if path is None:
+        if section is not None or form is not None:
+            raise AnswerKeyError("--section and --form choose from an answer key: give --answer-key")
+        return None
+    from curation.extract.key_files import read_key_sheet_file
+
+    choice = KeyChoice(read_key_sheet_file(path), form=form, section=section)
+    choice.check()
+    return choice

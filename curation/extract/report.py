@@ -21,6 +21,7 @@ class PdfReport:
     answers_merged: int = 0
     keys_without_question: list[int] = field(default_factory=list)
     questions_without_key: list[int] = field(default_factory=list)
+    short_answer: list[int] = field(default_factory=list)  # questions read as short-answer: no options by design
     pages_without_text: list[int] = field(default_factory=list)
     ocr_pages: list[int] = field(default_factory=list)
     marked_for_review: int = 0
@@ -53,6 +54,7 @@ class PdfReport:
                  f"  images attached: {self.images_attached}",
                  f"  answers merged: {self.answers_merged}; keys without a question: {_list(self.keys_without_question)}; "
                  f"questions without a key: {_list(self.questions_without_key)}",
+                 f"  short-answer questions (no options): {_spans(self.short_answer)}",
                  f"  pages without text: {_list(self.pages_without_text)}; OCR pages: {_list(self.ocr_pages)}",
                  f"  marked for review: {self.marked_for_review}",
                  f"  store: {self.created} new, {self.updated} updated, {self.unchanged} unchanged; "
@@ -62,6 +64,12 @@ class PdfReport:
         lines += [f"  warning: {warning}" for warning in self.warnings]
         lines += [f"  error: {error}" for error in self.errors]
         return lines
+
+
+def _spans(values: list[int]) -> str:
+    from curation.extract.key_sheet import spans
+
+    return spans(values) if values else "none"
 
 
 def _list(values: list[int]) -> str:

@@ -10,6 +10,9 @@
   `A.` at the start of a cell (a cell is text between wide gaps), in sequence.
 - Lines after the last option that are in another column or after a gap are not the option's.
 - Stem lines join with a space; a 〈보기〉 title and ㄱ./ㄴ./ㄷ. entries start new lines.
+- Short-answer questions have no options and are not odd: those after a `단답형` / `주관식` label
+  (until `5지선다형` or a subject header), those with an answer blank (`답: ____`), and those whose
+  number the answer key answers with a number (`short_answer`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,9 @@ from curation.extract.lines import (
 
 QUESTION_START = re.compile(r"^\s*(?:문\s*(\d{1,3})\s*[.．]?|【\s*(\d{1,3})\s*】|(\d{1,3})\s*번(?![가-힣])|(\d{1,3})\s*[.．](?!\d))\s*")
 SUBJECT_HEADER = re.compile(r"^\s*(?:제\s*)?(\d{1,2})\s*과목\s*[:：.]?\s*(.*?)\s*$")
+SHORT_LABEL = re.compile(r"^\s*[\[【〈<(［]?\s*(단답형|단답식|주관식|서답형)\s*[\]】〉>)］]?\s*$")
+CHOICE_LABEL = re.compile(r"^\s*[\[【〈<(［]?\s*(\d\s*지\s*)?(선다형|선택형|객관식)\s*[\]】〉>)］]?\s*$")
+ANSWER_BLANK = re.compile(r"답\s*[:：]\s*(_{2,}|\(\s*\)|\[\s*\])|\[\s*답\s*\]\s*$|\(\s*답\s*\)\s*$")
 GROUP_HEADER = re.compile(r"^\s*\[\s*(\d{1,3})\s*[～~∼\-–]\s*(\d{1,3})\s*\]")
 PARAGRAPH_START = re.compile(r"^(\||〈\s*보\s*기\s*〉|‹\s*보\s*기\s*›|<\s*보\s*기\s*>|\[\s*보\s*기\s*\]|[ㄱ-ㅎ]\s*[.)]|\([가-하]\)\s)")
 BOGI_TITLE = re.compile(r"^(〈\s*보\s*기\s*〉|‹\s*보\s*기\s*›|<\s*보\s*기\s*>|\[\s*보\s*기\s*\])$")
@@ -70,6 +76,7 @@ class ExtractedQuestion:
     signals: set[str] = field(default_factory=set)  # confidence signals (curation/extract/confidence.py)
     passage: tuple[int, int] | None = None  # (first, last) question of the passage it shares
     passage_text: str = ""  # that passage's text, which the stem begins with
+    short_answer: bool = False  # no options by design: the answer is written (a number, a word)
 
 
 @dataclass
@@ -80,6 +87,7 @@ class Chunk:
     part: str | None
     entries: list[Entry]
     passage: Passage | None = None
+    short_label: bool = False  # after a 단답형 / 주관식 label
 
 
 @dataclass
@@ -98,15 +106,21 @@ class SegmentStats:
     figure_label_questions: list[int] = field(default_factory=list)
     odd_option_counts: list[tuple[int, int]] = field(default_factory=list)
     expected_options: int = 0
+    short_answer: list[int] = field(default_factory=list)  # questions read as short-answer (no options)
 
 
-def segment(entries: list[Entry]) -> tuple[list[ExtractedQuestion], SegmentStats]:
+def segment(entries: list[Entry], short_answer: set[int] | frozenset[int] = frozenset()) -> tuple[list[ExtractedQuestion], SegmentStats]:
+    """Questions in reading order. `short_answer`: the numbers the answer key answers with a
+    number (such a question with no options is a short-answer question)."""
     stats = SegmentStats()
     runs = _chunk(entries, stats)
     parsed_runs = [[_parse(chunk, stats) for chunk in run] for run in runs]
+    for run in parsed_runs:
+        for question in run:
+            question.short_answer = not question.options and (question.short_answer or question.number in short_answer)
     kept: list[ExtractedQuestion] = []
     for run in parsed_runs:
-        with_options = sum(1 for question in run if len(question.options) >= 2)
+        with_options = sum(1 for question in run if len(question.options) >= 2 or question.short_answer)
         if run and with_options < 0.5 * len(run):
             stats.dropped_runs.append(f"{run[0].number}–{run[-1].number}")
             stats.preamble_lines += sum(1 for _ in run)
@@ -115,6 +129,9 @@ def segment(entries: list[Entry]) -> tuple[list[ExtractedQuestion], SegmentStats
     counts = Counter(len(q.options) for q in kept if len(q.options) >= 2)
     stats.expected_options = counts.most_common(1)[0][0] if counts else 0
     for question in kept:
+        if question.short_answer:
+            stats.short_answer.append(question.number)
+            continue
         if not question.options and question.figures and stats.expected_options:
             question.options = [ExtractedOption(CIRCLED_MARKERS[i]) for i in range(stats.expected_options)]
             question.review.append(FIGURE_LABEL_REASON)
@@ -139,6 +156,7 @@ def _chunk(entries: list[Entry], stats: SegmentStats) -> list[list[Chunk]]:
     passage: Passage | None = None
     subject: tuple[str | None, str | None] = (None, None)
     subject_changed = False
+    short_label = False
     question_x: float | None = None
     for entry in entries:
         if isinstance(entry, Figure):
@@ -153,6 +171,10 @@ def _chunk(entries: list[Entry], stats: SegmentStats) -> list[list[Chunk]]:
             name = header.group(2).strip(" :：") or None
             subject = (name, f"{int(header.group(1))}과목")
             subject_changed = True
+            short_label = False
+            continue
+        if SHORT_LABEL.match(text) or CHOICE_LABEL.match(text):  # a label over the questions that follow
+            short_label = bool(SHORT_LABEL.match(text))
             continue
         group = GROUP_HEADER.match(text)
         if group:
@@ -163,7 +185,7 @@ def _chunk(entries: list[Entry], stats: SegmentStats) -> list[list[Chunk]]:
             number = question_number(start)
             if current is None or number == 1 and current.number != 0 and number <= current.number:
                 runs.append([])
-            current = Chunk(number, len(runs) - 1, subject[0], subject[1], [entry])
+            current = Chunk(number, len(runs) - 1, subject[0], subject[1], [entry], short_label=short_label)
             if passage is not None and passage.first <= number <= passage.last:
                 current.passage = passage
             elif passage is not None:
@@ -300,8 +322,9 @@ def _parse(chunk: Chunk, stats: SegmentStats) -> ExtractedQuestion:
     boxes = [line.bbox for line in kept_lines if line.page == page] + [f.bbox for f in figures if f.page == page]
     boxes += [line.table.bbox for line in kept_lines if line.page == page and line.table is not None]
     passage = (chunk.passage.first, chunk.passage.last) if chunk.passage is not None else None
+    short = not options and (chunk.short_label or any(ANSWER_BLANK.search(line.text) for line in kept_lines))
     return ExtractedQuestion(chunk.number, chunk.run, chunk.subject, chunk.part, page, union(boxes), stem,
-                             options, question_figures, review, style, signals, passage, passage_text)
+                             options, question_figures, review, style, signals, passage, passage_text, short)
 
 
 def _after_options(line: Line, previous: Line, style: str, opened: int) -> bool:

@@ -132,7 +132,7 @@ class VisionTranscriber:
             stem = f"{layout.passage_text}\n{stem}"  # the region is the question's own box: the shared passage is outside it
         return ExtractedQuestion(layout.number, layout.run, layout.subject, layout.part, layout.page, layout.bbox,
                                  stem, options, figures, review, layout.option_style, {"vlm"}, layout.passage,
-                                 layout.passage_text)
+                                 layout.passage_text, short_answer=layout.short_answer and not options)
 
     def _add_unlaid(self, merged: list[ExtractedQuestion], regions: list[Region], answers: dict[str, Answer],
                     report: PdfReport) -> None:
@@ -246,7 +246,7 @@ def _flag_odd_option_counts(questions: list[ExtractedQuestion]) -> None:
         return
     expected = counts.most_common(1)[0][0]
     for question in questions:
-        if "vlm" in question.signals and len(question.options) != expected:
+        if "vlm" in question.signals and len(question.options) != expected and not question.short_answer:
             question.review.append(f"{len(question.options)} options read where the paper has {expected}")
             question.signals.add("option_count")
 
