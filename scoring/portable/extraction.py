@@ -38,13 +38,15 @@ LOOP_MIN_SPAN = 500
 LOOP_MAX_PERIOD = 4000
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
-_KEY = (r"(?:(?:최종\s*)?(?:정\s*답|(?<![가-힣])답안?)(?![가-힣]*\s*(?:해설|풀이|근거))"
-        r"|final\s+answer|(?<![a-z])answer|the\s+(?:final\s+|correct\s+)?answer\s+is)")
-# a statement: key, separator (은/는/이/:/=/is), content to the end of the line
+_KEY = (r"(?:최종\s*(?:정\s*답|답\s*변|답안|답)|정\s*답|(?<![가-힣])답안?)(?![가-힣]*\s*(?:해설|풀이|근거))"
+        r"|final\s+answer|(?<![a-z])answer|the\s+(?:final\s+|correct\s+)?answer\s+is")
+# a statement: key, separator (은/는/:/=/is), content to the end of the line
 _STATEMENT = re.compile(
     rf"(?P<key>{_KEY})[ \t]*(?:(?P<word>은|는)(?![가-힣])|[:：=]|is\b|→|->)[ \t]*:?(?P<content>[^\n]*)",
     re.I,
 )
+# a heading that is only the key ("### 최종 답변", "**정답**"): the lines after it are the answer
+_HEADING = re.compile(rf"(?m)^[ \t>#✅*-]*(?:{_KEY})[ \t]*[:：]?[ \t]*$", re.I)
 _FOLLOWS = re.compile(r"^(?:다음과\s*같|아래와\s*같|as\s+follows|following)", re.I)
 _LABEL_LINE = re.compile(r"^\s*(?:[(\[]?\s*(?:\d{1,2}|[a-zA-Z]|[가-하])\s*[)\].:]|[-•*·]\s|[①-⑳])")
 _ENDING = re.compile(
@@ -55,6 +57,7 @@ _ENDING = re.compile(
 _JSON_HINT = re.compile(r"[{,]\s*['\"](?:" + "|".join(re.escape(k) for k in ANSWER_KEYS) + r")['\"]\s*:", re.I)
 _MATH_WRAP = re.compile(r"^\s*(?:\$\$(?P<a>.*)\$\$|\$(?P<b>.*)\$|\\\((?P<c>.*)\\\)|\\\[(?P<d>.*)\\\])\s*$", re.S)
 
+_TEXTCIRCLED = re.compile(r"\$?\\textcircled\s*\{\s*(\d{1,2}|[ㄱ-ㅎ])\s*\}\$?")
 # Hangul conjoining initial consonants (what NFKC makes of ㄱ, ㉠ …) back to compatibility jamo
 _CHOSEONG = "ᄀᄁᄂᄃᄄᄅᄆᄇᄈᄉᄊᄋᄌᄍᄎᄏᄐᄑᄒ"
 _COMPAT = "ㄱㄲㄴㄷㄸㄹㅁㅂㅃㅅㅆㅇㅈㅉㅊㅋㅌㅍㅎ"
@@ -70,11 +73,15 @@ class Stated:
     position: int
     rationale: str | None = None
     raw: Any = None  # the JSON value, when method is json
+    full: str = ""  # the statement as written (Korean endings kept), for a judge to read
 
 
 def nfkc(text: str) -> str:
-    """NFKC (full-width forms, ①, ㎜ folded) with ㄱㄴㄷ kept as the compatibility jamo they are
-    written with (NFKC alone turns ㄱ and ㉠ into conjoining jamo)."""
+    """NFKC (full-width forms, ①, ㎜ folded; LaTeX `\\textcircled{2}` read as 2) with ㄱㄴㄷ kept
+    as the compatibility jamo they are written with (NFKC alone turns ㄱ and ㉠ into conjoining
+    jamo)."""
+    if "textcircled" in text:
+        text = _TEXTCIRCLED.sub(r"\1", text)
     return unicodedata.normalize("NFKC", text).translate(_FOLD_JAMO)
 
 
@@ -141,10 +148,12 @@ def loop_start(text: str) -> int | None:
         span = max(LOOP_MIN_REPEATS * period, LOOP_MIN_SPAN)
         if span + period > n or text[n - span:] != text[n - span - period:n - period]:
             continue
-        start = n - span
-        while start - 2 * period >= 0 and text[start - period:start] == text[start - 2 * period:start - period]:
+        start = n - span - period  # text[i] == text[i + period] from here to the end
+        while start - period >= 0 and text[start - period:start] == text[start:start + period]:
             start -= period
-        return start - period
+        while start > 0 and text[start - 1] == text[start - 1 + period]:
+            start -= 1
+        return start
     return None
 
 
@@ -198,7 +207,19 @@ def statements(text: str) -> list[Stated]:
             continue
         tidy = _tidy(content)
         if tidy:
-            found.append(Stated(tidy, "statement", match.start()))
+            found.append(Stated(tidy, "statement", match.start(), full=content.strip()))
+    return found
+
+
+def headings(text: str) -> list[Stated]:
+    found = []
+    for match in _HEADING.finditer(text):
+        block = _block_after(text, match.end())
+        if not block:
+            continue
+        boxes = boxed_all(block)
+        found.append(Stated(boxes[-1][1], "boxed", match.start()) if boxes else
+                     Stated(_tidy(block), "statement", match.start(), full=block))
     return found
 
 
@@ -232,7 +253,7 @@ def bare_answer(text: str) -> Stated | None:
     stripped = text.strip()
     if not stripped or len(stripped) > BARE_MAX_CHARS or stripped.count("\n") >= BARE_MAX_LINES:
         return None
-    return Stated(_tidy(unwrap_math(stripped)) or stripped, "bare", 0)
+    return Stated(_tidy(unwrap_math(stripped)) or stripped, "bare", 0, full=stripped)
 
 
 def final_answer(visible: str, *, tail: int = 0) -> Stated | None:
@@ -246,6 +267,7 @@ def final_answer(visible: str, *, tail: int = 0) -> Stated | None:
         text = text[:looped]
     candidates: list[Stated] = [Stated(content, "boxed", position) for position, content in boxed_all(text)]
     candidates.extend(statements(text))
+    candidates.extend(headings(text))
     from_json = json_answer(text)
     if from_json is not None:
         candidates.append(from_json)

@@ -64,6 +64,7 @@ def _paren_to_braces(text: str) -> str:
 def to_latex(answer: str) -> str:
     """Unicode and plain-text math rewritten as LaTeX (`√(2gd)` → `\\sqrt{2gd}`)."""
     text = unwrap_math(answer)
+    text = re.sub(r"(?<=\d) +(?=\d)", "", text)  # `{ 2 3 }` is 23, as LaTeX typesets it
     text = _paren_to_braces(text)
     text = _SQRT_TOKEN.sub(r"\\sqrt{\1}", text)
     for char, latex in _UNICODE.items():

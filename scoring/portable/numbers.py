@@ -27,11 +27,11 @@ _SPACES = re.compile(r"\\[,;:! ]|~|\\quad|\\qquad|\\displaystyle|\\left|\\right|
 _TIMES = re.compile(r"\\times|\\cdot|[×·⋅∙]")
 _BRACED_EXP = re.compile(r"\^\s*\{\s*([-+]?\s*[\d.]+)\s*\}")
 
-_SIGNED = r"[-+]?"
+_SIGNED = r"(?:[-+]\s*)?"
 _DEC = r"(?:\d{1,3}(?:,\d{3})+(?![\d,])|\d+)(?:\.\d+)?|\.\d+"
 NUMBER_PATTERN = (
-    rf"(?P<frac>\\frac\s*\{{\s*(?P<fn>{_SIGNED}\s*(?:{_DEC}))\s*\}}\s*\{{\s*(?P<fd>{_SIGNED}\s*(?:{_DEC}))\s*\}})"
-    rf"|(?P<mant>{_SIGNED}\s*(?:{_DEC}))"
+    rf"(?P<frac>\\frac\s*\{{\s*(?P<fn>{_SIGNED}(?:{_DEC}))\s*\}}\s*\{{\s*(?P<fd>{_SIGNED}(?:{_DEC}))\s*\}})"
+    rf"|(?P<mant>{_SIGNED}(?:{_DEC}))"
     rf"(?:\s*/\s*(?P<den>{_DEC})(?![\d.])"
     rf"|\s*[eE](?P<e>[-+]?\d+)(?![\w.])"
     rf"|\s*[×xX*]\s*10\s*\^\s*\(?(?P<p>[-+]?\d+)\)?(?![\d.]))?"
@@ -40,7 +40,7 @@ NUMBER_PATTERN = (
 NUMBER = re.compile(NUMBER_PATTERN)
 _FULL_NUMBER = re.compile(rf"^\s*(?:{NUMBER_PATTERN})\s*$")
 _LEADING_WORDS = re.compile(r"^\s*(?:약|대략|about|approximately|approx\.?|around|≈|~)\s*", re.I)
-_PARTICLES = re.compile(r"(?:입니다|이다|이고|이며|이므로|이에요|예요|임|으로|로|이|가|은|는|을|를|와|과|정도)$")
+_PARTICLES = re.compile(r"(?:입니다|의|이다|이고|이며|이므로|이에요|예요|임|으로|로|이|가|은|는|을|를|와|과|정도)$")
 
 
 @dataclass(frozen=True)
@@ -131,6 +131,8 @@ def _superscripts(text: str) -> str:
 def clean(text: str) -> str:
     """LaTeX and Unicode folded to plain text a number regex can read."""
     text = _superscripts(text.replace("√", "\\sqrt "))
+    if "textcircled" in text:
+        text = re.sub(r"\\textcircled\s*\{\s*(\d{1,2})\s*\}", r"\1", text)
     text = unicodedata.normalize("NFKC", text)
     text = text.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
     text = _SPACES.sub(" ", text)
@@ -220,10 +222,10 @@ def _unit_like(text: str) -> bool:
     text = text.strip()
     if not text:
         return True
-    if len(text) > 24 or re.search(r"[=<>]", text):
+    if len(text) > 24 or re.search(r"[=<>:]", text):
         return False
-    # digits only as exponents (m^2, m2, s^-1), never a second number
-    return not re.search(r"(?:^|[\s,;(])[-+]?\d", text)
+    # digits only as exponents (m^2, m2, s^-1, m⁻¹), never a second number
+    return not re.search(r"\d", re.sub(r"(?<=[A-Za-zμΩ°)])\^?\(?-?\d\)?", "", text))
 
 
 def final_segment(text: str) -> str:
@@ -238,12 +240,15 @@ def final_segment(text: str) -> str:
 
 def read_quantity(answer: str) -> Quantity | None:
     """The number (and unit) an answer states: `0.0120 m`, `v = 2.72 × 10^{-6} m/s`,
-    `약 30 cm이다`, `50%`. The whole final segment as number + unit first; else the first number
-    in it, with the words right after it as its unit. None when there is no number."""
+    `약 30 cm이다`, `50%`: in the part after the last `=` (`final_segment`), parenthetical
+    remarks dropped, the last number, with the words right after it as its unit. None when
+    there is no number, or when the answer is an expression (`4/√7`: Math-Verify's)."""
     text = final_segment(clean(answer))
     if re.search(r"\\(?!frac\b)[A-Za-z]+|π", text):
         return None  # LaTeX beyond plain numbers (\sqrt, \pi …): Math-Verify reads it
     text = re.sub(r"^\s*(?:[(\[]\s*(?:\d{1,2}|[a-zA-Z])\s*[)\]]|(?:\d{1,2}|[a-zA-Z])\s*\))\s*", "", text)
+    text = re.sub(r"\([^()]*\)", " ", text).strip() or text  # remarks in parentheses: (약 30.0 m)
+    found: Quantity | None = None
     for match in NUMBER.finditer(text):
         if match.start() > 0 and (text[match.start() - 1].isalpha() or text[match.start() - 1] in "_^\\"):
             continue  # a subscript or a symbol's digit (x_1, H2O), not a number
@@ -258,8 +263,8 @@ def read_quantity(answer: str) -> Quantity | None:
         if not _unit_like(unit_text):
             words = unit_text.split()
             unit_text = words[0] if words and _unit_like(words[0]) else ""
-        return Quantity(number, normalise_unit(unit_text) if unit_text else "")
-    return None
+        found = Quantity(number, normalise_unit(unit_text) if unit_text else "")
+    return found  # the last number stated: "200 g/L을 쓰면 … 약 79.2 g/L" is 79.2 g/L
 
 
 def split_value_unit(text: str) -> tuple[str, str] | None:

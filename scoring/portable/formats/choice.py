@@ -15,6 +15,7 @@ What a response may state, in this order:
 3. failing that, the stated final answer read as option tokens (`\\boxed{3}`, `\\boxed{③}`,
    `\\boxed{1, 3}`), or as text containing exactly one option's text.
 
+A response that loops (`extraction.loop_start`) is read only up to where its loop begins.
 Two options named for a single-answer key are `wrong` (the chosen set must be within the key's
 options, and for `require_all` equal to them).
 """
@@ -27,7 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..choice_parsing import parse_response, to_option
-from ..extraction import final_answer, nfkc, strip_emphasis
+from ..extraction import final_answer, loop_start, nfkc, strip_emphasis
 from ..verdict import Verdict, decided
 from .base import Extraction
 
@@ -110,6 +111,9 @@ class ChoiceFormat:
         return {"format": NAME, "options": [numbers] if isinstance(numbers, int) else numbers, "require_all": False}
 
     def extract(self, visible: str, key: dict[str, Any], options: Sequence[str]) -> Extraction:
+        looped = loop_start(visible)
+        if looped is not None:  # a loop never commits: only what came before it counts
+            visible = visible[:looped]
         stated = final_answer(visible) if options else None
         if stated is not None:
             by_text = option_by_text(stated.text, options)

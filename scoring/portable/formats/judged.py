@@ -42,7 +42,7 @@ class JudgedFormat:
         stated = final_answer(visible, tail=TAIL_CHARS)
         if stated is None:
             return Extraction(None)
-        return Extraction(stated.text, stated.method, stated.rationale)
+        return Extraction(stated.full or stated.text, stated.method, stated.rationale)
 
     def check(self, extracted: Any, key: dict[str, Any], options: Sequence[str]) -> Verdict:
         return Verdict("undecided", 0.0, extracted, NAME, VERSION, "a judge or a person decides (judged key)")

@@ -13,7 +13,9 @@ How a response is split into its parts, the first that finds them winning:
 3. the whole response split at the labels (for each label its last place before the next
    label's), each part's own answer read from its piece (its `정답:`, its box, or a short piece as
    it is);
-4. the stated final answer split at new lines, `;` or `,` into exactly as many pieces as parts,
+4. the stated final answer with only some of the labels: the parts it names (the others are not
+   answered);
+5. the stated final answer split at new lines, `;` or `,` into exactly as many pieces as parts,
    taken in order.
 
 Each part is then read by its own format from its piece (a piece that is only the answer is the
@@ -58,32 +60,41 @@ def label_pattern(label: str) -> re.Pattern[str]:
     if core.isdigit():
         forms = rf"[(\[]\s*{escaped}\s*[)\]]|{escaped}\s*\)|{escaped}\s*[.:](?!\d)"
     elif core.isascii() and core.isalpha():
-        forms = rf"[(\[]\s*{escaped}\s*[)\]]|{escaped}\s*\)|{escaped}\s*[:：=]"
+        forms = rf"[(\[]\s*{escaped}\s*[)\]]|{escaped}\s*\)|{escaped}\s*(?:[:：=]|[은는](?![가-힣]))"
     else:
         forms = rf"[(\[]\s*{escaped}\s*[)\]]|{escaped}\s*[):：.]"
     flags = re.I if core.isascii() and core.isalpha() else 0
     return re.compile(rf"{_BEFORE}(?:{forms})", flags)
 
 
-def split_by_labels(text: str, labels: Sequence[str]) -> list[str] | None:
+def split_by_labels(text: str, labels: Sequence[str], partial: bool = False) -> list[str | None] | None:
     """The pieces after each label, in label order (each label's last place before the next
-    label's); None unless every label is found."""
+    label's). None unless every label is found; with `partial`, a label not found gives a None
+    piece (None still when no label is found)."""
     patterns = [label_pattern(label) for label in labels]
-    spans: list[tuple[int, int]] = []
+    spans: list[tuple[int, int] | None] = []
     limit = len(text)
     for pattern in reversed(patterns):
         last = None
         for match in pattern.finditer(text, 0, limit):
             last = match
         if last is None:
-            return None
+            if not partial:
+                return None
+            spans.append(None)
+            continue
         spans.append((last.start(), last.end()))
         limit = last.start()
     spans.reverse()
-    pieces = []
-    for index, (_start, end) in enumerate(spans):
-        stop = spans[index + 1][0] if index + 1 < len(spans) else len(text)
-        pieces.append(text[end:stop].strip().strip(",;/|").strip())
+    if all(span is None for span in spans):
+        return None
+    pieces: list[str | None] = []
+    for index, span in enumerate(spans):
+        if span is None:
+            pieces.append(None)
+            continue
+        stop = next((later[0] for later in spans[index + 1:] if later is not None), len(text))
+        pieces.append(text[span[1]:stop].strip().strip(",;/|").strip())
     return pieces
 
 
@@ -174,26 +185,29 @@ class PartsFormat:
                 return self._formats["text"].parse_key_text(piece)
         return self._formats["judged"].parse_key_text(piece)
 
-    def pieces(self, visible: str, key: dict[str, Any]) -> tuple[list[str] | None, str | None]:
-        """(one piece per part, how they were found)."""
+    def pieces(self, visible: str, key: dict[str, Any]) -> tuple[list[str | None] | None, str | None]:
+        """(one piece per part, None for a part not answered; how they were found)."""
         labels = self._labels(key)
         n = len(labels)
         text = strip_emphasis(visible)
         stated = final_answer(text)
-        if stated is not None and stated.method in ("statement", "boxed", "json", "bare"):
+        if stated is not None:
             found = split_by_labels(stated.text, labels)
             if found is not None:
                 return found, "statement"
-        boxes = [content for _position, content in boxed_all(text)]
+        boxes: list[str | None] = [content for _position, content in boxed_all(text)]
         if len(boxes) >= n:
             return boxes[-n:], "boxed"
         found = split_by_labels(text, labels)
         if found is not None:
             return found, "labels"
         if stated is not None:
+            found = split_by_labels(stated.text, labels, partial=True)
+            if found is not None:
+                return found, "statement"
             ordered = split_in_order(stated.text, n)
             if ordered is not None:
-                return ordered, "order"
+                return list(ordered), "order"
         return None, None
 
     def extract(self, visible: str, key: dict[str, Any], options: Sequence[str]) -> Extraction:

@@ -63,6 +63,8 @@ def kind_of(members: Sequence[str]) -> str:
 
 def read_set(answer: str, kind: str) -> list[str]:
     """The members named at the start of an answer (see the module docstring)."""
+    if kind == "number":  # ③① is {1, 3}: circled numbers apart before NFKC joins them
+        answer = re.sub("[①-⑳]", lambda m: f" {ord(m.group(0)) - 0x245F} ", answer)
     text = strip_emphasis(nfkc(answer))
     if kind == "other":
         parts = [member(part) for part in re.split(r"\s*(?:,|、|/|;|및|\band\b)\s*", text) if part.strip()]
