@@ -39,6 +39,29 @@ _JAMO_LINE = re.compile(r"^\s*[(\[]?([ㄱ-ㅎ])\s*[)\].]")
 _MATH = re.compile(r"\$|\\[A-Za-z]+|\^|_\{")
 
 
+_OPTION_LINE = re.compile(
+    r"(?m)^[ \t]*(?:\(\s*(\d{1,2})\s*\)|(\d{1,2})\s*[.)]|([①-⑳])|\$?\\textcircled\s*\{\s*(\d{1,2})\s*\}\$?)[ \t]*(.*)$")
+
+
+def options_in_text(question: str) -> list[str]:
+    """The options a question's text ends with, one a line, numbered from 1 (`(1) …`, `1. …`,
+    `1) …`, `① …`, `$\\textcircled{1}$ …`): the last run 1, 2, 3 … of at least two. [] if none."""
+    found: list[str] = []
+    best: list[str] = []
+    for match in _OPTION_LINE.finditer(question):
+        circled = match.group(3)
+        number = int(match.group(1) or match.group(2) or match.group(4) or 0) or (ord(circled) - 0x245F)
+        if number == 1:
+            found = [match.group(5).strip()]
+        elif found and number == len(found) + 1:
+            found.append(match.group(5).strip())
+        else:
+            continue
+        if len(found) >= 2:
+            best = list(found)
+    return best
+
+
 def question_kind(question_type: str | None) -> str | None:
     """`single | multiple | numeric | text | short` for a KMMMU question type, else None."""
     if not question_type:
