@@ -27,7 +27,10 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
-from .choice_parsing import ANSWER_KEYS, RATIONALE_KEYS, json_objects, load_object
+from .choice_parsing import ANSWER_KEYS, RATIONALE_KEYS, json_objects, load_object, word_windows
+
+_HEADING_MARK = re.compile(r"(?m)^\s{0,3}#{1,6}\s+")
+_LEADING_LABEL = re.compile(r"^\s*(?:[(\[]\s*(?:\d{1,2}|[a-zA-Z]|[가-하])\s*[)\]]|(?:\d{1,2}|[a-zA-Z])\s*\)|[A-Za-z]\s*[:：])\s*")
 
 MAX_BLOCK = 2000  # characters a multi-line statement takes at most
 BARE_MAX_CHARS = 200
@@ -88,7 +91,7 @@ def nfkc(text: str) -> str:
 def strip_emphasis(text: str) -> str:
     """Markdown bold/italic/code markers and heading marks removed (LaTeX left alone)."""
     text = text.replace("**", "").replace("__", "").replace("`", "")
-    return re.sub(r"(?m)^\s{0,3}#{1,6}\s+", "", text)
+    return _HEADING_MARK.sub("", text)
 
 
 def unwrap_math(text: str) -> str:
@@ -188,10 +191,29 @@ def _block_after(text: str, start: int) -> str:
     return "\n".join(taken)[:MAX_BLOCK].strip()
 
 
+def _key_matches(pattern: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """`pattern` (a key, then a separator, then `[^\n]*`) matched around the answer words only,
+    each match then re-run on the whole text from its start (so its content is not cut)."""
+    if len(text) <= 400:
+        return list(pattern.finditer(text))
+    found: list[re.Match[str]] = []
+    for start, end in word_windows(text, ("답", "answer"), 40, 0):
+        index = start
+        while index < end:
+            match = pattern.search(text, index, min(len(text), end + 400))
+            if match is None or match.start() >= end:
+                break
+            full = pattern.match(text, match.start())
+            if full is not None:
+                found.append(full)
+            index = match.start() + 1 if full is None else max(full.end(), match.start() + 1)
+    return found
+
+
 def statements(text: str) -> list[Stated]:
     """Every answer statement, in order (the text already without emphasis markers)."""
     found: list[Stated] = []
-    for match in _STATEMENT.finditer(text):
+    for match in _key_matches(_STATEMENT, text):
         content = match.group("content")
         rest = content.strip()
         if match.group("word") and not rest:
@@ -213,7 +235,7 @@ def statements(text: str) -> list[Stated]:
 
 def headings(text: str) -> list[Stated]:
     found = []
-    for match in _HEADING.finditer(text):
+    for match in _key_matches(_HEADING, text):
         block = _block_after(text, match.end())
         if not block:
             continue
@@ -285,5 +307,4 @@ def final_answer(visible: str, *, tail: int = 0) -> Stated | None:
 
 def strip_label(text: str) -> str:
     """A leading part label removed: `(1) 3.2` → `3.2`, `a) x` → `x`, `A: x` → `x`."""
-    return re.sub(r"^\s*(?:[(\[]\s*(?:\d{1,2}|[a-zA-Z]|[가-하])\s*[)\]]|(?:\d{1,2}|[a-zA-Z])\s*\)|[A-Za-z]\s*[:：])\s*",
-                  "", text, count=1)
+    return _LEADING_LABEL.sub("", text, count=1)

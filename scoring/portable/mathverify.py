@@ -23,6 +23,9 @@ from typing import Any
 
 from .extraction import unwrap_math
 
+_SPACED_DIGITS = re.compile(r"(?<=\d) +(?=\d)")
+_COMMAND = re.compile(r"\\[A-Za-z]+|\\.")
+
 MISSING = "Math-Verify is not installed: `pip install math-verify` to compare expressions and LaTeX numbers"
 MAX_CHARS = 400
 TIMEOUT_S = 2
@@ -64,7 +67,7 @@ def _paren_to_braces(text: str) -> str:
 def to_latex(answer: str) -> str:
     """Unicode and plain-text math rewritten as LaTeX (`√(2gd)` → `\\sqrt{2gd}`)."""
     text = unwrap_math(answer)
-    text = re.sub(r"(?<=\d) +(?=\d)", "", text)  # `{ 2 3 }` is 23, as LaTeX typesets it
+    text = _SPACED_DIGITS.sub("", text)  # `{ 2 3 }` is 23, as LaTeX typesets it
     text = _paren_to_braces(text)
     text = _SQRT_TOKEN.sub(r"\\sqrt{\1}", text)
     for char, latex in _UNICODE.items():
@@ -114,7 +117,7 @@ def split_symbols(latex: str) -> str:
     while index < end:
         char = latex[index]
         if char == "\\":
-            match = re.match(r"\\[A-Za-z]+|\\.", latex[index:])
+            match = _COMMAND.match(latex[index:])
             token = match.group(0) if match else char
             protected = _PROTECTING.match(latex, index)
             if protected:
@@ -186,6 +189,46 @@ def verify(gold: Any, answer: Any) -> bool:
     try:
         return bool(module.verify(list(gold), list(answer), timeout_seconds=_timeout()))
     except Exception:  # noqa: BLE001
+        return False
+
+
+_PROBES = ((0.731, 1.309, 1.787, 2.213, 0.577, 1.618, 2.718, 0.367),
+           (1.414, 0.861, 2.449, 1.123, 1.951, 0.694, 1.272, 2.031))
+
+
+def _expression(parsed: Any) -> Any | None:
+    """The first sympy expression of a parse (not a relation, set, matrix or string), or None."""
+    try:
+        from sympy import Expr  # noqa: PLC0415 - sympy comes with Math-Verify
+    except ImportError:
+        return None
+    for item in parsed:
+        if isinstance(item, str):
+            continue
+        return item if isinstance(item, Expr) and not getattr(item, "is_Relational", False) else None
+    return None
+
+
+def differs(gold: Any, answer: Any) -> bool:
+    """True when the two parsed expressions take clearly different values at a probe point (a
+    proof they are not equal), which spares sympy's `simplify` for a wrong answer. False when
+    they agree, or cannot be probed (relations, sets, other symbols): then `verify` decides."""
+    left, right = _expression(gold), _expression(answer)
+    if left is None or right is None:
+        return False
+    try:
+        symbols = sorted(left.free_symbols | right.free_symbols, key=str)
+        if {str(s) for s in left.free_symbols} != {str(s) for s in right.free_symbols} or len(symbols) > 8:
+            return False
+        for probe in _PROBES:
+            values = dict(zip(symbols, probe, strict=False))
+            one, two = complex(left.evalf(20, subs=values)), complex(right.evalf(20, subs=values))
+            if abs(one.imag) > 1e-12 or abs(two.imag) > 1e-12 or one != one or two != two:
+                return False  # not a real value here (or NaN): leave it to verify
+            if abs(one.real - two.real) > 1e-6 * max(1.0, abs(one.real)):
+                return True
+        return False
+    except Exception:  # noqa: BLE001 - anything odd: let verify decide
         return False
 
 

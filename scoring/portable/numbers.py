@@ -20,6 +20,16 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 
+_TEXTCIRCLED = re.compile(r"\\textcircled\s*\{\s*(\d{1,2})\s*\}")
+_WHITESPACE = re.compile(r"\s+")
+_RELATION = re.compile(r"[=<>:]")
+_DIGIT = re.compile(r"\d")
+_UNIT_EXPONENT = re.compile(r"(?<=[A-Za-zμΩ°)])\^?\(?-?\d\)?")
+_BEYOND_NUMBERS = re.compile(r"\\(?!frac\b)[A-Za-z]+|π")
+_LEADING_LABEL = re.compile(r"^\s*(?:[(\[]\s*(?:\d{1,2}|[a-zA-Z])\s*[)\]]|(?:\d{1,2}|[a-zA-Z])\s*\))\s*")
+_PARENTHETICAL = re.compile(r"\([^()]*\)")
+_UNIT_END = re.compile(r"[,;(\n]| 또는 | or | 이므로|, ")
+
 _SUPERSCRIPTS = dict(zip("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+", strict=True))
 _SUPER_RUN = re.compile("[⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺]+")
 _TEXT_CMD = re.compile(r"\\(?:text|mathrm|textrm|mathit|operatorname|mbox|rm)\s*\{([^{}]*)\}")
@@ -132,7 +142,7 @@ def clean(text: str) -> str:
     """LaTeX and Unicode folded to plain text a number regex can read."""
     text = _superscripts(text.replace("√", "\\sqrt "))
     if "textcircled" in text:
-        text = re.sub(r"\\textcircled\s*\{\s*(\d{1,2})\s*\}", r"\1", text)
+        text = _TEXTCIRCLED.sub(r"\1", text)
     text = unicodedata.normalize("NFKC", text)
     text = text.replace("$", "").replace("\\(", "").replace("\\)", "").replace("\\[", "").replace("\\]", "")
     text = _SPACES.sub(" ", text)
@@ -142,13 +152,13 @@ def clean(text: str) -> str:
     text = text.replace("−", "-").replace("–", "-").replace("\\mu", "μ").replace("µ", "μ").replace("\\circ", "°")
     text = text.replace("^°", "°").replace("\\ohm", "Ω").replace("\\Omega", "Ω")
     text = _BRACED_EXP.sub(lambda m: "^" + m.group(1).replace(" ", ""), text)
-    return re.sub(r"\s+", " ", text).strip()
+    return _WHITESPACE.sub(" ", text).strip()
 
 
 def normalise_unit(unit: str) -> str:
     """A unit as the table knows it (`미터` → `m`, `m^2` → `m2`), or as written, spaces removed."""
     text = clean(unit).strip().strip(".,;:)(")
-    text = re.sub(r"\s+", "", text).replace("{", "").replace("}", "")
+    text = _WHITESPACE.sub("", text).replace("{", "").replace("}", "")
     while True:  # Korean particles after the unit: "m이다" → "m"
         shorter = _PARTICLES.sub("", text) if len(text) > 1 else text
         if shorter == text or not shorter or shorter in UNITS or shorter in UNIT_ALIASES:
@@ -222,10 +232,10 @@ def _unit_like(text: str) -> bool:
     text = text.strip()
     if not text:
         return True
-    if len(text) > 24 or re.search(r"[=<>:]", text):
+    if len(text) > 24 or _RELATION.search(text):
         return False
     # digits only as exponents (m^2, m2, s^-1, m⁻¹), never a second number
-    return not re.search(r"\d", re.sub(r"(?<=[A-Za-zμΩ°)])\^?\(?-?\d\)?", "", text))
+    return not _DIGIT.search(_UNIT_EXPONENT.sub("", text))
 
 
 def final_segment(text: str) -> str:
@@ -233,7 +243,7 @@ def final_segment(text: str) -> str:
     for separator in ("=", "≈", "≒", ":"):
         if separator in text:
             rest = text.rsplit(separator, 1)[1]
-            if re.search(r"\d", rest):
+            if _DIGIT.search(rest):
                 text = rest
     return _LEADING_WORDS.sub("", text).strip()
 
@@ -244,10 +254,10 @@ def read_quantity(answer: str) -> Quantity | None:
     remarks dropped, the last number, with the words right after it as its unit. None when
     there is no number, or when the answer is an expression (`4/√7`: Math-Verify's)."""
     text = final_segment(clean(answer))
-    if re.search(r"\\(?!frac\b)[A-Za-z]+|π", text):
+    if _BEYOND_NUMBERS.search(text):
         return None  # LaTeX beyond plain numbers (\sqrt, \pi …): Math-Verify reads it
-    text = re.sub(r"^\s*(?:[(\[]\s*(?:\d{1,2}|[a-zA-Z])\s*[)\]]|(?:\d{1,2}|[a-zA-Z])\s*\))\s*", "", text)
-    text = re.sub(r"\([^()]*\)", " ", text).strip() or text  # remarks in parentheses: (약 30.0 m)
+    text = _LEADING_LABEL.sub("", text)
+    text = _PARENTHETICAL.sub(" ", text).strip() or text  # remarks in parentheses: (약 30.0 m)
     found: Quantity | None = None
     for match in NUMBER.finditer(text):
         if match.start() > 0 and (text[match.start() - 1].isalpha() or text[match.start() - 1] in "_^\\"):
@@ -257,7 +267,7 @@ def read_quantity(answer: str) -> Quantity | None:
         except (ValueError, ZeroDivisionError, OverflowError):
             continue
         rest = text[match.end():]
-        unit_text = re.split(r"[,;(\n]| 또는 | or | 이므로|, ", rest, maxsplit=1)[0].strip()
+        unit_text = _UNIT_END.split(rest, maxsplit=1)[0].strip()
         if unit_text.startswith(("×", "*", "/", "^", "\\")):
             return None  # an expression, not a number with a unit: leave it to Math-Verify
         if not _unit_like(unit_text):

@@ -23,8 +23,8 @@ options, and for `require_all` equal to them).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import Any
 
 from ..choice_parsing import parse_response, to_option
@@ -32,9 +32,13 @@ from ..extraction import final_answer, loop_start, nfkc, strip_emphasis
 from ..verdict import Verdict, decided
 from .base import Extraction
 
+_OPTION_SEPARATOR = re.compile(r"\s*(?:,|、|및|와|과|and)\s*")
+_LATIN = re.compile(r"[A-Za-z]")
+
 NAME = "choice"
 VERSION = "choice-2"
 _MARKER = re.compile(r"^\s*(?:[(\[]?\s*(?:\d{1,2}|[A-Ea-e])\s*[)\].]|[①-⑳])\s*")
+_NOT_WORD = re.compile(r"[\W_]+")
 _TOKEN = re.compile(r"^\s*[(\[]?\s*(?:\d{1,2}|[A-E]|[①-⑳])\s*[)\]]?\s*(?:번)?\s*[.]?\s*$")
 
 
@@ -54,12 +58,16 @@ def accepts(key: dict[str, Any], chosen: int | list[int] | set[int] | None) -> b
 
 def fold(text: str) -> str:
     """Option text for comparison: NFKC, case, markdown, spaces and punctuation folded."""
-    text = strip_emphasis(nfkc(text)).casefold()
-    return "".join(char for char in text if not char.isspace() and unicodedata.category(char)[0] not in "PS")
+    return _NOT_WORD.sub("", strip_emphasis(nfkc(text)).casefold())
 
 
-def _option_texts(options: Sequence[str]) -> list[str]:
-    return [fold(_MARKER.sub("", str(option), count=1)) for option in options]
+@lru_cache(maxsize=4096)
+def _folded_options(options: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(fold(_MARKER.sub("", option, count=1)) for option in options)
+
+
+def _option_texts(options: Sequence[str]) -> tuple[str, ...]:
+    return _folded_options(tuple(str(option) for option in options))
 
 
 def option_by_text(answer: str, options: Sequence[str], contained: bool = False) -> int | None:
@@ -83,7 +91,7 @@ def option_by_text(answer: str, options: Sequence[str], contained: bool = False)
 
 def option_tokens(answer: str, n_options: int) -> int | list[int] | None:
     """`3`, `③`, `(3)`, `C`, `1, 3` as option numbers (all of them valid), else None."""
-    tokens = [token for token in re.split(r"\s*(?:,|、|및|와|과|and)\s*", nfkc(answer).strip().rstrip(".")) if token]
+    tokens = [token for token in _OPTION_SEPARATOR.split(nfkc(answer).strip().rstrip(".")) if token]
     numbers = [to_option(token, n_options) for token in tokens]
     if not numbers or any(number is None for number in numbers):
         return None
@@ -106,7 +114,7 @@ class ChoiceFormat:
     def parse_key_text(self, text: str) -> dict[str, Any]:
         """`3`, `③`, `3번`, `1, 3` → option numbers. Raises ValueError for anything else."""
         numbers = option_tokens(text.replace("번", ""), 99)
-        if numbers is None or re.search(r"[A-Za-z]", text):
+        if numbers is None or _LATIN.search(text):
             raise ValueError(f"not option numbers: {text!r}")
         return {"format": NAME, "options": [numbers] if isinstance(numbers, int) else numbers, "require_all": False}
 

@@ -9,9 +9,10 @@ compared in this order, the first that decides winning:
    `\\,`, a leading `v =` when the key has no `=`): `correct`;
 2. both plain numbers (`0.5`, `1/2`, `\\frac{1}{2}`, `2.72e-6`): compared exactly, as the numeric
    format compares an exact key (`formats.numeric.close_enough`);
-3. Math-Verify's `parse` (the key parsed once per key string) and `verify` (sympy): equal
-   values, expressions, sets, intervals and equations are `correct`, anything it reads and finds
-   different is `wrong`. Unicode math (`√(2gd)`, `×`, `·`, `π`, `²`) is rewritten as LaTeX first,
+3. Math-Verify's `parse` (the key parsed once per key string); then two expressions that take
+   clearly different values (relative difference over 1e-6) at a probe point are `wrong`
+   without sympy's `simplify`; else Math-Verify's `verify` decides: equal values, expressions,
+   sets, intervals and equations are `correct`, anything else it reads is `wrong`. Unicode math (`√(2gd)`, `×`, `·`, `π`, `²`) is rewritten as LaTeX first,
    and adjacent one-letter symbols are made explicit on both sides (`2dg` is `2·d·g`, equal to
    `2gd`; Math-Verify alone would read `dg` as a differential).
 
@@ -36,11 +37,16 @@ from ..verdict import Verdict, decided
 from .base import Extraction
 from .numeric import close_enough
 
+_LAYOUT = re.compile(r"\\left|\\right|\\displaystyle|\\[,;:! ]|\s+|\$")
+_MATH_TOKEN = re.compile(r"\\[A-Za-z]+|[\^_/+\-*]|\d|[A-Za-z]")
+_HANGUL = re.compile(r"[가-힣]")
+_SOME_MATH = re.compile(r"\d|\\[A-Za-z]|[=^+\-*/]")
+
 NAME = "expression"
 VERSION = "expression-1"
 _LHS = re.compile(r"^\s*[A-Za-z\\][A-Za-z0-9_{}\\' ]{0,24}=(?!=)")
 def normalised(latex: str) -> str:
-    text = re.sub(r"\\left|\\right|\\displaystyle|\\[,;:! ]|\s+|\$", "", latex)
+    text = _LAYOUT.sub("", latex)
     text = text.replace("\\dfrac", "\\frac").replace("\\tfrac", "\\frac")
     return text.rstrip(".")
 
@@ -76,7 +82,7 @@ class ExpressionFormat:
         if not body or "\n" in body.strip():
             raise ValueError(f"not one expression: {text!r}")
         latex = mathverify.to_latex(body)
-        if not re.search(r"\\[A-Za-z]+|[\^_/+\-*]|\d|[A-Za-z]", latex) or re.search(r"[가-힣]", latex):
+        if not _MATH_TOKEN.search(latex) or _HANGUL.search(latex):
             raise ValueError(f"not an expression: {text!r}")
         return {"format": NAME, "latex": latex}
 
@@ -107,9 +113,12 @@ class ExpressionFormat:
             return Verdict("undecided", 0.0, answer, NAME, VERSION, refused)
         parsed = mathverify.parse(mathverify.split_symbols(latex))
         if not parsed:
-            if not re.search(r"\d|\\[A-Za-z]|[=^+\-*/]", latex):
+            if not _SOME_MATH.search(latex):
                 return decided(False, answer, NAME, VERSION, "the answer holds no mathematics", method="none")
             return Verdict("undecided", 0.0, answer, NAME, VERSION, "Math-Verify could not read the answer")
+        if mathverify.differs(gold_parsed, parsed):
+            return decided(False, answer, NAME, VERSION, f"differs from the key {gold_latex} (values at a probe point)",
+                           method="probe")
         ok = mathverify.verify(gold_parsed, parsed)
         return decided(ok, answer, NAME, VERSION,
                        f"{'equivalent to' if ok else 'differs from'} the key {gold_latex}", method="math-verify")

@@ -56,6 +56,9 @@ from ..numbers import (
 from ..verdict import Verdict, decided
 from .base import Extraction
 
+_NUMBER_LIKE = re.compile(r"\d|\\(?:pi|sqrt|frac)|π")
+_DIGIT = re.compile(r"\d")
+
 NAME = "numeric"
 VERSION = "numeric-1"
 
@@ -136,7 +139,7 @@ def _answer_number(answer: str) -> Quantity | str | None:
     if quantity is not None:
         return quantity
     segment = final_segment(clean(answer))
-    if not re.search(r"\d|\\(?:pi|sqrt|frac)|π", segment):
+    if not _NUMBER_LIKE.search(segment):
         return None
     latex = mathverify.to_latex(final_segment(strip_label(answer)))
     refused = mathverify.too_big(latex)
@@ -189,7 +192,7 @@ class NumericFormat:
         if "=" in body:
             body = body.rsplit("=", 1)[1].strip()
         head, colon, tail = body.rpartition(":")
-        if colon and not re.search(r"\d", head):
+        if colon and not _DIGIT.search(head):
             body = tail.strip()
         number_text, unit = _split_value_unit(body)
         if parse_number(number_text) is None:

@@ -24,6 +24,9 @@ from ..extraction import final_answer, nfkc, strip_emphasis
 from ..verdict import Verdict, decided
 from .base import Extraction
 
+_CIRCLED = re.compile("[①-⑳]")
+_MEMBER_SEPARATOR = re.compile(r"\s*(?:,|、|/|;|및|\band\b)\s*")
+
 NAME = "set"
 VERSION = "set-1"
 
@@ -64,10 +67,10 @@ def kind_of(members: Sequence[str]) -> str:
 def read_set(answer: str, kind: str) -> list[str]:
     """The members named at the start of an answer (see the module docstring)."""
     if kind == "number":  # ③① is {1, 3}: circled numbers apart before NFKC joins them
-        answer = re.sub("[①-⑳]", lambda m: f" {ord(m.group(0)) - 0x245F} ", answer)
+        answer = _CIRCLED.sub(lambda m: f" {ord(m.group(0)) - 0x245F} ", answer)
     text = strip_emphasis(nfkc(answer))
     if kind == "other":
-        parts = [member(part) for part in re.split(r"\s*(?:,|、|/|;|및|\band\b)\s*", text) if part.strip()]
+        parts = [member(part) for part in _MEMBER_SEPARATOR.split(text) if part.strip()]
         return sorted(set(parts))
     token = _TOKEN_RE[kind]
     first = token.search(text)

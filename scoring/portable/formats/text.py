@@ -6,9 +6,9 @@ Key: `{"format": "text", "accepted": ["미토콘드리아", "mitochondria"], "no
 The response's stated final answer (`extraction.final_answer`: boxed, `정답: …`, JSON, or a reply
 that is only the answer) is compared with every accepted answer after normalisation:
 
-- `default`: NFKC (full-width forms folded), case folded, markdown emphasis removed, every
-  punctuation mark and symbol removed and all whitespace removed (`조면 소포체` = `조면소포체`,
-  `**Rough ER.**` = `rough er`);
+- `default`: NFKC (full-width forms folded), case folded, markdown emphasis removed, and every
+  character that is not a letter or a digit removed: punctuation, symbols and all whitespace
+  (`조면 소포체` = `조면소포체`, `**Rough ER.**` = `rough er`, `5'-TCAG-3'` = `5tcag3`);
 - `exact`: NFC and surrounding whitespace only.
 
 Besides the whole answer, its text without parenthetical remarks and each parenthetical on its
@@ -36,10 +36,12 @@ _PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
 _ALTERNATIVES = re.compile(r"\s*(?:\||\s또는\s|\sor\s)\s*")
 
 
+_NOT_WORD = re.compile(r"[\W_]+")
+
+
 def normalise_default(text: str) -> str:
-    text = strip_emphasis(nfkc(text)).casefold()
-    return "".join(char for char in text
-                   if not char.isspace() and unicodedata.category(char)[0] not in "PS")
+    """NFKC, case folded, emphasis removed, and everything but letters and digits removed."""
+    return _NOT_WORD.sub("", strip_emphasis(nfkc(text)).casefold())
 
 
 def normalise(text: str, how: str) -> str:
