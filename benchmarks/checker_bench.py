@@ -325,7 +325,7 @@ def summary(rates: list[float]) -> str:
 
 def bench(name: str, sets: dict[str, list[Pair]], runs: int, baseline_pairs: int, skip_baseline: bool,
           report: dict[str, Any]) -> None:
-    print(f"\n{name}")
+    print()
     print(f"{'format':<11}{'pairs':>8}  {'ours (median [min-max])':<30}{'Math-Verify':<28}{'ratio':>8}  "
           f"{'agreement':>9}  outcomes")
     for fmt, pairs in sets.items():

@@ -7,13 +7,18 @@ winning**:
 - `\\boxed{...}` (also `\\fbox{...}`), braces nested to any depth: `\\boxed{\\frac{1}{2}}` gives
   `\\frac{1}{2}`;
 - an answer statement: `정답: …`, `정답은 … 이다/입니다`, `답: …`, `최종 답: …`, `최종 정답은 …`,
-  `Answer: …`, `Final answer: …`, `The answer is …` (markdown emphasis ignored). The statement's
+  `최종 답변: …`, `Answer: …`, `Final answer: …`, `The answer is …` (markdown emphasis ignored),
+  also as a heading on its own line (`### 최종 답변`, `**정답**`) with the answer below. The statement's
   content is the rest of its line; a statement whose line ends there (`정답:` then a list, or
   `정답은 다음과 같다.`) takes the lines that follow, up to a blank line (a blank line followed by
   a labelled line such as `(2) …` continues the block). A boxed answer inside a statement is read
   as the boxed answer. Korean endings (`이다`, `입니다`, `임` …) and a closing period are dropped;
 - a JSON object (fenced or bare) with an answer key (`정답`, `answer`, … `choice_parsing.ANSWER_KEYS`);
-- failing all of these, a reply that is nothing but the answer (at most 3 short lines).
+- failing all of these, a reply that is nothing but the answer (at most 200 characters on at
+  most 3 lines).
+
+Statements are looked for only around the words `답` and `answer` (found with `str.find`), so a
+reply of 18,000 characters costs little more than a short one.
 
 A response that **loops** (its tail is one chunk of at least 10 characters repeated at least 5
 times, over at least 500 characters) is read only up to where the loop starts: a loop that never
@@ -43,7 +48,7 @@ LOOP_MAX_PERIOD = 4000
 _BOXED = re.compile(r"\\(?:boxed|fbox)\s*\{")
 _KEY = (r"(?:최종\s*(?:정\s*답|답\s*변|답안|답)|정\s*답|(?<![가-힣])답안?)(?![가-힣]*\s*(?:해설|풀이|근거))"
         r"|final\s+answer|(?<![a-z])answer|the\s+(?:final\s+|correct\s+)?answer\s+is")
-# a statement: key, separator (은/는/:/=/is), content to the end of the line
+# a statement: key, separator (은/는/:/=/is/→), content to the end of the line
 _STATEMENT = re.compile(
     rf"(?P<key>{_KEY})[ \t]*(?:(?P<word>은|는)(?![가-힣])|[:：=]|is\b|→|->)[ \t]*:?(?P<content>[^\n]*)",
     re.I,
