@@ -15,9 +15,12 @@ from scoring.keys import (
     SetKey,
     TextKey,
     key_from_legacy,
+    key_from_text,
+    key_text,
     parse_key,
 )
 from scoring.score import DecidedBy, Outcome, Score, score_key
 
 __all__ = ["KEY_FORMATS", "AnswerKey", "ChoiceKey", "DecidedBy", "ExpressionKey", "JudgedKey", "NumericKey",
-           "Outcome", "PartsKey", "Score", "SetKey", "TextKey", "key_from_legacy", "parse_key", "score_key"]
+           "Outcome", "PartsKey", "Score", "SetKey", "TextKey", "key_from_legacy", "key_from_text", "key_text",
+           "parse_key", "score_key"]

@@ -2,6 +2,8 @@
 
 `key.model_dump()` is the plain dict the portable checkers take (`scoring.portable`), so the
 stored form, the release's `key` column and what a harness scores with are one JSON shape.
+What each format's checker accepts is written in its module (`scoring/portable/formats/`) and
+summed up in `scoring/README.md`.
 """
 
 from __future__ import annotations
@@ -10,12 +12,18 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
+from scoring.portable import answer_text, guess_key
+
 
 class _Key(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     def as_dict(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+    def text(self) -> str:
+        """The key as plain text (the portable format's `answer_text`: one definition)."""
+        return answer_text(self.as_dict())
 
 
 class ChoiceKey(_Key):
@@ -34,13 +42,13 @@ class ChoiceKey(_Key):
             raise ValueError("option numbers start at 1")
         return options
 
-    def text(self) -> str:
-        return ", ".join(str(number) for number in self.options)
 
 
 class NumericKey(_Key):
     """A number (as written: `7`, `0.5`, `1/2`, `\\frac{4}{\\sqrt{7}}`), an absolute and/or relative
-    tolerance, and the unit the paper states (a response's unit is compared when it gives one)."""
+    tolerance, and the unit the paper states (a response's unit is compared when it gives one).
+    Without a tolerance the key's written precision decides (`0.012` accepts `0.0120`, not
+    `0.013`; `50.0` accepts `50`; integers and fractions are exact)."""
 
     format: Literal["numeric"] = "numeric"
     value: str = Field(min_length=1)
@@ -48,8 +56,6 @@ class NumericKey(_Key):
     relative_tolerance: float | None = Field(None, ge=0, description="e.g. 0.01 for 1%")
     unit: str | None = None
 
-    def text(self) -> str:
-        return f"{self.value} {self.unit}" if self.unit else self.value
 
 
 class TextKey(_Key):
@@ -62,8 +68,6 @@ class TextKey(_Key):
         "default", description="default: NFKC, case, spaces and punctuation folded; exact: NFC only")
     strict: bool = False
 
-    def text(self) -> str:
-        return " | ".join(self.accepted)
 
 
 class SetKey(_Key):
@@ -73,8 +77,6 @@ class SetKey(_Key):
     format: Literal["set"] = "set"
     members: list[str] = Field(min_length=1)
 
-    def text(self) -> str:
-        return ", ".join(self.members)
 
 
 class ExpressionKey(_Key):
@@ -83,8 +85,6 @@ class ExpressionKey(_Key):
     format: Literal["expression"] = "expression"
     latex: str = Field(min_length=1)
 
-    def text(self) -> str:
-        return self.latex
 
 
 class JudgedKey(_Key):
@@ -94,8 +94,6 @@ class JudgedKey(_Key):
     reference: str = Field(min_length=1)
     rubric: str | None = None
 
-    def text(self) -> str:
-        return self.reference
 
 
 PartKey = Annotated[ChoiceKey | NumericKey | TextKey | SetKey | ExpressionKey | JudgedKey,
@@ -115,9 +113,6 @@ class PartsKey(_Key):
             raise ValueError("labels must name every part")
         return self
 
-    def text(self) -> str:
-        labels = self.labels or [f"({index})" for index in range(1, len(self.parts) + 1)]
-        return " ".join(f"{label} {part.text()}" for label, part in zip(labels, self.parts, strict=True))
 
 
 AnswerKey = Annotated[ChoiceKey | NumericKey | TextKey | SetKey | ExpressionKey | JudgedKey | PartsKey,
@@ -143,3 +138,14 @@ def key_from_legacy(answer: Any, require_all: bool = False) -> Any:
     if isinstance(answer, list) and answer and all(isinstance(n, int) and not isinstance(n, bool) for n in answer):
         return {"format": "choice", "options": list(answer), "require_all": require_all}
     return answer
+
+
+def key_text(key: Any) -> str:
+    """A key (typed or its dict) as plain text: what a release's answer column shows."""
+    return answer_text(key if isinstance(key, dict) else key.as_dict())
+
+
+def key_from_text(answer: str, question_type: str | None = None, n_options: int = 0) -> AnswerKey:
+    """The typed key an answer as a paper writes it means (`scoring.portable.guess_key`, with
+    KMMMU's question types), validated."""
+    return parse_key(guess_key(answer, question_type, n_options))

@@ -16,6 +16,11 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Any
 
+_TWO_DIGITS = re.compile(r"\d{1,2}")
+_LETTER = re.compile(r"[A-E]")
+_LIST_COMMA = re.compile(r"[,、]")
+_LIST_SPLIT = re.compile(r"\s*[,、]\s*")
+
 ANSWER_KEYS = ("정답", "최종_정답", "최종정답", "답", "answer", "final_answer", "Answer", "정답_번호", "choice")
 RATIONALE_KEYS = ("생성된_추론_근거", "추론_근거", "근거", "해설", "풀이", "rationale", "reasoning", "explanation")
 
@@ -53,6 +58,17 @@ _PATTERNS: list[tuple[int, re.Pattern[str]]] = [
     (2, re.compile(rf"{_GOOD}{_NUMS}", re.I)),
     (1, re.compile(rf"(?:option|choice|선택지|보기)\s*{_NUMS}\s*(?:이|가)?\s*(?:맞|옳|correct)", re.I)),
 ]
+# Where each pattern can match: every match holds one of its anchor's words, so a long reply is
+# searched only in windows around those words (`_windows`), not character by character.
+_ANSWER_WORDS = ("답", "answer")
+_ANCHORS: list[tuple[tuple[str, ...], int, int]] = [
+    (_ANSWER_WORDS, 24, 120),  # "최종 정답: …", "the answer is …": the key just before, the options after
+    (("아니",), 0, 240),
+    (("답",), 160, 8),  # "… 3번이 정답입니다": the options before, a few letters after
+    (("올바른", "옳은", "맞는", "적절한", "알맞은", "correct", "right"), 0, 240),
+    (("option", "choice", "선택지", "보기"), 0, 240),
+]
+_JSON_KEY = re.compile(r"[\"']\s*(?:" + "|".join(re.escape(key) for key in ANSWER_KEYS) + r")\s*[\"']|\\u", re.I)
 _BARE = re.compile(rf"^\s*(?:{_KEY}{_SEP})?{_NUMS}\s*[.。!]?\s*$", re.I)
 _REFUSAL = re.compile(
     r"(죄송하지만|답변(?:을|해)?\s*드릴\s*수\s*없|도와\s*드릴\s*수\s*없|답할\s*수\s*없|응답할\s*수\s*없|"
@@ -74,6 +90,9 @@ class Parsed:
 
 def split_thinking(raw: str) -> tuple[str, str | None, bool]:
     """(visible text, thinking text or None, truncated)."""
+    lowered = raw.lower()
+    if len(lowered) == len(raw) and "think" not in lowered and "reasoning" not in lowered:
+        return raw.strip(), None, False  # no tag can be there: skip the scans
     thoughts = [match.group(2).strip() for match in _THINK_BLOCK.finditer(raw)]
     visible = _THINK_BLOCK.sub("", raw)
     truncated = False
@@ -106,9 +125,9 @@ def to_option(value: Any, n_options: int) -> int | None:
         number = int(value)
     elif isinstance(value, str):
         token = _normalise(value).strip().strip("()[]. ").removesuffix("번").strip()
-        if re.fullmatch(r"\d{1,2}", token):
+        if _TWO_DIGITS.fullmatch(token):
             number = int(token)
-        elif re.fullmatch(r"[A-E]", token):
+        elif _LETTER.fullmatch(token):
             number = ord(token) - ord("A") + 1
         else:
             return None
@@ -125,8 +144,8 @@ def _answer_value(value: Any, n_options: int) -> int | list[int] | None:
             return None
         unique = sorted(set(valid))
         return unique[0] if len(unique) == 1 else unique
-    if isinstance(value, str) and re.search(r"[,、]", value):
-        return _answer_value(re.split(r"\s*[,、]\s*", value.strip()), n_options)
+    if isinstance(value, str) and _LIST_COMMA.search(value):
+        return _answer_value(_LIST_SPLIT.split(value.strip()), n_options)
     return to_option(value, n_options)
 
 
@@ -169,6 +188,8 @@ def load_object(candidate: str) -> dict[str, Any] | None:
 
 def _from_json(text: str, n_options: int) -> tuple[int | list[int] | None, str | None, bool]:
     """(answer, rationale, saw an answer key) from the last JSON object that has an answer key."""
+    if "{" not in text or not _JSON_KEY.search(text):
+        return None, None, False  # no quoted answer key anywhere: no object can have one
     for candidate in reversed(json_objects(text)):
         data = load_object(candidate)
         if data is None:
@@ -199,10 +220,46 @@ def _numbers(match: re.Match[str], n_options: int) -> int | list[int] | None:
     return unique[0] if len(unique) == 1 else unique
 
 
+def word_windows(text: str, words: tuple[str, ...], before: int, after: int,
+                 lowered: str | None = None) -> list[tuple[int, int]]:
+    """Merged (start, end) ranges around every occurrence of the words (ASCII words in any
+    case): where a pattern holding one of them can match. Found with `str.find`, which is
+    many times faster than a regular expression scanning every character."""
+    if lowered is None:
+        lowered = text.lower()
+    if len(lowered) != len(text):  # a rare character whose lower case is longer: search the text as it is
+        lowered = text
+    spots: list[int] = []
+    for word in words:
+        index = lowered.find(word)
+        while index >= 0:
+            spots.append(index)
+            index = lowered.find(word, index + 1)
+    spots.sort()
+    ranges: list[tuple[int, int]] = []
+    for spot in spots:
+        start, end = max(0, spot - before), min(len(text), spot + 8 + after)
+        if ranges and start <= ranges[-1][1]:
+            ranges[-1] = (ranges[-1][0], end)
+        else:
+            ranges.append((start, end))
+    return ranges
+
+
+def _matches(text: str, index: int, lowered: str) -> list[re.Match[str]]:
+    _tier, pattern = _PATTERNS[index]
+    words, before, after = _ANCHORS[index]
+    if len(text) <= 2 * (before + after):
+        return list(pattern.finditer(text))
+    return [match for start, end in word_windows(text, words, before, after, lowered)
+            for match in pattern.finditer(text, start, end)]
+
+
 def _from_text(text: str, n_options: int) -> int | list[int] | None:
     best: tuple[int, int, int | list[int]] | None = None  # (tier, position, answer)
-    for tier, pattern in _PATTERNS:
-        for match in pattern.finditer(text):
+    lowered = text.lower()
+    for index, (tier, _pattern) in enumerate(_PATTERNS):
+        for match in _matches(text, index, lowered):
             if _REJECT_AFTER.match(text[match.end() : match.end() + 24]):
                 continue
             answer = _numbers(match, n_options)
@@ -213,8 +270,16 @@ def _from_text(text: str, n_options: int) -> int | list[int] | None:
     return best[2] if best else None
 
 
+_REFUSAL_WORDS = ("죄송", "드릴", "답할", "can", "sorry")
+
+
 def looks_like_refusal(text: str) -> bool:
-    return bool(_REFUSAL.search(_normalise(text)))
+    normalised = _normalise(text)
+    if len(normalised) <= 600:
+        return bool(_REFUSAL.search(normalised))
+    # a long reply: only around the words every refusal phrase holds
+    return any(_REFUSAL.search(normalised, start, end)
+               for start, end in word_windows(normalised, _REFUSAL_WORDS, 40, 80))
 
 
 def parse_response(raw: str, n_options: int) -> Parsed:

@@ -1,7 +1,8 @@
 """One response → one Verdict, for every format: the one definition of "correct".
 
     thinking split off → cut off or refused? error → the format extracts the stated answer
-    (none: unparseable, or a refusal) → the format checks it (correct | wrong | undecided)
+    (none: unparseable, or a refusal; a reply that is only a refusal is a refusal, not an
+    answer) → the format checks it (correct | wrong | undecided)
 
 A multi-part key (`format: parts`) is checked part by part; its value is the share of parts
 correct and it is correct only when every part is.
@@ -15,6 +16,10 @@ from typing import Any
 from .choice_parsing import looks_like_refusal, split_thinking
 from .registry import get_format
 from .verdict import Verdict, settle_response
+
+# a short reply read as it is (not from a statement, a box or JSON) that is a refusal, is one
+_PLAIN_METHODS = frozenset({"bare", "order", "tail"})
+_SHORT_REPLY = 300
 
 
 def score_response(key: dict[str, Any] | None, text: str | None, *, options: Sequence[str] = (),
@@ -30,7 +35,9 @@ def score_response(key: dict[str, Any] | None, text: str | None, *, options: Seq
     settled = settle_response(finish_reason, thinking_truncated, False, fmt.name, fmt.version, value)
     if settled is not None:
         return settled
-    if value is None:
+    method = extraction.method if extraction is not None else None
+    answered_plainly = method in _PLAIN_METHODS and len(visible) <= _SHORT_REPLY
+    if value is None or (answered_plainly and looks_like_refusal(visible)):
         if looks_like_refusal(visible):
             return settle_response(None, False, True, fmt.name, fmt.version)  # type: ignore[return-value]
         return Verdict("unparseable", 0.0, None, fmt.name, fmt.version, "no final answer could be read",

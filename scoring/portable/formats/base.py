@@ -27,7 +27,17 @@ class AnswerFormat(Protocol):
     version: str  # bumped whenever the format's extraction or check changes (recorded, not in the run id)
 
     def instruction(self, key: dict[str, Any]) -> str:
-        """The Korean instruction the prompt gives for this format (how to state the answer)."""
+        """The Korean instruction the prompt gives for this format (how to state the answer:
+        in `\\boxed{}`, as KMMMU asks); "" where the prompt carries its own (choice)."""
+        ...
+
+    def answer_text(self, key: dict[str, Any]) -> str:
+        """The key as plain text (what a release's answer column and a reviewer read)."""
+        ...
+
+    def parse_key_text(self, text: str) -> dict[str, Any]:
+        """The key dict an import's answer (an answer-key table cell) means in this format;
+        raises ValueError when the text cannot be read as this format."""
         ...
 
     def extract(self, visible: str, key: dict[str, Any], options: Sequence[str]) -> Extraction:
