@@ -54,13 +54,16 @@ def summary_line(reports: list[FileReport]) -> str:
 
 
 def import_command(
-    files: Annotated[list[Path], typer.Argument(help="JSONL, Q-Net CSV, K-MetBench JSON, KMMLU JSON/CSV files")],
+    files: Annotated[list[Path], typer.Argument(help="JSONL, Q-Net CSV, K-MetBench JSON, KMMLU JSON/CSV, KMMMU CSV files")],
     workspace: cli_kit.WorkspaceOption = None,
     fmt: Annotated[str, typer.Option("--format", help=f"one of {', '.join(FORMATS)}")] = "auto",
     exam: Annotated[str | None, typer.Option(help="exam name for every imported item (else one per file: its majority)")] = None,
     column_map: Annotated[list[str], typer.Option("--map", help="CSV column names: OURS=THEIRS[,…]")] = [],  # noqa: B006
     answer_base: Annotated[int, typer.Option(help="0 when the file's answers are 0-based")] = 1,
     id_suffix: Annotated[str | None, typer.Option("--id-suffix", help="append to every id (files that number alike)")] = None,
+    images: Annotated[Path | None, typer.Option("--images", help="KMMMU: folder holding the files of the image links "
+                                                "(its _index.csv, else the links' file names); links not found "
+                                                "are kept and the item goes to review")] = None,
     force: Annotated[bool, typer.Option("--force", help="overwrite items already in the store with the file's version (new revisions)")] = False,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="a line per file, with how it was read")] = False,
     author: cli_kit.AuthorOption = None,
@@ -69,6 +72,8 @@ def import_command(
     """Import items; bad rows are reported and skipped, and the exit code is 1 if any failed."""
     if fmt not in FORMATS:
         raise BenchsmithError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if images is not None and not images.is_dir():
+        raise BenchsmithError(f"--images {images}: not a folder")
     if answer_base not in (0, 1):
         raise BenchsmithError("--answer-base must be 0 or 1")
     ws = cli_kit.workspace_from(workspace)
@@ -77,7 +82,8 @@ def import_command(
     with progress_bar(cli_kit.console, "importing", len(files), unit="files") as advance:
         for path in files:
             reports.append(import_file(path, ws.store, fmt=fmt, exam=exam, column_map=mapping, answer_base=answer_base,
-                                       blobs=ws.blobs, author=cli_kit.current_author(author), force=force, id_suffix=id_suffix))
+                                       blobs=ws.blobs, author=cli_kit.current_author(author), force=force, id_suffix=id_suffix,
+                                       images_dir=images))
             advance(1)
     if as_json:
         cli_kit.print_json([report.__dict__ | {"errors": [e.__dict__ for e in report.errors]} for report in reports])

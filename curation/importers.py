@@ -34,16 +34,17 @@ from curation.errors import BenchsmithError
 from curation.exam_names import UNKNOWN, majority_name
 from curation.garbled import garbled_fields
 from curation.item import Item, ItemValidationError, parse_item
+from curation.item_ids import make_item_id, nfc
+from curation.kmmmu_import import is_kmmmu, kmmmu_rows
 from curation.steps.korea_stage import differs_only_by_tagging, tag_new_items
 from curation.store import ItemQuery, Store
 
 KMMLU_LICENSE = "cc-by-nd-4.0"  # HAERAE-HUB/KMMLU's card
-FORMATS = ("auto", "jsonl", "qnet", "kmetbench", "kmmlu", "korhist")
+FORMATS = ("auto", "jsonl", "qnet", "kmetbench", "kmmlu", "korhist", "kmmmu")
 QNET_COLUMNS = ("Test Name", "Year", "Session", "Subject", "Number", "Question", "Question_image",
                 "Option 1", "Option 2", "Option 3", "Option 4", "Answer")
 # Q-Net exports name the image column differently from file to file.
 QNET_IMAGE_ALIASES = ("Question_image", "image", "Image", "question_image")
-_ID_UNSAFE = re.compile(r"[^A-Za-z0-9가-힣._:\-]+")
 
 
 class ImportFormatError(BenchsmithError):
@@ -75,15 +76,6 @@ class FileReport:
     @property
     def ok(self) -> bool:
         return self.fatal is None and not self.errors
-
-
-def make_item_id(*parts: object) -> str:
-    joined = "-".join(str(part).strip() for part in parts if part not in (None, ""))
-    return _ID_UNSAFE.sub("_", unicodedata.normalize("NFC", joined)).strip("_")[:200]
-
-
-def nfc(text: object) -> str:
-    return unicodedata.normalize("NFC", str(text)).strip() if text is not None else ""
 
 
 def read_text(path: Path) -> str:
@@ -323,6 +315,7 @@ READERS: dict[str, Callable[[Path, str, ImportContext], Iterator[Row]]] = {
     "kmetbench": _kmetbench_rows,
     "kmmlu": _kmmlu_rows,
     "korhist": _korhist_rows,
+    "kmmmu": kmmmu_rows,
 }
 
 
@@ -339,6 +332,7 @@ class ImportContext:
     exam_variants: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     section_rows: int = 0
+    images_dir: Path | None = None  # KMMMU: where the files of its image links are
 
 
 def detect_format(path: Path, text: str) -> str:
@@ -352,6 +346,8 @@ def detect_format(path: Path, text: str) -> str:
         names = {name.strip() for name in header}
         if {"Option 1", "Question"} <= names:
             return "qnet"
+        if is_kmmmu(header):
+            return "kmmmu"
         if {"question", "A", "B"} <= names:
             return "kmmlu"
         return "qnet"  # a --map may still make it readable
@@ -377,13 +373,15 @@ def import_file(
     author: str = "import",
     force: bool = False,
     id_suffix: str | None = None,
+    images_dir: Path | None = None,
 ) -> FileReport:
     """Import one file. Items already in the store are left as they are (later stages may
     have revised them) unless `force`, which writes the file's version as a new revision.
     `id_suffix` is appended to every id of the file (two files that number alike)."""
     path = Path(path)
     report = FileReport(str(path), fmt)
-    context = ImportContext(path.name, path.stem, exam, column_map or {}, answer_base, blobs, id_suffix)
+    context = ImportContext(path.name, path.stem, exam, column_map or {}, answer_base, blobs, id_suffix,
+                            images_dir=images_dir)
     try:
         if not path.is_file():
             raise ImportFormatError(f"{path}: no such file")
