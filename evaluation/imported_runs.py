@@ -64,6 +64,7 @@ class ResponseRow:
     question: str | None = None  # the question as the file has it (compared with the item's)
     prompt: str | None = None  # the text the tool sent (it must contain the item's question)
     text: str | None = None
+    thinking: str | None = None  # a reasoning trace the tool kept apart from the text
     finish_reason: str | None = None
     error: str | None = None  # the tool got no response for the row: why
     external: dict[str, Any] = field(default_factory=dict)
@@ -197,6 +198,10 @@ def read_inspect(path: Path) -> list[ResponseRow]:
         if choice is not None:
             row.text = output.completion
             row.finish_reason = _STOP_REASONS.get(choice.stop_reason)
+            content = choice.message.content if isinstance(choice.message.content, list) else []
+            reasoning = [part.reasoning for part in content if getattr(part, "type", None) == "reasoning"
+                         and not part.redacted]  # type: ignore[union-attr]
+            row.thinking = "\n\n".join(reasoning) or None
         elif row.error is None:
             row.error = "the log has no output for this sample"
         rows.append(row)
@@ -448,19 +453,25 @@ class ItemMatcher:
 
 def scored_fields(item: Item, row: ResponseRow) -> dict[str, Any]:
     """The record fields of a response, scored as the runner scores one (`runner.score`); a
-    format with no checker yet is `undecided` (a cut-off or refused response is still an error)."""
+    format with no checker here yet is `undecided` (a cut-off or refused response is still an error)."""
     from evaluation.runner import score
 
     if row.text is None:
         return score(item, None, BackendError("server", row.error or "no response"))
-    completion = Completion(row.text, finish_reason=row.finish_reason)
+    completion = Completion(row.text, thinking=row.thinking, finish_reason=row.finish_reason)
+    try:
+        fields = score(item, completion, None)
+    except ValueError:
+        if item.answer_format in FORMATS:
+            raise
+    else:
+        return {key: value for key, value in fields.items() if key != "usage"}
     fmt = item.answer_format or ""
-    if fmt in FORMATS:
-        return {key: value for key, value in score(item, completion, None).items() if key != "usage"}
     visible, thinking, cut = split_thinking(row.text)
     settled = settle_response(row.finish_reason, cut, False, fmt, "")
     result = Score.from_verdict(settled) if settled is not None else Score(
-        outcome="undecided", checker=fmt, explanation=f"no checker for {fmt} answers yet: a judge or a person decides")
+        outcome="undecided", checker=fmt, explanation=f"no checker for the {fmt} format: a judge or a person decides")
+    thinking = "\n\n".join(part for part in (row.thinking, thinking) if part) or None
     return {"answer": None, "text": row.text, "thinking": thinking, "finish_reason": row.finish_reason,
             "outcome": result.outcome, "score": result.model_dump(mode="json"),
             "error": {"kind": result.error_kind, "message": result.explanation} if result.outcome == "error" else None}
@@ -564,7 +575,7 @@ def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, ru
         stored, row = matched[number], by_number[number]
         item = stored.item
         record = {"item_id": item.id, "content_hash": stored.content_hash or content_hash(item, "implicit"),
-                  "gold": item.answer.model_dump(mode="json") if item.answer is not None else None,
+                  "gold": item.answer,  # as the runner records it
                   **scored_fields(item, row), "external": row.external, "ts": stamp}
         record = AnswerRecord.model_validate(record).model_dump(mode="json", exclude_none=True)
         old = existing.get(item.id)
