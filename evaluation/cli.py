@@ -24,7 +24,8 @@ from rich.progress import (
 from curation.cli_kit import JsonOption, WorkspaceOption, is_one_of, print_json, workspace_from
 from curation.errors import BenchsmithError
 from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
-from evaluation.judge_options import JudgeAllOption, JudgeOption
+from curation.workspace import Workspace
+from evaluation.judge_options import AnswerJudge, JudgeAllOption, JudgeOption
 from evaluation.models import ModelSpec, resolve_model
 from evaluation.sender import SenderSettings
 
@@ -85,6 +86,12 @@ def progress_bar(enabled: bool, label: str) -> Iterator[tuple[Callable[[int, int
         progress.update(task_id, advance=pending[0], counts=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 
+def judge_with_progress(judge: AnswerJudge, ws: Workspace, run_dir: Path, show: bool) -> dict[str, Any]:
+    """The answer judge on one run, with a progress bar."""
+    with progress_bar(show, f"judge {judge.spec.name}") as (_, on_record):
+        return judge.judge(ws, run_dir, on_record)
+
+
 def run_command(
     model: Annotated[list[str] | None, typer.Option("--model", "-m", help="inline spec (baseline:longest, "
                                                     "openai-compatible:MODEL@URL, gemini:ID, vllm:ID, hf:ID, "
@@ -125,7 +132,7 @@ def run_command(
     processes or a Ray cluster, with this process the only writer of logs and cache."""
     from curation.execution.dispatch import ExecutorChoice, dispatch
     from evaluation.datasets import dataset_from_source
-    from evaluation.judge_options import answer_judge, judge_with_progress
+    from evaluation.judge_options import answer_judge
     from evaluation.prompts import VARIANTS
     from evaluation.runner import RunRequest, parse_item_query, run_model, store_dataset
 
@@ -315,7 +322,7 @@ def runs_import_command(
     question text) and scored by the item's checker (and the judge, where none decides); every
     row left out is listed with its reason. The tool's own verdicts are kept beside ours."""
     from evaluation.imported_runs import import_run, refresh_outcomes
-    from evaluation.judge_options import answer_judge, judge_line, judge_with_progress
+    from evaluation.judge_options import answer_judge, judge_line
 
     ws = workspace_from(workspace)
     chosen_judge = answer_judge(ws, judge, judge_all, models_file, concurrency)
@@ -342,7 +349,7 @@ def runs_import_command(
     out.print(f"log: {summary.run_dir / 'responses.jsonl'}", highlight=False)
 
 
-def _answer_runs(ws: Any) -> list[Any]:
+def _answer_runs(ws: Workspace) -> list[Any]:
     from evaluation.records import RunManifest
     from evaluation.runlog import MANIFEST, read_manifest
 
@@ -373,9 +380,9 @@ def runs_list_command(workspace: WorkspaceOption = None, as_json: JsonOption = F
     if not runs:
         out.print(f"no answer runs in {ws.runs_dir}", highlight=False)
     for run in runs:
-        outcomes = ", ".join(f"{name} {count}" for name, count in run["outcomes"].items()) or "no records"
+        counts = ", ".join(f"{name} {count}" for name, count in run["outcomes"].items()) or "no records"
         source = f" (imported from {run['imported']})" if run["imported"] else ""
-        out.print(f"{run['run_id']}  {run['model']}  {run['records']} records: {outcomes}{source}", highlight=False,
+        out.print(f"{run['run_id']}  {run['model']}  {run['records']} records: {counts}{source}", highlight=False,
                   markup=False)
 
 
@@ -427,7 +434,7 @@ def runs_judge_command(
     as_json: JsonOption = False,
 ) -> None:
     """Judge the answers of runs that no checker decided (every answer with --judge-all)."""
-    from evaluation.judge_options import answer_judge, judge_line, judge_with_progress
+    from evaluation.judge_options import answer_judge, judge_line
     from evaluation.runlog import find_run
 
     ws = workspace_from(workspace)

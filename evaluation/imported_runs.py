@@ -172,6 +172,7 @@ def read_inspect(path: Path) -> list[ResponseRow]:
     (or its metadata's `id`), its output's completion and stop reason, its scores."""
     try:
         from inspect_ai.log import read_eval_log
+        from inspect_ai.model import ContentReasoning
     except ImportError:
         raise BenchsmithError("reading an inspect log needs inspect_ai (pip install inspect_ai)") from None
     try:
@@ -199,8 +200,7 @@ def read_inspect(path: Path) -> list[ResponseRow]:
             row.text = output.completion
             row.finish_reason = _STOP_REASONS.get(choice.stop_reason)
             content = choice.message.content if isinstance(choice.message.content, list) else []
-            reasoning = [part.reasoning for part in content if getattr(part, "type", None) == "reasoning"
-                         and not part.redacted]  # type: ignore[union-attr]
+            reasoning = [part.reasoning for part in content if isinstance(part, ContentReasoning) and not part.redacted]
             row.thinking = "\n\n".join(reasoning) or None
         elif row.error is None:
             row.error = "the log has no output for this sample"
@@ -225,8 +225,8 @@ def read_hret(path: Path) -> list[ResponseRow]:
             if not isinstance(sample, dict):
                 rows.append(ResponseRow(number, problem="a sample that is not an object"))
                 continue
-            metadata = sample.get("metadata") if isinstance(sample.get("metadata"), dict) else {}
-            evaluation = sample.get("evaluation") if isinstance(sample.get("evaluation"), dict) else {}
+            metadata: dict[str, Any] = sample["metadata"] if isinstance(sample.get("metadata"), dict) else {}
+            evaluation: dict[str, Any] = sample["evaluation"] if isinstance(sample.get("evaluation"), dict) else {}
             external: dict[str, Any] = {"source": "hret", "row": number, "reference": sample.get("reference")}
             if config:
                 external["config"] = config
@@ -340,7 +340,7 @@ class _Entry:
         return all(option in rest for option in self.options)
 
     def in_prompt(self, prompt: str) -> bool:
-        return bool(self.stem) and self.stem in prompt or bool(self.explicit) and self.explicit in prompt
+        return any(text and text in prompt for text in (self.stem, self.explicit))
 
 
 def _entry(item: Item, status: str | None = None) -> _Entry:
@@ -365,8 +365,8 @@ class ItemMatcher:
                 entry = _Entry.of(item_id, record.get("stem") or "", record.get("explicit_variant"),
                                   ((option or {}).get("text") or "" for option in record.get("options") or []),
                                   record.get("status") or "extracted")
-                for text in {entry.stem, entry.explicit} - {None, ""}:
-                    index.setdefault(text, []).append(entry)  # type: ignore[index]
+                for text in {entry.stem, entry.explicit or ""} - {""}:
+                    index.setdefault(text, []).append(entry)
             self._index = index
         return self._index
 
@@ -557,7 +557,7 @@ def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, ru
     dataset = DatasetRef(kind="store", query={"ids": sorted(item_ids)})
     manifest = RunManifest(
         run_id=run_id, kind="answers", created_at=before.created_at if before else now_iso(), config_hash=config_hash,
-        model=ModelRef(name=model, backend="imported"), prompt=PromptRef(name=fmt, version=f"imported-{fmt}"),
+        model=ModelRef.model_validate({"name": model, "backend": "imported"}), prompt=PromptRef(name=fmt, version=f"imported-{fmt}"),
         variant="implicit",
         config=RunConfig(model={"backend": "imported", "model": model}, decoding={}, prompt_version=f"imported-{fmt}",
                          variant="implicit", dataset=dataset),

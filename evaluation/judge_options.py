@@ -50,13 +50,6 @@ def answer_judge(ws: Workspace, judge: str | None, judge_all: bool, models_file:
     return AnswerJudge(spec, judge_all or ws.judge_all, concurrency)
 
 
-def judge_with_progress(judge: AnswerJudge, ws: Workspace, run_dir: Path, show: bool) -> dict[str, Any]:
-    from evaluation.cli import progress_bar
-
-    with progress_bar(show, f"judge {judge.spec.name}") as (_, on_record):
-        return judge.judge(ws, run_dir, on_record)
-
-
 def judge_line(summary: dict[str, Any]) -> str:
     """One line saying what the judge did to a run."""
     verdicts = summary["verdicts"]

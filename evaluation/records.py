@@ -109,7 +109,7 @@ def is_current(record: AnswerRecord | JudgeVerdict, hashes: Mapping[str, str]) -
     return record.content_hash is not None and hashes.get(record.item_id) == record.content_hash
 
 
-R = TypeVar("R", bound=_Record)
+R = TypeVar("R", bound=BaseModel)
 
 
 def read_jsonl_records(path: Path, kind: type[R], key: str = "item_id") -> dict[str, R]:
