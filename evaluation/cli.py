@@ -25,7 +25,7 @@ from curation.cli_kit import JsonOption, WorkspaceOption, is_one_of, print_json,
 from curation.errors import BenchsmithError
 from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
 from curation.workspace import Workspace
-from evaluation.judge_options import AnswerJudge, JudgeAllOption, JudgeOption
+from evaluation.judge_options import AnswerJudge, JudgeAllOption, JudgeOption, answer_judge, judge_line
 from evaluation.models import ModelSpec, resolve_model
 from evaluation.sender import SenderSettings
 
@@ -132,7 +132,6 @@ def run_command(
     processes or a Ray cluster, with this process the only writer of logs and cache."""
     from curation.execution.dispatch import ExecutorChoice, dispatch
     from evaluation.datasets import dataset_from_source
-    from evaluation.judge_options import answer_judge
     from evaluation.prompts import VARIANTS
     from evaluation.runner import RunRequest, parse_item_query, run_model, store_dataset
 
@@ -188,8 +187,6 @@ def _models(models: list[str], model_list: Path | None, models_file: Path | None
 
 def _print_runs(summaries: list[Any], failed: dict[str, str], as_json: bool,
                 judged: dict[str, dict[str, Any]] | None = None) -> None:
-    from evaluation.judge_options import judge_line
-
     judged = judged or {}
     if as_json:
         runs = [{"run_id": s.run_id, "run_dir": str(s.run_dir), "items": s.total, "resumed": s.done_before,
@@ -302,14 +299,16 @@ def report_command(
 
 @runs_app.command("import")
 def runs_import_command(
-    file: Annotated[Path, typer.Argument(help="the other tool's file: a KMMMU judge CSV, lm-eval's samples_TASK_*.jsonl "
-                                         "(--log_samples), an inspect log (.eval/.json), HRET's result JSON, or a "
-                                         "JSONL of {id, response[, finish_reason]}")],
-    model: Annotated[str, typer.Option("--model", "-m", help="the name of the model whose responses these are")],
+    files: Annotated[list[Path], typer.Argument(help="the other tool's file: a KMMMU judge CSV, lm-eval's "
+                                                "samples_TASK_*.jsonl (--log_samples), an inspect log (.eval/.json), "
+                                                "HRET's result JSON, or a JSONL of {id, response[, finish_reason]}; "
+                                                "several files: one --model each, in order")],
+    models: Annotated[list[str], typer.Option("--model", "-m", help="the name of the model whose responses these "
+                                              "are (one per file)")],
     source: Annotated[str | None, typer.Option("--from", help="kmmmu | lm-eval | inspect | hret | jsonl "
-                                               "(default: what the file says it is)")] = None,
+                                               "(default: what each file says it is)")] = None,
     run_id: Annotated[str | None, typer.Option("--run-id", help="name of the run (default: derived from the model, "
-                                               "the format and the file's digest)")] = None,
+                                               "the format and the file's digest); one file only")] = None,
     workspace: WorkspaceOption = None,
     judge: JudgeOption = None,
     judge_all: JudgeAllOption = False,
@@ -321,22 +320,35 @@ def runs_import_command(
     """Another tool's responses as a run: each row matched to its store item (by id, else by its
     question text) and scored by the item's checker (and the judge, where none decides); every
     row left out is listed with its reason. The tool's own verdicts are kept beside ours."""
-    from evaluation.imported_runs import import_run, refresh_outcomes
-    from evaluation.judge_options import answer_judge, judge_line
+    from evaluation.imported_runs import ItemMatcher, import_run, refresh_outcomes
 
+    if len(models) != len(files):
+        raise BenchsmithError(f"{len(files)} file(s) and {len(models)} --model: name one model per file, in order")
+    if run_id is not None and len(files) > 1:
+        raise BenchsmithError("--run-id names one run: use it with a single file")
     ws = workspace_from(workspace)
     chosen_judge = answer_judge(ws, judge, judge_all, models_file, concurrency)
-    summary = import_run(ws, file, model, source, run_id)
-    if chosen_judge is not None:
-        summary.judge = judge_with_progress(chosen_judge, ws, summary.run_dir, progress and not as_json)
-        refresh_outcomes(summary)
+    matcher = ItemMatcher(ws.store)  # its question index is built once for every file
+    summaries = []
+    for file, model in zip(files, models, strict=True):
+        summary = import_run(ws, file, model, source, run_id, matcher)
+        if chosen_judge is not None:
+            summary.judge = judge_with_progress(chosen_judge, ws, summary.run_dir, progress and not as_json)
+            refresh_outcomes(summary)
+        summaries.append(summary)
     if as_json:
-        print_json(summary.as_dict())
+        print_json(summaries[0].as_dict() if len(summaries) == 1 else {"runs": [s.as_dict() for s in summaries]})
         return
+    for summary in summaries:
+        _print_import(summary)
+
+
+def _print_import(summary: Any) -> None:
     outcomes = ", ".join(f"{name} {count}" for name, count in summary.outcomes.items())
     by = ", ".join(f"{count} by {how}" for how, count in sorted(summary.matched_by.items()) if count)
-    out.print(f"run {summary.run_id}: {summary.matched} of {summary.rows} rows of {file} ({summary.format}) imported "
-              f"({by}; {summary.written} written, {summary.unchanged} already there): {outcomes}", highlight=False)
+    out.print(f"run {summary.run_id}: {summary.matched} of {summary.rows} rows of {summary.path} ({summary.format}) "
+              f"imported ({by}; {summary.written} written, {summary.unchanged} already there): {outcomes}",
+              highlight=False)
     if summary.external["agree"] or summary.external["disagree"]:
         out.print(f"the file's own verdicts: agree with ours on {summary.external['agree']}, disagree on "
                   f"{summary.external['disagree']} (both kept: `external` in each record)", highlight=False)
@@ -434,7 +446,6 @@ def runs_judge_command(
     as_json: JsonOption = False,
 ) -> None:
     """Judge the answers of runs that no checker decided (every answer with --judge-all)."""
-    from evaluation.judge_options import answer_judge, judge_line
     from evaluation.runlog import find_run
 
     ws = workspace_from(workspace)

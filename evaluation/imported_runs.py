@@ -523,9 +523,10 @@ def external_agreement(records: Iterable[dict[str, Any] | AnswerRecord]) -> dict
     return counts
 
 
-def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, run_id: str | None = None
-               ) -> ImportSummary:
-    """Read the file, match its rows, score them and write (or bring up to date) the run."""
+def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, run_id: str | None = None,
+               matcher: ItemMatcher | None = None) -> ImportSummary:
+    """Read the file, match its rows, score them and write (or bring up to date) the run;
+    `matcher`, one shared by several files of the same store."""
     path = Path(path)
     if not path.is_file():
         raise NotFoundError(f"no such file {path}")
@@ -536,7 +537,7 @@ def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, ru
         raise BenchsmithError("--model: name the model whose responses these are")
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     rows = READERS[fmt](path)
-    matched, unmatched, how = ItemMatcher(ws.store).match(rows)
+    matched, unmatched, how = (matcher or ItemMatcher(ws.store)).match(rows)
     if not matched:
         first = "; ".join(f"row {row.row}: {row.reason}" for row in unmatched[:3])
         raise BenchsmithError(f"{path}: none of its {len(rows)} rows matches a store item ({first or 'no rows'})")

@@ -202,13 +202,21 @@ def test_a_kmmmu_judge_csv_keeps_its_verdicts_beside_ours(workspace, tmp_path):
 
 
 def test_the_real_kmmmu_judge_csvs_import_every_row(realdata, workspace):
-    """KMMMU's four judge CSVs (100 items × 4 models): items made from the first file, each file
-    matched (the first by id; the others' index columns name other rows, so by question text)."""
+    """KMMMU's four judge CSVs (100 items × 4 models) in one command: items made from the first
+    file, each file matched (the first by id; the others' index columns name other rows, so by
+    question text)."""
     files = sorted((realdata / "kmmmu_judge").glob("*.csv"))
     assert add_kmmmu_items(workspace, files[0]) == 100
+    models = [path.stem.removesuffix("-1-llm-judge") for path in files]
+    uneven = run_cli("runs", "import", *map(str, files), "--model", models[0], "-w", str(workspace.root))
+    assert uneven.returncode != 0 and "4 file(s) and 1 --model" in uneven.stderr
+    done = run_cli("runs", "import", *map(str, files), *(f"--model={model}" for model in models), "--json",
+                   "-w", str(workspace.root))
+    assert done.returncode == 0, done.stderr
+    summaries = json.loads(done.stdout)["runs"]
+    assert [summary["matched_by"] for summary in summaries] == [{"id": 100}] + [{"question": 100}] * 3
     total, disagreements = Counter(), 0
-    for path in files:
-        summary = _import(workspace.root, path, path.stem.removesuffix("-1-llm-judge"))
+    for path, summary in zip(files, summaries, strict=True):
         assert (summary["rows"], summary["matched"], summary["unmatched"]) == (100, 100, []), path.name
         records = _records(workspace.root, summary["run_id"])
         items = {item_id: stored.item for item_id, stored in workspace.store.get_many(list(records)).items()}
