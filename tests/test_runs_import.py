@@ -84,6 +84,9 @@ def test_a_jsonl_of_responses_is_a_run_that_every_reader_reads(workspace, tmp_pa
     assert report.returncode == 0, report.stderr
     assert "other-tool-model" in (tmp_path / "report" / "report.md").read_text(encoding="utf-8")
     assert run_cli("matrix", "build", "-w", str(workspace.root)).returncode == 0
+    hard = run_cli("filter", "hard", "--run", run_id, "--json", "-w", str(workspace.root))
+    assert hard.returncode == 0, hard.stderr
+    assert json.loads(hard.stdout)["survivors"] == 1  # eval-text-001, the one wrong answer; 3 and 4 undetermined
     shown = json.loads(run_cli("runs", "show", run_id, "--json", "-w", str(workspace.root)).stdout)
     assert shown["run_id"] == run_id and shown["model"] == "other-tool-model"
     assert [(r["item_id"], r["outcome"], r["extracted"], r["decided_by"], r["checker"], r["judge_model"])
@@ -231,6 +234,21 @@ def test_the_real_kmmmu_judge_csvs_import_every_row(realdata, workspace):
     assert files[0].name.startswith("gpt-5-mini")
     assert sum(total.values()) == 400 and total["correct"] and total["wrong"] and total["undecided"]
     assert disagreements > 0  # KMMMU's judge and our checker disagree on some: both are kept
+
+    # the pool commands read the imported runs as any run: the matrix, a filter, the item analysis
+    ws = str(workspace.root)
+    runs = [f"--run={summary['run_id']}" for summary in summaries]
+    matrix = run_cli("matrix", "build", "-w", ws)
+    assert matrix.returncode == 0 and "100 items × 4 models, 400 cells" in matrix.stdout, matrix.stderr
+    filtered = run_cli("filter", "adversarial", *runs, "--json", "-w", ws)
+    assert filtered.returncode == 0, filtered.stderr
+    solved = {item_id for summary in summaries for item_id, record in _records(workspace.root, summary["run_id"]).items()
+              if record.outcome == "correct"}
+    decision = json.loads(filtered.stdout)
+    assert decision["pool"] == 100 and decision["removed"] == len(solved) > 0
+    for command in (("analyze", "items"), ("analyze", "suspects")):
+        done = run_cli(*command, "-w", ws)
+        assert done.returncode == 0, (command, done.stderr)
 
 
 # -- the answer judge -------------------------------------------------------------------------------
