@@ -256,11 +256,12 @@ JUDGE = "openai-compatible:judge-m"  # the judge's name, as its records and log 
 JUDGE_LOG = "answer-judge-openai-compatible-judge-m.jsonl"
 
 
-def _text_items(workspace) -> None:
-    """Open-answer items (a text key: no checker may decide them yet) and choice items."""
+def _open_items(workspace) -> None:
+    """Open-answer items whose key only a judge (or a person) can check, and choice items."""
     records = [{"id": f"open-{n}", "source": {"exam": "기상기사", "subject": "기상학"},
                 "stem": f"문항 {n}: 높은 하늘에 새털처럼 보이는 구름의 이름은?",
-                "answer": {"format": "text", "accepted": ["권운"]}} for n in range(1, 5)]
+                "answer": {"format": "judged", "reference": "권운", "rubric": "구름의 이름을 맞게 쓰면 정답"}}
+               for n in range(1, 5)]
     records += [text_record(n, answer=1) for n in range(1, 4)]
     workspace.store.save_items([parse_item(record) for record in records], author="test", stage="test")
 
@@ -281,24 +282,24 @@ def _judging_server(reply=judge_reply) -> ServerThread:
 
 
 def test_the_judge_decides_what_no_checker_can_and_only_that(workspace, tmp_path):
-    _text_items(workspace)
-    open_format_checked = "text" in FORMATS
+    _open_items(workspace)
     with _judging_server() as server:
         judge = f"{JUDGE}@{server.url}/v1"
         summary = _import(workspace.root, _replies(tmp_path), "open-model", "--judge", judge)
         asked = server.stats.requests
         records = _records(workspace.root, summary["run_id"])
-        if not open_format_checked:
-            assert summary["judged"] == 4 and asked == 4  # only the undecided were sent
-            assert summary["judge"]["verdicts"] == {"true": 2, "false": 2, "undecided": 0}
-            assert {i: (r.outcome, r.typed_score().decided_by, r.typed_score().judge_model)
-                    for i, r in records.items() if i.startswith("open")} == {
-                "open-1": ("correct", "judge", JUDGE), "open-2": ("wrong", "judge", JUDGE),
-                "open-3": ("correct", "judge", JUDGE), "open-4": ("wrong", "judge", JUDGE)}
-            assert summary["outcomes"] == {"correct": 4, "wrong": 3}
+        assert summary["judged"] == 4 and asked == 4  # only the undecided were sent
+        assert summary["judge"]["verdicts"] == {"true": 2, "false": 2, "undecided": 0}
+        assert {i: (r.outcome, r.typed_score().decided_by, r.typed_score().judge_model)
+                for i, r in records.items() if i.startswith("open")} == {
+            "open-1": ("correct", "judge", JUDGE), "open-2": ("wrong", "judge", JUDGE),
+            "open-3": ("correct", "judge", JUDGE), "open-4": ("wrong", "judge", JUDGE)}
+        assert summary["outcomes"] == {"correct": 4, "wrong": 3}
         assert {i: r.outcome for i, r in records.items() if i.startswith("eval")} == {
             "eval-text-001": "correct", "eval-text-002": "wrong", "eval-text-003": "correct"}
         assert all(r.typed_score().decided_by == "checker" for i, r in records.items() if i.startswith("eval"))
+        shown = run_cli("runs", "show", summary["run_id"], "-w", str(workspace.root)).stdout
+        assert f"open-2  wrong  -  judge ({JUDGE})  judged" in shown
 
         # the same again: every judgement is reused, nothing sent
         again = _import(workspace.root, _replies(tmp_path), "open-model", "--judge", judge)
@@ -310,22 +311,21 @@ def test_the_judge_decides_what_no_checker_can_and_only_that(workspace, tmp_path
         assert done.returncode == 0, done.stderr
         judged = json.loads(done.stdout)["runs"][0]
         assert judged["asked"] == 7 and judged["with_checker"] == {"agree": 3, "disagree": 0}
+        assert server.stats.requests == asked + 3  # the open answers' judgements reused
         after = _records(workspace.root, summary["run_id"])
         for item_id in ("eval-text-001", "eval-text-002", "eval-text-003"):
             score = after[item_id].typed_score()
             assert score.outcome == records[item_id].outcome and score.decided_by == "checker"
             assert score.details["judge"] == {"model": JUDGE, "verdict": score.outcome == "correct", "agrees": True}
+        assert {i: r.outcome for i, r in after.items()} == {i: r.outcome for i, r in records.items()}
     log = workspace.root / "runs" / summary["run_id"] / JUDGE_LOG
-    assert {json.loads(line)["item_id"] for line in log.read_text(encoding="utf-8").splitlines()} >= {"open-1"}
+    assert {json.loads(line)["item_id"] for line in log.read_text(encoding="utf-8").splitlines()} == set(records)
 
 
 def test_a_broken_judge_is_asked_again_then_leaves_the_answer_undecided_with_its_error(workspace, tmp_path):
-    _text_items(workspace)
-    if "text" in FORMATS:  # the text checker decides these now: nothing is left for a judge
-        return
+    _open_items(workspace)
     with _judging_server(broken_judge_reply) as server:
-        summary = _import(workspace.root, _replies(tmp_path), "open-model", "--judge",
-                          f"{JUDGE}@{server.url}/v1")
+        summary = _import(workspace.root, _replies(tmp_path), "open-model", "--judge", f"{JUDGE}@{server.url}/v1")
         assert server.stats.requests == 8  # each of the 4 undecided asked, then asked again once
     assert summary["judge"]["verdicts"] == {"true": 0, "false": 0, "undecided": 4}
     records = _records(workspace.root, summary["run_id"])
@@ -335,7 +335,7 @@ def test_a_broken_judge_is_asked_again_then_leaves_the_answer_undecided_with_its
         assert score.details["judge"]["model"] == JUDGE
         assert score.details["judge"]["error"]["kind"] == "malformed"
         assert "neither true nor false" in score.details["judge"]["error"]["message"]
-    assert summary["outcomes"]["undecided"] == 4
+    assert summary["outcomes"] == {"correct": 2, "undecided": 4, "wrong": 1}
 
 
 def test_run_takes_the_judge_from_the_command_line_or_the_workspace_config(workspace, tmp_path):
