@@ -593,7 +593,8 @@ def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, ru
         finally:
             log.close()
     outcomes = Counter(record.outcome if isinstance(record, AnswerRecord) else record["outcome"] for record in final)
-    return ImportSummary(run_id, run_dir, fmt, path, len(rows), len(matched), unmatched, {by: n for by, n in how.items() if n}, len(lines),
+    matched_by = {by: count for by, count in how.items() if count}
+    return ImportSummary(run_id, run_dir, fmt, path, len(rows), len(matched), unmatched, matched_by, len(lines),
                          unchanged, dict(sorted(outcomes.items())), external_agreement(final))
 
 
