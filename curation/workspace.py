@@ -32,6 +32,8 @@ class Workspace:
     name: str
     vlm_model: str | None = None  # [extract] vlm_model: the vision model extraction falls back to
     pool_size: int | None = None  # the store's connection pool (Store); None: SQLAlchemy's default
+    judge_model: str | None = None  # [judge] model: the answer judge `run`, `evaluate` and `runs import` call
+    judge_all: bool = False  # [judge] all: every response judged (KMMMU's protocol), not only the undecided
 
     @property
     def blobs_dir(self) -> Path:
@@ -75,7 +77,11 @@ def _config_text(name: str, db_url: str | None, password_file: str | None) -> st
         f"{password_line}\n"
         "# [extract]\n"
         "# vlm_model = \"openai-compatible:MODEL@http://127.0.0.1:8000/v1?vision=true\"  "
-        "(pages with broken fonts or many formulas read by this vision model)\n"
+        "(pages with broken fonts or many formulas read by this vision model)\n\n"
+        "# [judge]\n"
+        "# model = \"openai-compatible:MODEL@http://127.0.0.1:8000/v1\"  "
+        "(judges the answers no checker decides, after run, evaluate and runs import)\n"
+        "# all = false  (true: every answer judged too, for comparison; the checkers' verdicts stand)\n"
     )
 
 
@@ -126,16 +132,23 @@ def open_workspace(path: str | os.PathLike | None) -> Workspace:
     store = data.get("store", {})
     workspace = data.get("workspace", {})
     extract = data.get("extract", {})
-    if not isinstance(store, dict) or not isinstance(workspace, dict) or not isinstance(extract, dict):
-        raise WorkspaceError(f"{config}: [store], [workspace] and [extract] must be tables")
+    judge = data.get("judge", {})
+    if not all(isinstance(table, dict) for table in (store, workspace, extract, judge)):
+        raise WorkspaceError(f"{config}: [store], [workspace], [extract] and [judge] must be tables")
     vlm_model = extract.get("vlm_model")
     if vlm_model is not None and not (isinstance(vlm_model, str) and vlm_model.strip()):
         raise WorkspaceError(f"{config}: extract.vlm_model must be a model spec (a string)")
+    judge_model, judge_all = judge.get("model"), judge.get("all", False)
+    if judge_model is not None and not (isinstance(judge_model, str) and judge_model.strip()):
+        raise WorkspaceError(f"{config}: judge.model must be a model spec (a string)")
+    if not isinstance(judge_all, bool):
+        raise WorkspaceError(f"{config}: judge.all must be true or false")
     url = store.get("url") or DEFAULT_DB.format(root=root.as_posix())
     password_file = store.get("password_file", PASSWORD_FILE)
     if not isinstance(url, str) or not isinstance(password_file, str):
         raise WorkspaceError(f"{config}: store.url and store.password_file must be strings")
-    return Workspace(root, with_password(url, root / password_file), str(workspace.get("name", root.name)), vlm_model)
+    return Workspace(root, with_password(url, root / password_file), str(workspace.get("name", root.name)), vlm_model,
+                     judge_model=judge_model, judge_all=judge_all)
 
 
 def user_data_dir() -> Path:

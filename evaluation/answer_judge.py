@@ -8,6 +8,11 @@ as undecided. Requests go through the runner's sender: the same cache, retries a
 handling as any run. Every judgement — the judge's model, its raw reply, the verdict — is a
 line of `runs/RUN/answer-judge-JUDGE.jsonl`; the run's records then get the judge's Score
 (`decided_by: judge`), appended to the run log like a rescore.
+
+Only an undecided record takes the judge's verdict as its outcome. With `judge_all`, a record a
+checker decided keeps its outcome: the judge's verdict is written beside it (`details.judge`,
+with whether the two agree), for comparison. A judge that gave no valid verdict leaves the
+record undecided, with the judge's error in `details.judge`.
 """
 
 from __future__ import annotations
@@ -56,7 +61,8 @@ class AnswerJudgement(BaseModel):
     response_sha: str  # of the response text judged: a judgement holds only for that text
     judge: str
     prompt_version: str = ANSWER_JUDGE_VERSION
-    key: str | None = None  # the judge request's cache key
+    key: str | None = None  # the cache key of the request answered (a resend's, after an invalid reply)
+    request_key: str | None = None  # the first request's key: the same judgement asked for again
     verdict: bool | None = None  # None: no valid reply (undecided)
     reply: str | None = None
     error: dict[str, Any] | None = None
@@ -121,26 +127,41 @@ def _finisher(base: dict[str, Any]) -> Callable[[Job, Completion | None, Backend
 
 
 def judged_score(record: AnswerRecord, judgement: AnswerJudgement) -> Score:
+    """The record's Score once the judgement is known: the judge's outcome for an undecided
+    record (or one a judge decided before), else the checker's with the verdict beside it."""
     checker = record.typed_score()
+    if checker.decided_by == "judge":  # judged before (another judge, or an older reply): start from the checker's
+        checker = checker.model_copy(update={"outcome": checker.details.get("checker_outcome", "undecided"),
+                                             "value": 0.0, "decided_by": "checker", "judge_model": None})
+    details = {key: value for key, value in checker.details.items() if key not in ("judge", "checker_outcome")}
     if judgement.verdict is None:
-        return checker
-    details = dict(checker.details) | {"checker_outcome": checker.outcome}
+        error = judgement.error or {"kind": "error", "message": "no verdict"}
+        return checker.model_copy(update={"details": details | {"judge": {"model": judgement.judge, "error": error}}})
+    if checker.outcome != "undecided":
+        agrees = (checker.outcome == "correct") == judgement.verdict if checker.outcome in ("correct", "wrong") else None
+        beside = {"model": judgement.judge, "verdict": judgement.verdict, "agrees": agrees}
+        return checker.model_copy(update={"details": details | {"judge": beside}})
     return checker.model_copy(update={
         "outcome": "correct" if judgement.verdict else "wrong", "value": 1.0 if judgement.verdict else 0.0,
-        "decided_by": "judge", "judge_model": judgement.judge, "details": details,
+        "decided_by": "judge", "judge_model": judgement.judge, "details": details | {"checker_outcome": "undecided"},
         "explanation": f"judged {'correct' if judgement.verdict else 'wrong'} by {judgement.judge}"})
 
 
 def judge_answers(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: SenderSettings, *,
                   judge_all: bool = False, max_invalid: int = 1,
                   on_record: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
-    """Judge a run's undecided records (every record with `judge_all`), then apply the verdicts."""
+    """Judge a run's undecided records (every record with a response, with `judge_all`), then
+    apply the verdicts: a summary of what was asked, sent, found and changed."""
     manifest = read_answer_manifest(run_dir)
     records = read_jsonl_records(run_dir / RESPONSES, AnswerRecord)
     dataset = dataset_from_manifest(manifest, ws.store, ws.blobs, ws.root)
     items = dataset.lookup(list(records))
     log_path = judge_log_path(run_dir, judge)
     done = read_jsonl_records(log_path, AnswerJudgement)
+
+    def rekey(req: ChatRequest) -> str:
+        return cache_key(judge, req, ANSWER_JUDGE_VERSION)
+
     jobs: list[Job] = []
     wanted: dict[str, str] = {}
     for item_id, record in records.items():
@@ -148,26 +169,27 @@ def judge_answers(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: Send
         score = record.typed_score()
         if item is None or record.text is None or content_hash(item, manifest.variant) != record.content_hash:
             continue
-        if score.decided_by == "human" or not (judge_all or score.outcome == "undecided"):
+        undecided = score.outcome == "undecided" or score.decided_by == "judge"
+        if score.decided_by == "human" or not (judge_all or undecided):
             continue
         request = judge_request(item, record.text, score.extracted)
-
-        def rekey(req: ChatRequest) -> str:
-            return cache_key(judge, req, ANSWER_JUDGE_VERSION)
-
         sha = response_sha(record.text)
         wanted[item_id] = sha
+        first_key = rekey(request)
         previous = done.get(item_id)
-        if previous is not None and previous.response_sha == sha and previous.key == rekey(request) \
+        if previous is not None and previous.response_sha == sha and previous.request_key == first_key \
                 and previous.verdict is not None:
             continue
-        base = {"item_id": item_id, "content_hash": record.content_hash, "response_sha": sha, "judge": judge.name}
-        jobs.append(Job(item_id, request, rekey(request), _finisher(base), rekey, max_invalid))
+        base = {"item_id": item_id, "content_hash": record.content_hash, "response_sha": sha, "judge": judge.name,
+                "request_key": first_key}
+        jobs.append(Job(item_id, request, first_key, _finisher(base), rekey, max_invalid))
     if jobs:
         asyncio.run(send_jobs(judge, settings, log_path, jobs, ws.cache_path, on_record))
     judgements = read_jsonl_records(log_path, AnswerJudgement)
     applied: list[dict[str, Any]] = []
     counts = {"true": 0, "false": 0, "undecided": 0}
+    agreement = {"agree": 0, "disagree": 0}
+    decided = 0
     for item_id, sha in wanted.items():
         judgement = judgements.get(item_id)
         if judgement is None or judgement.response_sha != sha:
@@ -176,6 +198,10 @@ def judge_answers(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: Send
         counts["undecided" if judgement.verdict is None else str(judgement.verdict).lower()] += 1
         record = records[item_id]
         score = judged_score(record, judgement)
+        decided += score.decided_by == "judge"
+        beside = score.details.get("judge") or {}
+        if beside.get("agrees") is not None:
+            agreement["agree" if beside["agrees"] else "disagree"] += 1
         if score == record.typed_score():
             continue
         line = record.model_dump(mode="json", exclude_none=True)
@@ -187,5 +213,6 @@ def judge_answers(ws: Workspace, run_dir: Path, judge: ModelSpec, settings: Send
             log.append_many(applied)
         finally:
             log.close()
-    return {"run_id": manifest.run_id, "judge": judge.name, "asked": len(wanted), "sent": len(jobs),
-            "verdicts": counts, "applied": len(applied), "log": str(log_path)}
+    return {"run_id": manifest.run_id, "judge": judge.name, "judge_all": judge_all, "asked": len(wanted),
+            "sent": len(jobs), "verdicts": counts, "decided": decided, "with_checker": agreement,
+            "applied": len(applied), "log": str(log_path)}

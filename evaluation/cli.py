@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -23,6 +24,8 @@ from rich.progress import (
 from curation.cli_kit import JsonOption, WorkspaceOption, is_one_of, print_json, workspace_from
 from curation.errors import BenchsmithError
 from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
+from curation.workspace import Workspace
+from evaluation.judge_options import AnswerJudge, JudgeAllOption, JudgeOption, answer_judge, judge_line
 from evaluation.models import ModelSpec, resolve_model
 from evaluation.sender import SenderSettings
 
@@ -35,11 +38,16 @@ ConcurrencyOption = Annotated[int, typer.Option("--concurrency", "-c", min=1, ma
 ProgressOption = Annotated[bool, typer.Option("--progress/--no-progress", help="show a progress bar")]
 
 
+RUNS_HELP = "Answer runs: import another tool's responses as a run, list runs, show a run's records, judge answers."
+runs_app = typer.Typer(help=RUNS_HELP, no_args_is_help=True)
+
+
 def register(app: typer.Typer) -> None:
     app.command("run")(run_command)
     app.command("judge")(judge_command)
     app.command("report")(report_command)
     app.command("rescore")(rescore_command)
+    app.add_typer(runs_app, name="runs")
 
 
 def _model(spec: str, models_file: Path | None, workspace_root: Path) -> ModelSpec:
@@ -78,6 +86,12 @@ def progress_bar(enabled: bool, label: str) -> Iterator[tuple[Callable[[int, int
         progress.update(task_id, advance=pending[0], counts=" ".join(f"{k} {v}" for k, v in sorted(counts.items())))
 
 
+def judge_with_progress(judge: AnswerJudge, ws: Workspace, run_dir: Path, show: bool) -> dict[str, Any]:
+    """The answer judge on one run, with a progress bar."""
+    with progress_bar(show, f"judge {judge.spec.name}") as (_, on_record):
+        return judge.judge(ws, run_dir, on_record)
+
+
 def run_command(
     model: Annotated[list[str] | None, typer.Option("--model", "-m", help="inline spec (baseline:longest, "
                                                     "openai-compatible:MODEL@URL, gemini:ID, vllm:ID, hf:ID, "
@@ -107,6 +121,8 @@ def run_command(
     workers: WorkersOption = None,
     shard_size: Annotated[int, typer.Option("--shard-size", min=1, help="items per shard (several models or Ray)")] = 100,
     max_attempts: MaxAttemptsOption = 3,
+    judge: JudgeOption = None,
+    judge_all: JudgeAllOption = False,
     progress: ProgressOption = True,
     as_json: JsonOption = False,
 ) -> None:
@@ -123,6 +139,7 @@ def run_command(
         raise BenchsmithError(f"--variant {variant!r}: choose one of {', '.join(VARIANTS)}")
     ws = workspace_from(workspace)
     specs = _models(model or [], model_list, models_file, ws.root)
+    answer_judge_ = answer_judge(ws, judge, judge_all, models_file)
     if run_id is not None and len(specs) > 1:
         raise BenchsmithError("--run-id names one run: use it with a single model")
     if source is not None and (items or limit):
@@ -150,7 +167,9 @@ def run_command(
     choice = ExecutorChoice(executor, ray_address, workers, max_attempts)
     summaries, failed = dispatch(choice, len(requests), here, sharded, label=f"{len(requests)} models", unit="items",
                                  show=show, console=console)
-    _print_runs(summaries, failed, as_json)
+    judged = ({summary.run_id: judge_with_progress(answer_judge_, ws, summary.run_dir, show) for summary in summaries}
+              if answer_judge_ is not None else {})
+    _print_runs(summaries, failed, as_json, judged)
     if failed:
         raise typer.Exit(1)
 
@@ -166,10 +185,13 @@ def _models(models: list[str], model_list: Path | None, models_file: Path | None
     return specs
 
 
-def _print_runs(summaries: list[Any], failed: dict[str, str], as_json: bool) -> None:
+def _print_runs(summaries: list[Any], failed: dict[str, str], as_json: bool,
+                judged: dict[str, dict[str, Any]] | None = None) -> None:
+    judged = judged or {}
     if as_json:
         runs = [{"run_id": s.run_id, "run_dir": str(s.run_dir), "items": s.total, "resumed": s.done_before,
-                 "counts": s.counts, "not_sent": len(s.skipped), "stats": s.stats} for s in summaries]
+                 "counts": s.counts, "not_sent": len(s.skipped), "stats": s.stats}
+                | ({"judge": judged[s.run_id]} if s.run_id in judged else {}) for s in summaries]
         print_json(runs[0] if len(runs) == 1 and not failed else {"runs": runs, "failed_shards": failed})
     else:
         for summary in summaries:
@@ -179,6 +201,8 @@ def _print_runs(summaries: list[Any], failed: dict[str, str], as_json: bool) -> 
                       + (f", {changed} asked again because they changed" if changed else "") + f"), {counts}"
                       + (f"; {len(summary.skipped)} not sent" if summary.skipped else ""), highlight=False)
             out.print(f"log: {summary.run_dir / 'responses.jsonl'}", highlight=False)
+            if summary.run_id in judged:
+                out.print(judge_line(judged[summary.run_id]), highlight=False)
     for key, error in failed.items():
         hint = "" if "rerun" in error else " (its finished requests are kept; rerun the same command to resume)"
         console.print(f"shard {key} failed: {error}{hint}", highlight=False, markup=False, soft_wrap=True)
@@ -271,3 +295,167 @@ def report_command(
     for note in result.notes:
         console.print(note, highlight=False)
     out.print(f"report: {result.markdown}", highlight=False)
+
+
+@runs_app.command("import")
+def runs_import_command(
+    files: Annotated[list[Path], typer.Argument(help="the other tool's file: a KMMMU judge CSV, lm-eval's "
+                                                "samples_TASK_*.jsonl (--log_samples), an inspect log (.eval/.json), "
+                                                "HRET's result JSON, or a JSONL of {id, response[, finish_reason]}; "
+                                                "several files: one --model each, in order")],
+    models: Annotated[list[str], typer.Option("--model", "-m", help="the name of the model whose responses these "
+                                              "are (one per file)")],
+    source: Annotated[str | None, typer.Option("--from", help="kmmmu | lm-eval | inspect | hret | jsonl "
+                                               "(default: what each file says it is)")] = None,
+    run_id: Annotated[str | None, typer.Option("--run-id", help="name of the run (default: derived from the model, "
+                                               "the format and the file's digest); one file only")] = None,
+    workspace: WorkspaceOption = None,
+    judge: JudgeOption = None,
+    judge_all: JudgeAllOption = False,
+    models_file: ModelsFileOption = None,
+    concurrency: ConcurrencyOption = 8,
+    progress: ProgressOption = True,
+    as_json: JsonOption = False,
+) -> None:
+    """Another tool's responses as a run: each row matched to its store item (by id, else by its
+    question text) and scored by the item's checker (and the judge, where none decides); every
+    row left out is listed with its reason. The tool's own verdicts are kept beside ours."""
+    from evaluation.imported_runs import ItemMatcher, import_run, refresh_outcomes
+
+    if len(models) != len(files):
+        raise BenchsmithError(f"{len(files)} file(s) and {len(models)} --model: name one model per file, in order")
+    if run_id is not None and len(files) > 1:
+        raise BenchsmithError("--run-id names one run: use it with a single file")
+    ws = workspace_from(workspace)
+    chosen_judge = answer_judge(ws, judge, judge_all, models_file, concurrency)
+    matcher = ItemMatcher(ws.store)  # its question index is built once for every file
+    summaries = []
+    for file, model in zip(files, models, strict=True):
+        summary = import_run(ws, file, model, source, run_id, matcher)
+        if chosen_judge is not None:
+            summary.judge = judge_with_progress(chosen_judge, ws, summary.run_dir, progress and not as_json)
+            refresh_outcomes(summary)
+        summaries.append(summary)
+    if as_json:
+        print_json(summaries[0].as_dict() if len(summaries) == 1 else {"runs": [s.as_dict() for s in summaries]})
+        return
+    for summary in summaries:
+        _print_import(summary)
+
+
+def _print_import(summary: Any) -> None:
+    outcomes = ", ".join(f"{name} {count}" for name, count in summary.outcomes.items())
+    by = ", ".join(f"{count} by {how}" for how, count in sorted(summary.matched_by.items()) if count)
+    out.print(f"run {summary.run_id}: {summary.matched} of {summary.rows} rows of {summary.path} ({summary.format}) "
+              f"imported ({by}; {summary.written} written, {summary.unchanged} already there): {outcomes}",
+              highlight=False)
+    if summary.external["agree"] or summary.external["disagree"]:
+        out.print(f"the file's own verdicts: agree with ours on {summary.external['agree']}, disagree on "
+                  f"{summary.external['disagree']} (both kept: `external` in each record)", highlight=False)
+    if summary.judge is not None:
+        out.print(judge_line(summary.judge), highlight=False)
+    if summary.unmatched:
+        out.print(f"{len(summary.unmatched)} row(s) not imported:", highlight=False)
+        for row in summary.unmatched:
+            out.print(f"  row {row.row}: {row.reason}", highlight=False, markup=False)
+    out.print(f"log: {summary.run_dir / 'responses.jsonl'}", highlight=False)
+
+
+def _answer_runs(ws: Workspace) -> list[Any]:
+    from evaluation.records import RunManifest
+    from evaluation.runlog import MANIFEST, read_manifest
+
+    found = []
+    for run_dir in sorted(ws.runs_dir.glob("*")) if ws.runs_dir.is_dir() else []:
+        if (run_dir / MANIFEST).is_file():
+            manifest = read_manifest(run_dir)
+            if isinstance(manifest, RunManifest):
+                found.append((run_dir, manifest))
+    return found
+
+
+@runs_app.command("list")
+def runs_list_command(workspace: WorkspaceOption = None, as_json: JsonOption = False) -> None:
+    """One line per answer run: id, model, records, outcomes."""
+    from evaluation.cells import run_cells
+
+    ws = workspace_from(workspace)
+    runs = []
+    for run_dir, manifest in _answer_runs(ws):
+        outcomes = Counter(run_cells(run_dir)["outcome"].to_pylist())
+        runs.append({"run_id": manifest.run_id, "model": manifest.model.name, "records": sum(outcomes.values()),
+                     "outcomes": dict(sorted(outcomes.items())),
+                     "imported": manifest.imported.format if manifest.imported else None})
+    if as_json:
+        print_json({"runs": runs})
+        return
+    if not runs:
+        out.print(f"no answer runs in {ws.runs_dir}", highlight=False)
+    for run in runs:
+        counts = ", ".join(f"{name} {count}" for name, count in run["outcomes"].items()) or "no records"
+        source = f" (imported from {run['imported']})" if run["imported"] else ""
+        out.print(f"{run['run_id']}  {run['model']}  {run['records']} records: {counts}{source}", highlight=False,
+                  markup=False)
+
+
+@runs_app.command("show")
+def runs_show_command(
+    run: Annotated[str, typer.Argument(help="run id (folder under runs/) or run folder")],
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """One line per record of a run: item, outcome, the answer read, who decided, the checker."""
+    from evaluation.records import AnswerRecord, read_jsonl_records
+    from evaluation.runlog import RESPONSES, find_run, read_answer_manifest
+
+    ws = workspace_from(workspace)
+    run_dir = find_run(ws.runs_dir, run)
+    manifest = read_answer_manifest(run_dir)
+    records = read_jsonl_records(run_dir / RESPONSES, AnswerRecord)
+    order = [item_id for item_id in manifest.item_ids if item_id in records]
+    order += [item_id for item_id in records if item_id not in set(order)]
+    rows = []
+    for item_id in order:
+        record = records[item_id]
+        score = record.typed_score()
+        rows.append({"item_id": item_id, "outcome": score.outcome, "extracted": score.extracted,
+                     "decided_by": score.decided_by, "checker": score.checker, "judge_model": score.judge_model,
+                     **({"external": record.external} if record.external else {})})
+    if as_json:
+        print_json({"run_id": manifest.run_id, "model": manifest.model.name, "records": rows})
+        return
+    out.print(f"{manifest.run_id}: {manifest.model.name}, {len(rows)} records", highlight=False, markup=False)
+    for row in rows:
+        who = row["decided_by"] + (f" ({row['judge_model']})" if row["judge_model"] else "")
+        extracted = json.dumps(row["extracted"], ensure_ascii=False) if row["extracted"] is not None else "-"
+        verdict = (row.get("external") or {}).get("is_correct")
+        beside = f"  tool: {'correct' if verdict else 'wrong'}" if isinstance(verdict, bool) else ""
+        out.print(f"{row['item_id']}  {row['outcome']}  {extracted}  {who}  {row['checker'] or '-'}{beside}",
+                  highlight=False, markup=False)
+
+
+@runs_app.command("judge")
+def runs_judge_command(
+    runs: Annotated[list[str], typer.Argument(help="run ids or run folders")],
+    workspace: WorkspaceOption = None,
+    judge: JudgeOption = None,
+    judge_all: JudgeAllOption = False,
+    models_file: ModelsFileOption = None,
+    concurrency: ConcurrencyOption = 8,
+    progress: ProgressOption = True,
+    as_json: JsonOption = False,
+) -> None:
+    """Judge the answers of runs that no checker decided (every answer with --judge-all)."""
+    from evaluation.runlog import find_run
+
+    ws = workspace_from(workspace)
+    chosen = answer_judge(ws, judge, judge_all, models_file, concurrency)
+    if chosen is None:
+        raise BenchsmithError("no judge: give --judge SPEC (or set [judge] model in benchsmith.toml)")
+    summaries = [judge_with_progress(chosen, ws, find_run(ws.runs_dir, name), progress and not as_json)
+                 for name in runs]
+    if as_json:
+        print_json({"runs": summaries})
+        return
+    for summary in summaries:
+        out.print(judge_line(summary), highlight=False)

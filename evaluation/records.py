@@ -58,7 +58,9 @@ class AnswerRecord(_Record):
     cached: bool | None = None
     resends: int | None = None
     ts: str | None = None
-
+    # an imported run (`runs import`): what the other tool itself said of this response, kept beside
+    # our score, never used as it: {"source": "kmmmu-judge", "row": 12, "is_correct": true, …}
+    external: dict[str, Any] | None = None
 
     def typed_score(self) -> Score:
         """The record's Score; a record written before typed scores maps its outcome to one."""
@@ -107,7 +109,7 @@ def is_current(record: AnswerRecord | JudgeVerdict, hashes: Mapping[str, str]) -
     return record.content_hash is not None and hashes.get(record.item_id) == record.content_hash
 
 
-R = TypeVar("R", bound=_Record)
+R = TypeVar("R", bound=BaseModel)
 
 
 def read_jsonl_records(path: Path, kind: type[R], key: str = "item_id") -> dict[str, R]:
@@ -169,6 +171,24 @@ class ModelRef(BaseModel):
     name: str
 
 
+class UnmatchedRow(_Record):
+    """A row of an imported file that became no record, and why."""
+
+    row: int  # 1-based, in the file's order
+    reason: str
+
+
+class ImportedFrom(_Record):
+    """Where an imported run's responses came from (`runs import`): another tool's file."""
+
+    format: Literal["kmmmu", "lm-eval", "inspect", "hret", "jsonl"]
+    path: str
+    sha256: str
+    rows: int
+    matched: int
+    unmatched: list[UnmatchedRow] = Field(default_factory=list)
+
+
 class RunManifest(_Record):
     """`runs/RUN/manifest.json` of an answer run: its configuration, dataset and selection."""
 
@@ -184,6 +204,7 @@ class RunManifest(_Record):
     item_ids: list[str] = Field(default_factory=list)  # asked or to ask, in dataset order
     skipped: dict[str, str] = Field(default_factory=dict)  # item → why it was not sent
     workspace: str | None = None
+    imported: ImportedFrom | None = None  # a run made from another tool's responses (`runs import`)
 
     def dataset_ref(self) -> DatasetRef:
         return self.dataset or DatasetRef(kind="store", query=self.config.query or {}, limit=self.config.limit)

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from curation.cli_kit import JsonOption, WorkspaceOption, out, print_json, workspace_from
+from evaluation.judge_options import JudgeAllOption, JudgeOption
 
 release_app = typer.Typer(help="Build and publish versioned releases.", no_args_is_help=True)
 
@@ -75,11 +76,14 @@ def evaluate_command(
     concurrency: Annotated[int, typer.Option("--concurrency", "-c", min=1, max=1024)] = 16,
     report_dir: Annotated[Path | None, typer.Option("--out", help="report folder (default: a new folder per "
                                                     "evaluation under WS/reports/RELEASE-vVERSION-CONFIG/)")] = None,
+    judge: JudgeOption = None,
+    judge_all: JudgeAllOption = False,
 ) -> None:
     """Evaluate models on a release with the runners (same cache, logs and report as `run`).
 
     Every row is scored, as the harnesses score it: an image item and a text-only model (no
     `?vision=true`) count in n as not answered."""
+    from evaluation.judge_options import answer_judge, judge_line
     from evaluation.models import resolve_model
     from evaluation.report import unsent_note
     from export.evaluate import evaluate_release, evaluation_workspace
@@ -88,9 +92,13 @@ def evaluate_command(
     if workspace is None:
         out.print(f"workspace: {ws.root} (per-user; -w DIR to choose another)", highlight=False)
     specs = [resolve_model(spec_text, ws.root / "models.yaml") for spec_text in model]
-    result = evaluate_release(ws, release, specs, prompt=prompt, concurrency=concurrency, report_dir=report_dir)
+    chosen_judge = answer_judge(ws, judge, judge_all)
+    result = evaluate_release(ws, release, specs, prompt=prompt, concurrency=concurrency, report_dir=report_dir,
+                              judge=chosen_judge)
     for summary in result.summaries:
         counts = ", ".join(f"{k} {v}" for k, v in summary.counts.items())
         out.print(f"{summary.run_id}: n={summary.total + len(summary.skipped)}: {summary.total} items asked, {counts}"
                   + (f"; {unsent_note(summary.skipped, counted=True)}" if summary.skipped else ""), highlight=False)
+        if summary.run_id in result.judged:
+            out.print(judge_line(result.judged[summary.run_id]), highlight=False)
     out.print(f"report: {result.report.markdown}", highlight=False)

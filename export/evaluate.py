@@ -9,12 +9,14 @@ report folder, so an earlier one is never overwritten."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from curation.workspace import Workspace, user_workspace
 from evaluation.datasets import ReleaseDataset, split_release_arg
+from evaluation.judge_options import AnswerJudge
 from evaluation.metrics import load_run
 from evaluation.models import ModelSpec
 from evaluation.report import ReportFiles, write_report
@@ -29,6 +31,7 @@ class ReleaseEvaluation:
     dataset: ReleaseDataset
     summaries: list[RunSummary]
     report: ReportFiles
+    judged: dict[str, dict[str, Any]] = field(default_factory=dict)  # run id → what the answer judge did
 
 
 def evaluation_workspace(given: Workspace | None) -> Workspace:
@@ -53,9 +56,10 @@ def new_report_dir(parent: Path) -> Path:
 
 
 def evaluate_release(ws: Workspace, release: str, specs: list[ModelSpec], *, prompt: str = "standard",
-                     concurrency: int = 16, report_dir: Path | None = None) -> ReleaseEvaluation:
-    """Run each model on the release config and write one report (into `report_dir`, else a new
-    folder under `WS/reports/RELEASE-vVERSION-CONFIG/`)."""
+                     concurrency: int = 16, report_dir: Path | None = None,
+                     judge: AnswerJudge | None = None) -> ReleaseEvaluation:
+    """Run each model on the release config (then the answer judge, when given, on each run) and
+    write one report (into `report_dir`, else a new folder under `WS/reports/RELEASE-vVERSION-CONFIG/`)."""
     path, config = split_release_arg(release)
     dataset = ReleaseDataset(path, config, ws.blobs)
     summaries = []
@@ -63,6 +67,7 @@ def evaluate_release(ws: Workspace, release: str, specs: list[ModelSpec], *, pro
         settings = SenderSettings(concurrency=concurrency, timeout_s=spec.timeout_s, max_retries=spec.max_retries)
         run_as = spec.decoded_as(dataset.manifest.run_decoding())  # the release's decoding, unless the spec sets it
         summaries.append(run_model(ws, RunRequest(run_as, prompt, "implicit", dataset, settings=settings)))
+    judged = {summary.run_id: judge.judge(ws, summary.run_dir) for summary in summaries} if judge is not None else {}
     runs = [load_run(summary.run_dir, ws) for summary in summaries]
     report = write_report(runs, report_dir or new_report_dir(ws.root / "reports" / dataset.label))
-    return ReleaseEvaluation(dataset, summaries, report)
+    return ReleaseEvaluation(dataset, summaries, report, judged)

@@ -81,12 +81,14 @@ class FilterPlan:
     sequential: bool = False
     query: ItemQuery = field(default_factory=ItemQuery)
     concurrency: int = 16
+    runs: list[Path] = field(default_factory=list)  # runs taken as they are (e.g. imported): their models are not asked
 
 
 def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], None] | None = None
                ) -> tuple[FilterDecision, SolveMatrix, list[str], list[str]]:
-    """Ask the models (attempt k uses seed + k), then decide. Returns the decision, the matrix
-    of these runs, the model labels in order, and the pool's item ids."""
+    """Ask the models (attempt k uses seed + k), then decide, with the plan's existing runs (read
+    first: a sequential filter asks the models only about what those runs left). Returns the
+    decision, the matrix of these runs, the model labels in order, and the pool's item ids."""
     from evaluation.runner import RunRequest, run_model, store_dataset
     from evaluation.sender import SenderSettings
 
@@ -94,7 +96,14 @@ def run_filter(ws: Workspace, plan: FilterPlan, on_model: Callable[[str, int], N
     reader = FacetReader()
     whole_pool = store_dataset(ws, plan.query)  # one dataset for every model: the pool is read once
     remaining = list(pool)
-    run_dirs, labels = [], []
+    run_dirs: list[Path] = list(plan.runs)
+    labels: list[str] = []
+    if plan.runs:
+        given = build_matrix(run_dirs, ws, reader)
+        labels += list(given.models)
+        if plan.sequential:
+            decided = decide(given, labels, remaining, plan.attempts)
+            remaining = [item for item in remaining if item not in decided.removed]
     for spec in plan.specs:
         if on_model is not None:
             on_model(spec.name, len(remaining))

@@ -23,6 +23,10 @@ analyze_app = typer.Typer(help="Distribution shift and model comparisons.", no_a
 ModelsOption = Annotated[list[str], typer.Option("--models", "-m", help="model specs, comma-separated or repeated "
                                                  "(repeat --models for specs that contain commas)")]
 ItemsOption = Annotated[str | None, typer.Option("--items", help="exam=…,subject=…,status=a|b,…")]
+FilterModelsOption = Annotated[list[str], typer.Option("--models", "-m", help="model specs to ask, comma-separated or "
+                                                       "repeated (repeat --models for specs that contain commas)")]
+FilterRunsOption = Annotated[list[str], typer.Option("--run", help="an existing run taken as it is (repeatable), e.g. "
+                                                     "one made by `runs import`: its model is not asked")]
 
 
 def register(app: typer.Typer) -> None:
@@ -93,13 +97,18 @@ def matrix_show_command(workspace: WorkspaceOption = None, as_json: JsonOption =
 
 
 def _filter(kind: FilterKind, models: list[str], workspace: Path | None, attempts: int, sequential: bool, prompt: str,
-            items: str | None, concurrency: int, models_file: Path | None, as_json: bool) -> None:
+            items: str | None, concurrency: int, models_file: Path | None, as_json: bool,
+            runs: list[str] | None = None) -> None:
+    from evaluation.runlog import find_run
     from evaluation.runner import parse_item_query
     from filtering.adversarial import FilterPlan, filter_and_record
 
     ws = workspace_from(workspace)
-    specs = _specs(models, models_file, ws.root)
-    plan = FilterPlan(specs, prompt, "implicit", attempts, sequential, parse_item_query(items), concurrency)
+    if not models and not runs:
+        raise BenchsmithError("name the models to ask (--models) or the runs to read (--run)")
+    specs = _specs(models, models_file, ws.root) if models else []
+    given = [find_run(ws.runs_dir, run) for run in runs or []]
+    plan = FilterPlan(specs, prompt, "implicit", attempts, sequential, parse_item_query(items), concurrency, given)
     with console.status("asking the models…") as status:
         record, path = filter_and_record(ws, plan, kind, lambda name, n: status.update(f"asking {name} about {n} items…"))
     summary = record.summary() | {"record": str(path)}
@@ -114,7 +123,7 @@ def _filter(kind: FilterKind, models: list[str], workspace: Path | None, attempt
 
 @filter_app.command("adversarial")
 def adversarial_command(
-    models: ModelsOption, workspace: WorkspaceOption = None,
+    models: FilterModelsOption = [], runs: FilterRunsOption = [], workspace: WorkspaceOption = None,  # noqa: B006
     attempts: Annotated[int, typer.Option(min=1, help="solved = any of K attempts correct (seed + k)")] = 1,
     sequential: Annotated[bool, typer.Option("--sequential", help="ask each next model only about survivors")] = False,
     prompt: Annotated[str, typer.Option(help="standard | advanced | reasoning")] = "standard",
@@ -122,19 +131,20 @@ def adversarial_command(
     as_json: JsonOption = False,
 ) -> None:
     """Remove items any model solves; the survivors become the release's `hard` config."""
-    _filter("adversarial", models, workspace, attempts, sequential, prompt, items, concurrency, models_file, as_json)
+    _filter("adversarial", models, workspace, attempts, sequential, prompt, items, concurrency, models_file, as_json,
+            runs)
 
 
 @filter_app.command("hard")
 def hard_command(
-    models: ModelsOption, workspace: WorkspaceOption = None,
+    models: FilterModelsOption = [], runs: FilterRunsOption = [], workspace: WorkspaceOption = None,  # noqa: B006
     attempts: Annotated[int, typer.Option(min=1, help="missed = all K attempts wrong")] = 1,
     prompt: Annotated[str, typer.Option(help="standard | advanced | reasoning")] = "standard",
     items: ItemsOption = None, concurrency: ConcurrencyOption = 16, models_file: ModelsFileOption = None,
     as_json: JsonOption = False,
 ) -> None:
     """The hard subset: items every listed model misses."""
-    _filter("hard", models, workspace, attempts, False, prompt, items, concurrency, models_file, as_json)
+    _filter("hard", models, workspace, attempts, False, prompt, items, concurrency, models_file, as_json, runs)
 
 
 def probe_command(

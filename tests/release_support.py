@@ -8,8 +8,11 @@ import base64
 import hashlib
 import io
 import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -229,3 +232,50 @@ def benchsmith_per_item(release: Path, config: str, server_url: str, workspace: 
     assert len(runs) == 1, runs
     per_item = {item_id: record["outcome"] == "correct" for item_id, record in read_records(runs[0] / RESPONSES).items()}
     return per_item, int(overall["n"]), int(overall["correct"]) / int(overall["n"])  # the csv rounds accuracy
+
+
+# -- running the harnesses as their README says ----------------------------------------------------
+def harness_env(tmp: Path) -> dict[str, str]:
+    """The environment a harness runs in: no OpenAI or LOCAL_ variables of the caller, Hugging Face
+    offline with its cache under `tmp`, this Python's scripts first on the PATH."""
+    return {**{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LOCAL_"))},
+            "HF_HOME": str(tmp / "hf"), "HF_DATASETS_OFFLINE": "1", "INSPECT_LOG_DIR": str(tmp / "inspect-logs"),
+            "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+
+
+def run_lm_eval(release: Path, url: str, tmp: Path, *, model: str = "scripted", task: str | None = None) -> Path:
+    """lm-eval with `--log_samples` as `harness/README.md` says (its tag, or one `task`), from another
+    folder: the output folder (results_*.json, samples_TASK_*.jsonl)."""
+    elsewhere = tmp / "cwd"
+    elsewhere.mkdir(parents=True, exist_ok=True)
+    command = readme_command(release, "lm_eval ", url=url, model=model)
+    if task is not None:
+        command = re.sub(r"--tasks \S+", f"--tasks {task}", command)
+    done = subprocess.run(["bash", "-c", f"{command} --output_path {tmp / 'out'} --log_samples"],
+                          capture_output=True, text=True, cwd=elsewhere, env=harness_env(tmp), timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return tmp / "out"
+
+
+def start_inspect(release: Path, url: str, tmp: Path, config: str, *, model: str = "scripted",
+                  log_format: str = "json") -> tuple[subprocess.Popen, Path]:
+    """`inspect eval` on one config as `harness/README.md` says, from another folder, started (a
+    caller runs several side by side): the process and the folder its log goes to."""
+    elsewhere = tmp / "cwd"
+    elsewhere.mkdir(parents=True, exist_ok=True)
+    command = readme_command(release, "LOCAL_BASE_URL=URL ", url=url, model=model)
+    assert "config=full" in command
+    logs = tmp / "logs" / config
+    process = subprocess.Popen(
+        ["bash", "-c", command.replace("config=full", f"config={config}")], stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, cwd=elsewhere,
+        env={**harness_env(tmp), "INSPECT_LOG_DIR": str(logs), "INSPECT_LOG_FORMAT": log_format,
+             "INSPECT_DISPLAY": "none"})
+    return process, logs
+
+
+def finish_inspect(process: subprocess.Popen, logs: Path) -> Path:
+    """Wait for a started `inspect eval`: its one log file."""
+    _, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stderr[-3000:]
+    return next(path for path in logs.iterdir() if path.suffix in (".json", ".eval"))

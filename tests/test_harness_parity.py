@@ -6,11 +6,7 @@ the server's log shows the same messages, roles, images and decoding for every i
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -19,16 +15,17 @@ from export.harness import task_name
 from tests.release_support import (
     LoggedRequest,
     benchsmith_per_item,
+    finish_inspect,
     image_pixel_hash,
-    readme_command,
     release_rows,
+    run_lm_eval,
     scripted_reply,
     scripted_server,
+    start_inspect,
 )
 
 pytest.importorskip("lm_eval", reason="the harness extra (lm_eval[api]) is not installed")
 pytest.importorskip("inspect_ai", reason="the harness extra (inspect_ai) is not installed")
-BIN = Path(sys.executable).parent
 MODEL = "Qwen/Qwen2.5-7B-Instruct"  # not an OpenAI name: inspect's `openai/` provider would reshape its requests
 
 
@@ -47,12 +44,6 @@ def rows(release):
 def server(rows):
     with scripted_server(rows) as running:
         yield running
-
-
-def _env(tmp: Path) -> dict[str, str]:
-    return {**{k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "LOCAL_"))},
-            "HF_HOME": str(tmp / "hf"), "HF_DATASETS_OFFLINE": "1", "INSPECT_LOG_DIR": str(tmp / "inspect-logs"),
-            "PATH": f"{BIN}:{os.environ.get('PATH', '')}"}
 
 
 @pytest.fixture(scope="module")
@@ -75,15 +66,9 @@ def lm_eval_run(release, server, benchsmith_run, tmp_path_factory):
     """lm-eval run as `harness/README.md` says, from another folder: its output folder and the requests it sent."""
     _, path, _ = release
     running, responder = server
-    tmp = tmp_path_factory.mktemp("lm-eval")
     before = len(responder.requests)
-    elsewhere = tmp / "cwd"
-    elsewhere.mkdir()
-    command = readme_command(path, "lm_eval ", url=f"{running.url}/v1", model=MODEL)
-    done = subprocess.run(["bash", "-c", f"{command} --output_path {tmp / 'out'} --log_samples"],
-                          capture_output=True, text=True, cwd=elsewhere, env=_env(tmp), timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return tmp / "out", responder.requests[before:]
+    out = run_lm_eval(path, f"{running.url}/v1", tmp_path_factory.mktemp("lm-eval"), model=MODEL)
+    return out, responder.requests[before:]
 
 
 @pytest.fixture(scope="module")
@@ -93,21 +78,9 @@ def inspect_run(release, server, lm_eval_run, tmp_path_factory):
     _, path, counts = release
     running, responder = server
     tmp = tmp_path_factory.mktemp("inspect")
-    elsewhere = tmp / "cwd"
-    elsewhere.mkdir()
     before = len(responder.requests)
-    command = readme_command(path, "LOCAL_BASE_URL=URL ", url=f"{running.url}/v1", model=MODEL)
-    assert "config=full" in command
-    runs = {config: subprocess.Popen(
-        ["bash", "-c", command.replace("config=full", f"config={config}")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=elsewhere,
-        env={**_env(tmp), "INSPECT_LOG_DIR": str(tmp / "logs" / config), "INSPECT_LOG_FORMAT": "json",
-             "INSPECT_DISPLAY": "none"}) for config in counts}
-    logs = {}
-    for config, run in runs.items():
-        _, stderr = run.communicate(timeout=600)
-        assert run.returncode == 0, stderr[-3000:]
-        logs[config] = json.loads(next((tmp / "logs" / config).glob("*.json")).read_text(encoding="utf-8"))
+    runs = {config: start_inspect(path, f"{running.url}/v1", tmp, config, model=MODEL) for config in counts}
+    logs = {config: json.loads(finish_inspect(*run).read_text(encoding="utf-8")) for config, run in runs.items()}
     return logs, responder.requests[before:]
 
 
