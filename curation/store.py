@@ -117,7 +117,7 @@ class Revision:
     created_at: str
     changed_fields: list[str]
     reason: str | None
-    snapshot: dict[str, Any]
+    snapshot: dict[str, Any]  # in the current item schema (an older snapshot is upgraded on read)
 
 
 @dataclass
@@ -545,7 +545,7 @@ class Store:
             raise NotFoundError(f"no item {item_id!r} in the store")
         return [
             Revision(r.item_id, r.rev, r.author, r.stage, r.created_at, json.loads(r.changed_fields), r.reason,
-                     json.loads(r.snapshot))
+                     migrate_record(json.loads(r.snapshot)))
             for r in rows
         ]
 

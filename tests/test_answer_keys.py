@@ -25,7 +25,7 @@ def split_sample(sample_exam_dir, tmp_path):
     key.insert_pdf(source, from_page=source.page_count - 1, to_page=source.page_count - 1)
     questions.save(tmp_path / "questions.pdf")
     key.save(tmp_path / "key.pdf")
-    truth = {item.source.number: item.answer for item in load_truth(sample_exam_dir / "sample.truth.jsonl")}
+    truth = {item.source.number: item.gold() for item in load_truth(sample_exam_dir / "sample.truth.jsonl")}
     return tmp_path / "questions.pdf", tmp_path / "key.pdf", truth
 
 
@@ -42,7 +42,8 @@ def test_csv_with_circled_digits_and_json_with_plain_digits(split_sample, tmp_pa
     json_key.write_text(json.dumps({"answers": {str(n): a for n, a in truth.items()}}), encoding="utf-8")
     assert read_key_file(csv_key) == truth == read_key_file(json_key)
     extraction = extract_items(questions, ExtractOptions(), key=read_key_file(csv_key))
-    assert {item.source.number: item.answer for item in extraction.items} == truth
+    assert {item.source.number: item.gold() for item in extraction.items} == truth
+    assert all(item.answer_format == "choice" for item in extraction.items)
 
 
 def test_missing_and_extra_keys_are_reported(split_sample, tmp_path):
