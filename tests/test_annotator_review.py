@@ -198,7 +198,8 @@ def test_revert_refuses_bad_requests_and_a_stale_revision(desk):
     assert stale.conflict is not None and store.get("sample-001").rev == 3
     done = desk.reviewer.revert(ALICE, Session("item", "sample-001", 3), 1, "원래대로")
     assert done.session.rev == 4 and store.get("sample-001").item.stem == original
-    assert store.get("sample-001").item.answer == store.history("sample-001")[0].snapshot["answer"]
+    assert store.get("sample-001").item.to_record()["answer"] == store.history("sample-001")[0].snapshot["answer"]
+    assert store.get("sample-001").item.answer_list() == [1]
 
 
 def test_bulk_accept_skips_an_item_saved_after_the_count_and_progress_counts_it(desk):
