@@ -113,6 +113,10 @@ def to_change(path: str, value: Any, record: dict[str, Any] | None = None) -> An
     if path == "answer":
         if isinstance(value, dict):  # a key already
             return value
+        current = (record or {}).get("answer")
+        if current is not None and key_options(current) is None:
+            raise EditError(f"정답 answer: this item's key is a {current.get('format')} key, not option numbers "
+                            "· 번호로 고칠 수 없는 정답입니다")
         numbers = parse_answer(value)
         return None if numbers is None else choice_answer(numbers, record or {})
     if path in ("explicit_variant", "rationale.notes") and isinstance(value, str) and not value.strip():
