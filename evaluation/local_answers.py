@@ -46,7 +46,13 @@ def local_score(item: Answerable, choice: int) -> dict[str, Any]:
     key = item.choice_key()
     if key is None:
         raise ValueError(f"{item.id}: an option-only baseline answers choice items only")
-    verdict = CHOICE.check(choice, key.model_dump(), ())
+    return dict(_choice_score(tuple(key.options), key.require_all, choice))
+
+
+@lru_cache(maxsize=4096)
+def _choice_score(options: tuple[int, ...], require_all: bool, choice: int) -> dict[str, Any]:
+    """(Pool-scale baselines score few distinct keys: the Score is made once per key and choice.)"""
+    verdict = CHOICE.check(choice, {"format": "choice", "options": list(options), "require_all": require_all}, ())
     return Score.from_verdict(replace(verdict, details={"method": "json", **verdict.details})).model_dump(
         mode="json", exclude_none=True)
 
