@@ -12,6 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import BaseModel
+
 from annotator import adjudication, claims, decisions, drafts, queues
 from annotator.auth import User
 from annotator.queue_specs import Decision
@@ -19,8 +21,9 @@ from annotator.queues import Filters
 from annotator.render import PdfRenderer
 from curation.diff import field_changes
 from curation.errors import BenchsmithError, ConflictError, NotFoundError, WorkspaceError
-from curation.item import ItemValidationError
+from curation.item import ItemValidationError, choice_answer
 from curation.store import Revision, Store, StoredItem, get_path, set_path
+from scoring.keys import parse_key
 
 STAGE = "annotate"
 
@@ -74,10 +77,48 @@ def parse_answer(raw: Any) -> int | list[int] | None:
     return numbers[0] if len(numbers) == 1 else numbers
 
 
-def to_change(path: str, value: Any) -> Any:
-    """A UI value as the item field wants it."""
+def key_options(answer: Any) -> list[int] | None:
+    """A stored answer's option numbers: a choice key's (or a schema-1 answer's); None for no key
+    or a key of another format."""
+    if isinstance(answer, BaseModel):
+        answer = answer.model_dump(mode="json")
+    if isinstance(answer, dict):
+        return [int(n) for n in answer.get("options") or []] if answer.get("format") == "choice" else None
+    if isinstance(answer, bool) or answer is None:
+        return None
+    return [answer] if isinstance(answer, int) else list(answer) if isinstance(answer, list) else None
+
+
+def answer_text(answer: Any) -> str:
+    """What the answer box shows: a choice key's option numbers ("3", "1,3"); a key of another
+    format as its text (edited by its own editor, not as option numbers)."""
+    if answer is None:
+        return ""
+    if isinstance(answer, str):
+        return answer
+    if isinstance(answer, BaseModel):
+        answer = answer.model_dump(mode="json")
+    numbers = key_options(answer)
+    if numbers is not None:
+        return ",".join(str(n) for n in numbers)
+    try:
+        return parse_key(answer).text()
+    except ValueError:
+        return str(answer)
+
+
+def to_change(path: str, value: Any, record: dict[str, Any] | None = None) -> Any:
+    """A UI value as the item field wants it: the answer box's option numbers become a choice
+    key (requiring all of them as the item's key does; `record` is the item it is for)."""
     if path == "answer":
-        return parse_answer(value)
+        if isinstance(value, dict):  # a key already
+            return value
+        current = (record or {}).get("answer")
+        if current is not None and key_options(current) is None:
+            raise EditError(f"정답 answer: this item's key is a {current.get('format')} key, not option numbers "
+                            "· 번호로 고칠 수 없는 정답입니다")
+        numbers = parse_answer(value)
+        return None if numbers is None else choice_answer(numbers, record or {})
     if path in ("explicit_variant", "rationale.notes") and isinstance(value, str) and not value.strip():
         return None
     return value
@@ -89,7 +130,7 @@ def apply_edits(record: dict[str, Any], edits: dict[str, Any]) -> dict[str, Any]
     shown = copy.deepcopy(record)
     for path, value in edits.items():
         try:
-            value = to_change(path, value)
+            value = to_change(path, value, record)
         except EditError:
             pass
         try:
@@ -245,7 +286,8 @@ class Reviewer:
         override = claims.check(self.engine, user, session.queue, session.item_id)
         overlapped = adjudication.keeps_apart(self.engine, spec, session.item_id, user.name)
         try:
-            changes = {path: to_change(path, value) for path, value in session.edits.items()}
+            record = self.store.get(session.item_id).item.to_record() if "answer" in session.edits else None
+            changes = {path: to_change(path, value, record) for path, value in session.edits.items()}
             if overlapped:
                 return self._record_own_decision(user, session, chosen, reason, changes)
             if chosen is not None:
@@ -391,10 +433,13 @@ def _editable_field(path: str, allowed: tuple[str, ...]) -> str | None:
 def _same(path: str, value: Any, stored: Any) -> bool:
     """Does a form value mean the stored value? (An empty box for a missing field does.)"""
     if path == "answer":
+        if isinstance(value, dict) or (stored is not None and key_options(stored) is None):
+            return value == stored or answer_text(value) == answer_text(stored)  # a key of another format
         try:
-            return parse_answer(value) == stored
+            numbers = parse_answer(value)
         except EditError:
             return False
+        return key_options(numbers) == key_options(stored)
     if value in ("", None) and stored in ("", None):
         return True
     return value == stored

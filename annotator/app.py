@@ -17,7 +17,7 @@ from typing import Any, Literal
 import gradio as gr
 
 from annotator import auth, blinding, claims, queues, scoring, stats, views
-from annotator.actions import EditError, Move, Reviewer, Session, View
+from annotator.actions import EditError, Move, Reviewer, Session, View, answer_text
 from annotator.adjudicate_tab import AdjudicateTab
 from annotator.adjudicate_tab import register_api as register_adjudicate_api
 from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
@@ -135,7 +135,7 @@ def item_markdown(record: dict[str, Any] | None, *, with_answer: bool = False) -
         line = f"{marker} {to_markdown(option.get('text', ''))}{image}"
         lines.append(f'<span class="bs-key bs-key-option-{n}">{line} ✔ 정답 · key</span>' if n in keys else line)
     if with_answer:
-        lines.append(f"**정답 · Gold answer**: {to_markdown(str(record.get('answer')))}")
+        lines.append(f"**정답 · Gold answer**: {to_markdown(answer_text(record.get('answer')))}")
     return "\n\n".join(lines)
 
 
@@ -259,7 +259,8 @@ class ItemQueueTab:
         for path, _, _, _ in self.fields:
             value = get_path(shown, path)
             present = _slot_exists(shown, path) if view.stored else not path.startswith("options.")
-            text = "" if value is None else (value if isinstance(value, str) else _answer_text(value))
+            text = "" if value is None else (value if isinstance(value, str) else
+                                             answer_text(value) if path == "answer" else str(value))
             key = _option_number(path) in keys
             # update dicts, not gr.Column(...): a component made in a handler costs ~1 ms, a dict nothing
             values += [text, to_markdown(text),
@@ -416,12 +417,6 @@ def _option_number(path: str) -> int | None:
     """N for an option's text field (`options.N.text`)."""
     parts = path.split(".")
     return int(parts[1]) if len(parts) == 3 and parts[0] == "options" and parts[2] == "text" else None
-
-
-def _answer_text(value: Any) -> str:
-    if isinstance(value, list):
-        return ",".join(str(v) for v in value)
-    return str(value)
 
 
 ButtonVariant = Literal["primary", "secondary", "stop", "huggingface"]  # gr.Button's variants

@@ -29,6 +29,7 @@ from annotator import queues
 from annotator.queue_specs import QUEUES
 from annotator.tables import now, suspect_decisions, write_connection
 from curation.errors import BenchsmithError, ConflictError, NotFoundError
+from curation.item import Item, choice_answer
 from curation.store import Store, StoredItem
 from evaluation.records import ITEM_ANALYSIS_FOLDER, SUSPECTS_FILE, Suspect, SuspectsResult
 
@@ -252,8 +253,8 @@ class SuspectDesk:
             key = _option_number(new_key, len(item.options))
             if item.answer_list() == [key]:
                 raise SuspectError(f"option {key} is the key already: choose keep, or another option")
-            rev = self.store.update_fields(item_id, {"answer": key}, expect_rev=expect, author=user, stage=STAGE,
-                                           reason=f"key {_key_text(item.answer)} → {key}: {reason}")
+            rev = self.store.update_fields(item_id, {"answer": choice_answer(key, item.to_record())}, expect_rev=expect,
+                                           author=user, stage=STAGE, reason=f"key {_key_text(item)} → {key}: {reason}")
             message = f"정답을 {key}번으로 고쳤습니다 · Key fixed to option {key}, saved as rev {rev}"
         elif decision == "ambiguous":
             reasons = [*item.flags.review_reasons, f"{AMBIGUOUS_PREFIX}: {reason}"]
@@ -292,6 +293,6 @@ def _option_number(value: object, options: int) -> int:
     return int(text)
 
 
-def _key_text(answer: object) -> str:
-    return ",".join(str(v) for v in answer) if isinstance(answer, list) else str(answer)
+def _key_text(item: Item) -> str:
+    return ",".join(map(str, item.answer_list())) if item.choice_key() else item.answer.text() if item.answer else "None"
 

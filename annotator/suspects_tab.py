@@ -12,7 +12,7 @@ from typing import Any
 import gradio as gr
 
 from annotator import views
-from annotator.actions import Session, View
+from annotator.actions import Session, View, answer_text, key_options
 from annotator.events import fast
 from annotator.guidelines_panel import GuidelinesPanel
 from annotator.preview import LATEX_DELIMITERS
@@ -51,7 +51,7 @@ class SuspectView:
 
 def evidence_html(suspect: Suspect, options: int, key: Any) -> str:
     """Counts per option (all models, strongest third), the consensus and the signals. No model names."""
-    keys = set(key if isinstance(key, list) else [key])
+    keys = set(key_options(key) or [])
     strong_total = sum(suspect.option_counts_strong.values())
     rows = []
     for n in range(1, max(options, len(suspect.option_counts)) + 1):
@@ -156,7 +156,7 @@ class SuspectsTab:
                 continue
             stem = item.stem if len(item.stem) <= 120 else item.stem[:119] + "…"
             rows.append(f'<li class="bs-partner" data-item="{views.esc(partner)}"><code>{views.esc(partner)}</code> · '
-                        f"key {views.esc(item.answer)} · {views.esc(item.status)}: {views.esc(stem)}</li>")
+                        f"key {views.esc(answer_text(item.answer))} · {views.esc(item.status)}: {views.esc(stem)}</li>")
         return f"<div><b>중복 충돌 상대 · Dedup conflict partner</b> (the same question, another key)<ul>{''.join(rows)}</ul></div>"
 
     # -- what the handlers do -----------------------------------------------------------

@@ -8,7 +8,7 @@ import time
 from html import escape
 from typing import Any
 
-from annotator.actions import Conflict, View
+from annotator.actions import Conflict, View, key_options
 from annotator.render import PageInfo
 from curation.store import Revision
 
@@ -21,7 +21,10 @@ def esc(value: Any) -> str:
 
 
 def key_numbers(answer: Any) -> set[int]:
-    """The key's option numbers from a stored answer (3, [1, 3]) or one being edited ("1,3")."""
+    """The key's option numbers from a stored answer (a choice key; 3, [1, 3] in schema 1) or one
+    being edited ("1,3"); none for a key of another format."""
+    if isinstance(answer, dict):
+        answer = key_options(answer) or []
     values = answer if isinstance(answer, list) else str(answer if answer is not None else "").split(",")
     return {int(v) for v in (str(value).strip() for value in values) if v.isdigit()}
 

@@ -37,7 +37,7 @@ class OfflineDrafter:
         return {r.key: TextResult(r.key, None, f"{self.name} writes rationale drafts only") for r in requests}
 
     def solve_with_rationale(self, items: list[Item], attempt: int) -> dict[str, SolvedItem]:
-        return {item.id: SolvedItem(item.id, item.answer, offline_rationale(item), "correct") for item in items}
+        return {item.id: SolvedItem(item.id, item.gold(), offline_rationale(item), "correct") for item in items}
 
 
 def offline_rationale(item: Item) -> str:

@@ -29,7 +29,7 @@ from curation.diff import field_changes
 from curation.errors import BenchsmithError
 from curation.import_command import import_command
 from curation.importers import export_jsonl
-from curation.item import item_json_schema
+from curation.item import choice_answer, item_json_schema
 from curation.query import in_play
 from curation.store import ItemQuery, get_path
 from curation.workspace import Workspace, init_workspace
@@ -190,6 +190,11 @@ def _coerce(raw: str, current: Any) -> Any:
         return raw
 
 
+def _option_numbers(value: Any) -> bool:
+    numbers = value if isinstance(value, list) else [value]
+    return bool(numbers) and all(isinstance(n, int) and not isinstance(n, bool) for n in numbers)
+
+
 @items_app.command("edit")
 def edit_command(
     item_id: Annotated[str, typer.Argument(help="item id")],
@@ -207,7 +212,10 @@ def edit_command(
         path, sep, raw = assignment.partition("=")
         if not sep or not path:
             raise BenchsmithError(f"--set {assignment!r}: expected FIELD=VALUE")
-        changes[path] = _coerce(raw, get_path(record, path))
+        value = _coerce(raw, get_path(record, path))
+        if path == "answer" and _option_numbers(value):  # `answer=3`, `answer=[1,3]`: a choice key
+            value = choice_answer(value, record)
+        changes[path] = value
     new_rev = ws.store.update_fields(item_id, changes, expect_rev=expect_rev, author=current_author(author),
                                      stage="edit", reason=reason)
     out.print(f"{item_id}: revision {new_rev}")

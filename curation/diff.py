@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 _MISSING = object()
+ATOMIC = frozenset({"answer"})  # top-level fields that change as one value (the typed answer key)
 
 
 def changed_paths(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -21,7 +22,7 @@ def field_changes(old: Any, new: Any, prefix: str = "") -> list[tuple[str, Any, 
             if before == after:
                 continue
             path = f"{prefix}.{key}" if prefix else str(key)
-            if before is _MISSING or after is _MISSING:
+            if before is _MISSING or after is _MISSING or path in ATOMIC:
                 changes.append((path, None if before is _MISSING else before, None if after is _MISSING else after))
             else:
                 changes.extend(field_changes(before, after, path))

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, get_args
 
 from pydantic import (
     AfterValidator,
-    ValidationInfo,
     BaseModel,
     ConfigDict,
     Field,
     ValidationError,
+    ValidationInfo,
     computed_field,
     field_validator,
     model_validator,
@@ -133,7 +133,9 @@ def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
     """A stored or imported item dict in the current schema: schema 1's answer (option numbers,
     all required when `taxonomy.question_format` said multiple_answers) becomes a choice key."""
     answer = data.get("answer")
-    if isinstance(answer, (int, list)) and not isinstance(answer, bool):
+    if answer == []:  # schema 1 allowed an empty list for "no key"
+        data = {**data, "answer": None}
+    elif isinstance(answer, (int, list)) and not isinstance(answer, bool):
         taxonomy = data.get("taxonomy")
         question_format = taxonomy.get("question_format") if isinstance(taxonomy, dict) else getattr(
             taxonomy, "question_format", None)
@@ -141,6 +143,19 @@ def upgrade_record(data: dict[str, Any]) -> dict[str, Any]:
     if data.get("schema_version") == 1:
         data = {**data, "schema_version": SCHEMA_VERSION}
     return data
+
+
+def choice_answer(numbers: int | list[int], record: dict[str, Any]) -> dict[str, Any]:
+    """Option numbers as the choice key to store in `record` (an item dict): all of them required
+    as its current choice key requires, or (no choice key yet) as its question format says."""
+    current = record.get("answer")
+    if isinstance(current, dict) and current.get("format") == "choice":
+        require_all = bool(current.get("require_all"))
+    else:
+        taxonomy = record.get("taxonomy") or {}
+        require_all = taxonomy.get("question_format") == "multiple_answers"
+    options = [numbers] if isinstance(numbers, int) else list(numbers)
+    return {"format": "choice", "options": options, "require_all": require_all}
 
 
 class AnswerRule:
@@ -161,6 +176,16 @@ class AnswerRule:
         """The option numbers of a choice key; [] for other formats or no key."""
         key = self.choice_key()
         return list(key.options) if key is not None else []
+
+    def gold(self) -> Any:
+        """The key as a record's `gold` holds it: a choice key's option number (a list of them when
+        it lists several), as records made before typed keys held it; another key's JSON dict."""
+        if self.answer is None:
+            return None
+        key = self.choice_key()
+        if key is None:
+            return self.answer.model_dump(mode="json")
+        return key.options[0] if len(key.options) == 1 else list(key.options)
 
     def requires_all_answers(self) -> bool:
         key = self.choice_key()

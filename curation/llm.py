@@ -37,9 +37,9 @@ class TextResult:
 @dataclass(frozen=True)
 class SolvedItem:
     item_id: str
-    answer: int | list[int] | None
+    answer: Any  # the answer read from the response (a choice's option number or numbers, …)
     rationale: str | None
-    outcome: str  # correct | wrong | unparseable | error
+    outcome: str  # correct | wrong | unparseable | error | undecided
 
 
 class TextModel(Protocol):

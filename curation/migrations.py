@@ -17,7 +17,7 @@ from sqlalchemy.engine import Connection
 from curation.facets import facet, resolved_part, resolved_subject
 from curation.facets import values as facet_values
 from curation.identity import content_hash
-from curation.item import SCHEMA_VERSION, parse_item
+from curation.item import SCHEMA_VERSION, parse_item, upgrade_record
 
 STORE_VERSION = 5
 
@@ -79,7 +79,9 @@ STORE_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_identity_co
                                                               3: _resolve_part_and_subject, 4: _add_review_facet_columns}
 
 # RECORD_MIGRATIONS[n] upgrades an item record from schema_version n to n + 1.
-RECORD_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+# 1 → 2: the answer (option numbers) becomes a typed choice key, all options required when the
+# taxonomy's question_format said multiple_answers (`curation.item.upgrade_record`).
+RECORD_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: upgrade_record}
 
 
 def migrate_store(conn: Connection, from_version: int) -> None:

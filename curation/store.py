@@ -117,7 +117,7 @@ class Revision:
     created_at: str
     changed_fields: list[str]
     reason: str | None
-    snapshot: dict[str, Any]
+    snapshot: dict[str, Any]  # in the current item schema (an older snapshot is upgraded on read)
 
 
 @dataclass
@@ -298,6 +298,7 @@ class Store:
                 report.created.append(item.id)
                 continue
             old_rev, old_data = existing[item.id]
+            old_data = as_written_now(old_data)
             if old_data == data:
                 report.unchanged.append(item.id)
                 continue
@@ -357,9 +358,10 @@ class Store:
                 raise NotFoundError(f"no item {item.id!r} in the store")
             if current.rev != expect_rev:
                 raise self._conflict(conn, item.id, expect_rev, current.rev)
-            if current.data == data:
+            old_data = as_written_now(current.data)
+            if old_data == data:
                 return current.rev
-            changed = changed_paths(json.loads(current.data), record)
+            changed = changed_paths(json.loads(old_data), record)
             when = _now()
             try:
                 if not self._cas_update(conn, item, expect_rev, author, when, data):
@@ -397,6 +399,7 @@ class Store:
                     if rev != expect_rev:
                         conflicts.append(item.id)
                         continue
+                    old_data = as_written_now(old_data)
                     if old_data == data:
                         continue
                     row = self._row(item, expect_rev + 1, author, when, data)
@@ -545,7 +548,7 @@ class Store:
             raise NotFoundError(f"no item {item_id!r} in the store")
         return [
             Revision(r.item_id, r.rev, r.author, r.stage, r.created_at, json.loads(r.changed_fields), r.reason,
-                     json.loads(r.snapshot))
+                     json.loads(as_written_now(r.snapshot)))
             for r in rows
         ]
 
@@ -598,6 +601,12 @@ def item_from_data(data: str) -> Item:
         except ValidationError:
             pass  # parse_item says what is wrong, with the field path
     return parse_item(migrate_record(json.loads(data)))
+
+
+def as_written_now(data: str) -> str:
+    """Stored item JSON as this benchsmith writes it: a record of an older schema is upgraded, so
+    that a write compares (and diffs) against what it means, not against its older shape."""
+    return data if _CURRENT_SCHEMA in data else _dumps(item_from_data(data).to_record())
 
 
 def view_from_data(data: str) -> AnswerView | Item:

@@ -29,7 +29,7 @@ CELL_SCHEMA = pa.schema([
     ("item_id", pa.string()),
     ("content_hash", pa.string()),
     ("outcome", pa.string()),
-    ("answer", pa.string()),  # the parsed answer as JSON (an option number or a list of them)
+    ("answer", pa.string()),  # the extracted answer as JSON (a choice's option number or a list of them, …)
     ("choice", pa.int16()),  # the one option chosen, null for none or several
     ("latency_s", pa.float64()),
     ("tokens", pa.int64()),
@@ -46,7 +46,7 @@ def _tokens(usage: dict[str, Any] | None) -> int | None:
     return sum(parts) if parts else None
 
 
-Row = tuple[str, "str | None", str, "int | list[int] | None", "float | None", "dict[str, Any] | None"]
+Row = tuple[str, "str | None", str, Any, "float | None", "dict[str, Any] | None"]
 
 
 def _parse(lines: list[bytes]) -> pa.Table:
@@ -61,10 +61,14 @@ def _parse(lines: list[bytes]) -> pa.Table:
     return _table(rows)
 
 
-def _answer_text(answer: int | list[int] | None) -> str | None:
+def _choice(answer: Any) -> int | None:
+    return answer if isinstance(answer, int) and not isinstance(answer, bool) else None
+
+
+def _answer_text(answer: Any) -> str | None:
     if answer is None:
         return None
-    return str(answer) if isinstance(answer, int) else json.dumps(answer)
+    return str(answer) if _choice(answer) is not None else json.dumps(answer, ensure_ascii=False)
 
 
 def _table(rows: list[Row]) -> pa.Table:
@@ -79,7 +83,7 @@ def _table(rows: list[Row]) -> pa.Table:
         "content_hash": [r[1] for r in kept],
         "outcome": [r[2] for r in kept],
         "answer": [_answer_text(r[3]) for r in kept],
-        "choice": [r[3] if isinstance(r[3], int) else None for r in kept],
+        "choice": [_choice(r[3]) for r in kept],
         "latency_s": [r[4] for r in kept],
         "tokens": [_tokens(r[5]) for r in kept],
     }, schema=CELL_SCHEMA)

@@ -25,10 +25,10 @@ from evaluation.cache import cache_key
 from evaluation.judge_sections import judge_user_text
 from evaluation.metrics import load_run
 from evaluation.models import ModelSpec
-from scoring.portable.choice_parsing import json_objects, load_object, split_thinking
 from evaluation.records import JUDGE_AXES, JudgeScores, JudgeVerdict, read_jsonl_records
 from evaluation.runlog import now_iso
 from evaluation.sender import InvalidResponse, Job, SenderSettings, send_jobs
+from scoring.portable.choice_parsing import json_objects, load_object, split_thinking
 
 JUDGE_PROMPT_VERSION = "judge-v1"  # the rubric and its prompt: part of every judge request key
 

@@ -14,7 +14,7 @@ SECTIONS = ("문제", "선택지", "정답", "참고 해설", "평가 대상 풀
 
 def judge_user_text(item: Item, rationale: str) -> str:
     options = "\n".join(f"{n}. {option.text or '(그림)'}" for n, option in enumerate(item.options, start=1))
-    gold = ", ".join(map(str, item.answer_list()))
+    gold = item.answer.text() if item.answer is not None else ""  # a choice key: its option numbers, "1, 3"
     reference = item.rationale.text if item.rationale else ""
     bodies = (item.stem, options, gold, reference, rationale)
     return "\n".join(f"[{name}]\n{body}" for name, body in zip(SECTIONS, bodies, strict=True))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
@@ -20,6 +21,10 @@ from evaluation.backends.baseline import Chooser, chooser_for
 from evaluation.cells import note_appended
 from evaluation.models import ModelSpec
 from evaluation.runlog import RunLog, now_iso
+from scoring import Score
+from scoring.portable import get_format
+
+CHOICE = get_format("choice")
 
 _BATCH = 2000
 
@@ -36,9 +41,26 @@ def _completion_text(choice: int) -> str:
     return json.dumps({"정답": choice})
 
 
+def local_score(item: Answerable, choice: int) -> dict[str, Any]:
+    """The Score the runner gives the completion `{"정답": N}` (read as JSON) under the item's choice key."""
+    key = item.choice_key()
+    if key is None:
+        raise ValueError(f"{item.id}: an option-only baseline answers choice items only")
+    return dict(_choice_score(tuple(key.options), key.require_all, choice))
+
+
+@lru_cache(maxsize=4096)
+def _choice_score(options: tuple[int, ...], require_all: bool, choice: int) -> dict[str, Any]:
+    """(Pool-scale baselines score few distinct keys: the Score is made once per key and choice.)"""
+    verdict = CHOICE.check(choice, {"format": "choice", "options": list(options), "require_all": require_all}, ())
+    return Score.from_verdict(replace(verdict, details={"method": "json", **verdict.details})).model_dump(
+        mode="json", exclude_none=True)
+
+
 def local_record(item: Answerable, digest: str, choice: int, ts: str) -> dict[str, Any]:
-    return {"item_id": item.id, "content_hash": digest, "outcome": "correct" if item.accepts(choice) else "wrong",
-            "gold": item.answer, "answer": choice, "parse_method": "json", "text": _completion_text(choice),
+    score = local_score(item, choice)
+    return {"item_id": item.id, "content_hash": digest, "outcome": score["outcome"], "score": score,
+            "gold": item.gold(), "answer": choice, "parse_method": "json", "text": _completion_text(choice),
             "finish_reason": "stop", "usage": {}, "attempts": 1, "latency_s": 0.0, "cached": False, "resends": 0,
             "ts": ts}
 

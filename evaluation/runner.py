@@ -34,9 +34,6 @@ from curation.query import (
 )
 from curation.store import ItemQuery
 from curation.workspace import Workspace
-from scoring import Score, score_key
-from scoring.portable import OUTCOMES
-from scoring.portable.choice_parsing import split_thinking
 from evaluation.backends.base import BackendError, Completion
 from evaluation.cache import cache_key
 from evaluation.cells import run_cells
@@ -46,7 +43,9 @@ from evaluation.prompts import ImageResolver, Prompt, Variant, build_request, ge
 from evaluation.records import AnswerRecord, DatasetRef, ModelRef, PromptRef, RunConfig, RunManifest
 from evaluation.runlog import RESPONSES, RunLog, now_iso, read_answer_manifest, read_manifest, write_manifest
 from evaluation.sender import FEED_CHUNK, Job, SenderSettings, send_jobs
-
+from scoring import Score, score_key
+from scoring.portable import FORMATS, OUTCOMES
+from scoring.portable.choice_parsing import split_thinking
 
 
 @dataclass
@@ -68,8 +67,12 @@ def score(item: Item, completion: Completion | None, error: BackendError | None)
                        checker=item.answer_format or "", checker_version="")
         return {"outcome": "error", "error": {"kind": kind, "message": str(error)}, "answer": None,
                 "score": failed.model_dump(mode="json")}
-    result = score_key(item.answer, completion.text, [option.text for option in item.options],
-                       completion.finish_reason)
+    if item.answer_format in FORMATS:
+        result = score_key(item.answer, completion.text, [option.text for option in item.options],
+                           completion.finish_reason)
+    else:  # a format without a checker here: a judge or a person decides
+        result = Score(outcome="undecided", checker=item.answer_format or "",
+                       explanation=f"no checker for the {item.answer_format} format")
     visible, thinking, _ = split_thinking(completion.text or "")
     record: dict[str, Any] = {
         "answer": result.extracted, "parse_method": result.details.get("method"), "text": completion.text,
@@ -101,11 +104,14 @@ def select_items(items: Iterable[Answerable], spec: ModelSpec) -> tuple[list[Ans
     """The items this model can be asked, and why each other item is left out."""
     chosen: list[Answerable] = []
     skipped: dict[str, str] = {}
+    option_only = spec.backend == "baseline"  # the baselines choose an option: they answer choice keys only
     for item in items:
-        if not item.options:
-            skipped[item.id] = "no options"
-        elif not item.answer_list():
+        if not item.options and item.answer_format in (None, "choice"):
+            skipped[item.id] = "no options"  # a choice key needs its options; other formats need none
+        elif item.answer is None:
             skipped[item.id] = "no answer key"
+        elif option_only and item.answer_format != "choice":
+            skipped[item.id] = "not a choice item"
         elif item.multimodal and not spec.capabilities.vision:
             skipped[item.id] = "has images; the model is text-only"
         else:
@@ -399,7 +405,7 @@ def _run_model(ws: Workspace, request: RunRequest, on_start: Callable[[int, int]
 def _finisher(item: Item, digest: str) -> Callable[[Job, Completion | None, BackendError | None, dict[str, Any]],
                                                   dict[str, Any]]:
     def finish(job: Job, completion: Completion | None, error: BackendError | None, meta: dict[str, Any]) -> dict[str, Any]:
-        record = AnswerRecord.model_validate({"item_id": item.id, "content_hash": digest, "gold": item.answer,
+        record = AnswerRecord.model_validate({"item_id": item.id, "content_hash": digest, "gold": item.gold(),
                                               **score(item, completion, error), **meta, "ts": now_iso()})
         return record.model_dump(exclude_none=True)
 

@@ -47,7 +47,7 @@ from export.integrity import content_hash, write_checksums
 from export.licences import SourceLicence, licence_file, licence_table, release_licence, source_licences
 from export.parquet import WRITER_SETTINGS, arrow_nbytes, arrow_rows, portable_yaml_list, write_shards
 from export.release_config import ReleaseConfig, check_version
-from export.rows import RATIONALE_RELEASED, item_row, row_hash
+from export.rows import RATIONALE_RELEASED, item_row, released_key, row_hash
 from export.tiny import ESTIMATION_FILE, TinyPlan, plan_tiny, write_estimation
 from export.tiny import card_text as tiny_card_text
 from export.vlmevalkit import write_vlmevalkit
@@ -111,9 +111,16 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         raise BenchsmithError(f"{out} already exists: releases are immutable, choose a new version or --out")
     store = workspace.store
     items = [s.item for s in store.iter_items(ItemQuery(status=list(config.statuses)))]
-    if not items:
-        raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release")
     notes = []
+    unreleased = Counter(item.answer_format for item in items if not released_key(item))
+    if unreleased:
+        items = [item for item in items if released_key(item)]
+        notes.append(f"{sum(unreleased.values())} item(s) left out: their answer key is not a choice key "
+                     f"({', '.join(f'{fmt} {n}' for fmt, n in sorted(unreleased.items()))}) and a release has no "
+                     "columns for other formats yet")
+    if not items:
+        raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release"
+                              + (f" ({notes[0]})" if notes else ""))
     released = store.hashes(ItemQuery(status=list(config.statuses)))
     record = _filtering(workspace)
     hard = None

@@ -1,12 +1,13 @@
 """The scoring module every harness export imports, generated at build time from benchsmith's
 own code so that a harness scores exactly as `benchsmith report` does:
 
-- `benchsmith_parsing.py` is `evaluation/parsing.py` copied byte for byte;
+- `benchsmith_parsing.py` is `scoring/portable/choice_parsing.py` copied byte for byte;
 - `benchsmith_images.py` is `export/image_numbering.py` copied byte for byte (the numbered images
   of the harnesses that send every image before the text);
-- `benchsmith_scoring.py` carries the multi-answer rule as the source of `Item.answer_list`,
-  `Item.requires_all_answers` and `Item.accepts`, the runner's treatment of a response whose
-  thinking never closed (an error, never correct), and the loaders the harness tasks share;
+- `benchsmith_scoring.py` carries the multi-answer rule as the source of the choice checker's
+  `listed` and `accepts` (`scoring/portable/formats/choice.py`, what `Item.accepts` calls), the
+  runner's treatment of a response whose thinking never closed (an error, never correct), and the
+  loaders the harness tasks share;
 - `prompts/CONFIG.jsonl` holds, per row, the messages benchsmith's own `build_request` makes
   for that row (system text, then text and image references in order).
 """
@@ -15,33 +16,29 @@ from __future__ import annotations
 
 import inspect
 import json
-import textwrap
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from curation.blobs import BlobStore
 from curation.item import Item
-from scoring.portable import choice_parsing as parsing
 from evaluation.backends.base import ImagePart
 from evaluation.prompts import PROMPTS, ImageResolver, build_request
 from evaluation.records import release_rows
 from export import image_numbering
+from scoring.portable import choice_parsing as parsing
+from scoring.portable.formats import choice
 
 TEMPLATE = "benchsmith_scoring.py.tmpl"
-ACCEPT_METHODS = ("answer_list", "requires_all_answers", "accepts")
-
-
-def _method_source(name: str) -> str:
-    return textwrap.indent(textwrap.dedent(inspect.getsource(getattr(Item, name))), "    ")
+CHOICE_RULE = (choice.listed, choice.accepts)  # copied as source: the one multi-answer rule
 
 
 def scoring_source(prompt_name: str) -> str:
     prompt = PROMPTS[prompt_name]
     template = resources.files("export.harness_files").joinpath(TEMPLATE).read_text(encoding="utf-8")
-    methods = "\n".join(_method_source(name) for name in ACCEPT_METHODS)
+    rule = "\n\n\n".join(inspect.getsource(function).rstrip() for function in CHOICE_RULE)
     return (template.replace("__PROMPT_NAME__", repr(prompt.name)).replace("__PROMPT_VERSION__", repr(prompt.version))
-            .replace("__ITEM_METHODS__", methods.rstrip() + "\n"))
+            .replace("__CHOICE_RULE__", rule + "\n"))
 
 
 def _positions(item: Item) -> dict[str, list[Any]]:

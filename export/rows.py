@@ -1,7 +1,8 @@
 """Items as release rows (their columns are declared in export/features.py).
 
-Inside benchsmith the answer is a 1-based option number; a release carries it as is
-(`answer`, 1-based), with its letter, and `answers` for multi-answer items. Images are
+Inside benchsmith a choice key holds 1-based option numbers; a release carries them as they are
+(`answer`, 1-based), with its letter, and `answers` for multi-answer items (`question_format`
+multiple_answers when the key requires all of them). Keys of other formats have no columns yet. Images are
 embedded bytes with a normalised path (their content hash), never a local path.
 """
 
@@ -25,7 +26,15 @@ def _image(blobs: BlobStore, ref: str) -> dict[str, Any]:
     return {"bytes": blobs.get(ref), "path": ref}
 
 
+def released_key(item: Item) -> bool:
+    """Whether the release's columns carry the item's key: a choice key (or none) does; other formats
+    have no release columns yet, and `build_release` leaves their items out, saying so."""
+    return item.answer is None or item.choice_key() is not None
+
+
 def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[str, Any]:
+    if not released_key(item):
+        raise ValueError(f"{item.id}: a {item.answer_format} key has no release columns yet")
     answers = item.answer_list()
     single = answers[0] if len(answers) == 1 else None
     rationale = item.rationale if item.rationale and item.rationale.status in RATIONALE_RELEASED else None
@@ -49,6 +58,10 @@ def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[st
         "rationale_status": rationale.status if rationale else None,
         "original_option_order": item.original_option_order,
     }
+    key = item.choice_key()
+    if key is not None and key.require_all != (row["question_format"] == "multiple_answers"):
+        # a harness reads "all options required" from the row's question format: it follows the key
+        row["question_format"] = "multiple_answers" if key.require_all else "single_answer"
     ReleaseRow.model_validate(row)  # the release contract; the row already has its exact shape
     return row
 

@@ -253,5 +253,6 @@ def test_over_http_reviewers_decide_apart_and_only_the_lead_may_adjudicate(http_
                          api_name="/adjudicate")
     assert done["status"] == "saved" and done["rev"] == 2
     applied = store.history("sample-003")[-1]
-    assert (applied.author, applied.snapshot["status"], applied.snapshot["answer"]) == ("alice", "rejected", 2)
+    assert (applied.author, applied.snapshot["status"], applied.snapshot["answer"]) == (
+        "alice", "rejected", {"format": "choice", "options": [2], "require_all": False})
     assert "carol: accept" in applied.reason and "bob: reject (정답 오류)" in applied.reason

@@ -9,6 +9,7 @@ from annotator.auth import User
 from annotator.queue_specs import NotAllowed
 from annotator.queues import Filters
 from annotator.render import RenderError
+from scoring.keys import ChoiceKey, NumericKey
 
 from .annotator_support import fresh_reviewer, sample_desk
 
@@ -78,6 +79,29 @@ def test_an_invalid_edit_is_refused_and_loses_nothing(desk, path, value, message
     assert desk.workspace.store.get("sample-001").rev == 1
     assert drafts.load_draft(desk.workspace.store.engine, "alice", "item", "sample-001").edits == {path: value}
     assert queues.reviews_of(desk.workspace.store.engine, "sample-001") == []
+
+
+def test_the_answer_box_edits_a_choice_keys_option_numbers_and_keeps_what_it_requires(desk):
+    store = desk.workspace.store
+    stored = store.get("sample-002")
+    every = {"format": "choice", "options": [1, 2], "require_all": True}
+    store.update_fields("sample-002", {"answer": every}, expect_rev=stored.rev, author="t", stage="edit")
+    view = desk.reviewer.open("alice", "item", "sample-002")
+    assert view.shown["answer"] == every
+    unchanged = desk.reviewer.sync(ALICE, view.session, {"answer": "1,2"})  # the box shows "1,2": no edit
+    assert unchanged.edits == {}
+    desk.reviewer.edit(ALICE, view.session, "answer", "2, 4")
+    saved = desk.reviewer.save(ALICE, view.session)
+    assert not saved.error and store.get("sample-002").item.answer == ChoiceKey(options=[2, 4], require_all=True)
+    assert store.history("sample-002")[-1].changed_fields == ["answer"]
+
+    numeric = {"format": "numeric", "value": "9.8", "unit": "℃/km"}
+    store.update_fields("sample-001", {"answer": numeric, "options": []}, expect_rev=1, author="t", stage="edit")
+    view = desk.reviewer.open("alice", "item", "sample-001")
+    assert desk.reviewer.sync(ALICE, view.session, {"answer": "9.8 ℃/km"}).edits == {}  # shown as its text
+    desk.reviewer.edit(ALICE, view.session, "answer", "3")
+    refused = desk.reviewer.save(ALICE, view.session)
+    assert "numeric key" in refused.error and store.get("sample-001").item.answer == NumericKey(**numeric)
 
 
 def test_fields_outside_the_queue_cannot_be_edited(desk):
@@ -198,7 +222,8 @@ def test_revert_refuses_bad_requests_and_a_stale_revision(desk):
     assert stale.conflict is not None and store.get("sample-001").rev == 3
     done = desk.reviewer.revert(ALICE, Session("item", "sample-001", 3), 1, "원래대로")
     assert done.session.rev == 4 and store.get("sample-001").item.stem == original
-    assert store.get("sample-001").item.answer == store.history("sample-001")[0].snapshot["answer"]
+    assert store.get("sample-001").item.to_record()["answer"] == store.history("sample-001")[0].snapshot["answer"]
+    assert store.get("sample-001").item.answer_list() == [1]
 
 
 def test_bulk_accept_skips_an_item_saved_after_the_count_and_progress_counts_it(desk):

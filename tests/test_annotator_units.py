@@ -217,7 +217,8 @@ def test_progress_keeps_the_queue_size_between_recounts_and_counts_decisions_at_
 
 
 @pytest.mark.parametrize("answer, keys", [(2, {2}), ([1, 3], {1, 3}), ("1, 3", {1, 3}), ("", set()), (None, set()),
-                                          ("x", set())])
+                                          ("x", set()), ({"format": "choice", "options": [1, 3]}, {1, 3}),
+                                          ({"format": "numeric", "value": "3"}, set())])
 def test_key_numbers_read_stored_and_edited_answers(answer, keys):
     from annotator.views import key_numbers
 

@@ -43,6 +43,7 @@ def test_csv_with_circled_digits_and_json_with_plain_digits(split_sample, tmp_pa
     assert read_key_file(csv_key) == truth == read_key_file(json_key)
     extraction = extract_items(questions, ExtractOptions(), key=read_key_file(csv_key))
     assert {item.source.number: item.answer_list()[0] for item in extraction.items} == truth
+    assert all(item.answer_format == "choice" for item in extraction.items)
 
 
 def test_missing_and_extra_keys_are_reported(split_sample, tmp_path):

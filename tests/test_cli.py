@@ -44,7 +44,8 @@ def test_import_stats_show_edit_and_history(tmp_path):
     assert "Traceback" not in stale.stderr
 
     shown = json.loads(run_cli("items", "show", "q-1", "--history", "--json", "-w", str(ws)).stdout)
-    assert shown["rev"] == 2 and shown["item"]["answer"] == 3 and shown["item"]["stem"] == "바뀐 문제 $x^2$"
+    assert shown["rev"] == 2 and shown["item"]["stem"] == "바뀐 문제 $x^2$"
+    assert shown["item"]["answer"] == {"format": "choice", "options": [3], "require_all": False}
     assert [(r["rev"], r["author"], r["changed_fields"]) for r in shown["history"]][1] == (2, "alice", ["answer", "stem"])
     text = run_cli("items", "show", "q-1", "--history", "-w", str(ws)).stdout
     assert "rev 2" in text and "오타" in text and '"보기 1"' not in text.split("rev 2")[-1]

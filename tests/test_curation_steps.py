@@ -8,6 +8,7 @@ from curation.steps.korea import KoreaLexicon, tag_korea, with_explicit_variant
 from curation.steps.shuffle import original_order, shuffle_item
 from curation.steps.taxonomy import tag_taxonomy
 from curation.steps.terms import missing_terms
+from scoring.keys import ChoiceKey
 
 from .helpers import make_record
 
@@ -22,7 +23,9 @@ def test_shuffle_is_deterministic_answer_preserving_and_reversible():
     item = _item()
     first, again = shuffle_item(item, 7), shuffle_item(item, 7)
     assert first == again
-    assert first.options[first.answer - 1] == item.options[item.answer - 1]  # image moved with its option
+    [moved], [key] = first.answer_list(), item.answer_list()
+    assert first.options[moved - 1] == item.options[key - 1]  # image moved with its option
+    assert first.answer == ChoiceKey(options=[moved])  # still a choice key
     assert sorted(first.original_option_order) == [1, 2, 3, 4]
     assert shuffle_item(first, 7) == first  # reshuffling starts from the source order
     assert original_order(first).options == item.options and original_order(first).answer == item.answer
@@ -33,8 +36,18 @@ def test_shuffle_is_deterministic_answer_preserving_and_reversible():
 def test_shuffle_remaps_multi_answers():
     item = _item(answer=[1, 4])
     shuffled = shuffle_item(item, 3)
-    assert sorted(shuffled.options[n - 1].text for n in shuffled.answer) == sorted(
-        item.options[n - 1].text for n in item.answer)
+    assert sorted(shuffled.options[n - 1].text for n in shuffled.answer_list()) == sorted(
+        item.options[n - 1].text for n in item.answer_list())
+
+
+def test_shuffle_keeps_a_choice_keys_rule_and_leaves_other_keys_alone():
+    every = _item(answer={"format": "choice", "options": [1, 4], "require_all": True})
+    shuffled = shuffle_item(every, 3)
+    assert shuffled.requires_all_answers() and len(shuffled.answer_list()) == 2
+    assert parse_item(shuffled.to_record()) == shuffled  # a valid item
+    assert original_order(shuffled) == every
+    numeric = _item(answer={"format": "numeric", "value": "2.5", "unit": "hPa"})
+    assert shuffle_item(numeric, 3).answer == numeric.answer
 
 
 def test_term_check_rejects_a_dropped_number_or_unit():
@@ -126,7 +139,10 @@ def test_taxonomy_rules():
     assert item.taxonomy.visual_type == "map"
     accepted_both = tag_taxonomy(parse_item(make_record("m", answer=[1, 2])))  # two keys accepted for one answer
     assert accepted_both.taxonomy.question_format == "single_answer" and accepted_both.taxonomy.visual_type == "none"
+    assert not accepted_both.requires_all_answers()
     choose_all = tag_taxonomy(parse_item(make_record("m2", answer=[1, 2], stem="옳은 것을 모두 고르시오.")))
     assert choose_all.taxonomy.question_format == "multiple_answers"
+    # the format is scored as it always was: its key now requires every listed option
+    assert choose_all.answer == ChoiceKey(options=[1, 2], require_all=True) and not choose_all.accepts(1)
     one_combination = tag_taxonomy(parse_item(make_record("m3", answer=2, stem="옳은 것을 <보기>에서 모두 고른 것은?")))
     assert one_combination.taxonomy.question_format == "single_answer"

@@ -92,7 +92,7 @@ def test_a_rerun_after_editing_two_items_sends_exactly_two_requests(ws, tmp_path
 def test_a_shuffle_after_a_run_is_scored_against_the_new_key_and_stale_records_are_skipped(ws, tmp_path):
     _import(ws, _items(N_ITEMS), tmp_path)
     before = _json(ws, "run", "-m", "baseline:position-1")
-    expected_before = sum(1 for item in _store_items(ws).values() if item["answer"] == 1)
+    expected_before = sum(1 for item in _store_items(ws).values() if item["answer"]["options"] == [1])
     assert before["counts"]["correct"] == expected_before
     _cli(ws, "shuffle", "--seed", "7")
     items = _store_items(ws)
@@ -106,7 +106,7 @@ def test_a_shuffle_after_a_run_is_scored_against_the_new_key_and_stale_records_a
     matrix = _cli(ws, "matrix", "build")
     assert f"{moved} stale record(s) skipped" in matrix.stderr
     after = _json(ws, "run", "-m", "baseline:position-1")
-    assert after["counts"]["correct"] == sum(1 for item in items.values() if item["answer"] == 1)
+    assert after["counts"]["correct"] == sum(1 for item in items.values() if item["answer"]["options"] == [1])
     assert after["stats"]["changed_since"] == moved
 
 

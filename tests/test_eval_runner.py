@@ -63,7 +63,7 @@ def test_exhausted_retries_are_errors_not_wrong_answers(workspace) -> None:
         settings = SenderSettings(concurrency=2, backoff_base_s=0.01, backoff_cap_s=0.02, max_retries=2)
         summary = run_model(workspace, RunRequest(_spec(server.url), settings=settings))
         assert server.stats.requests == 4 * 3
-    assert summary.counts == {"correct": 0, "wrong": 0, "unparseable": 0, "error": 4}
+    assert summary.counts == {"correct": 0, "wrong": 0, "unparseable": 0, "error": 4, "undecided": 0}
     record = next(iter(read_records(summary.run_dir / RESPONSES).values()))
     assert record["error"]["kind"] == "server" and record["attempts"] == 3
 

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from curation.importers import export_jsonl, import_file
+from scoring.keys import ChoiceKey
 
 from .helpers import make_record
 
@@ -13,7 +14,7 @@ def test_qnet_csv_imports_100_real_items(workspace, realdata):
     assert (report.format, report.rows, report.created) == ("qnet", 100, 100)
     first = workspace.store.get("방재기사-2021-2-재난관리-001").item
     assert first.source.number == 1 and first.source.subject == "재난관리"
-    assert len(first.options) == 4 and first.answer == 2
+    assert len(first.options) == 4 and first.answer == ChoiceKey(options=[2])
     again = import_file(realdata / "qnet_csv" / "disaster-prev-2021-2.csv", workspace.store)
     assert again.unchanged == 100 and again.created == 0
 
@@ -30,7 +31,7 @@ def test_kmmlu_json_imports_200_real_items(workspace, realdata):
     assert report.ok, report.errors
     assert (report.format, report.created) == ("kmmlu", 200)
     item = next(workspace.store.iter_items()).item
-    assert len(item.options) == 4 and 1 <= item.answer <= 4
+    assert len(item.options) == 4 and item.answer_format == "choice" and 1 <= item.answer_list()[0] <= 4
     assert "Human Accuracy" in item.extra
 
 
@@ -57,7 +58,7 @@ def test_cp949_and_bom_files_are_decoded(workspace, tmp_path):
         report = import_file(path, workspace.store)
         assert report.ok and report.created == 1, report.errors
     item = workspace.store.get("기상기사-2020-1-기상학개론-001").item
-    assert item.stem.startswith("해륙풍") and item.answer == 1
+    assert item.stem.startswith("해륙풍") and item.answer == ChoiceKey(options=[1])
 
 
 def test_bad_rows_are_reported_and_the_rest_import(workspace, tmp_path):
@@ -119,7 +120,7 @@ def test_answer_forms_in_csv(workspace, tmp_path, answer):
     path.write_text("question,A,B,C,D,answer\n질문?,가,나,다,라," + answer + "\n", encoding="utf-8")
     report = import_file(path, workspace.store)
     assert report.ok, report.errors
-    assert next(workspace.store.iter_items()).item.answer == 3
+    assert next(workspace.store.iter_items()).item.answer == ChoiceKey(options=[3])
 
 
 def test_reimport_never_undoes_later_edits_unless_forced(workspace, tmp_path):
@@ -129,7 +130,7 @@ def test_reimport_never_undoes_later_edits_unless_forced(workspace, tmp_path):
     workspace.store.update_fields("q-1", {"answer": 3}, expect_rev=1, author="alice", stage="edit")
     again = import_file(path, workspace.store)
     assert (again.skipped, again.updated) == (1, 0)
-    assert workspace.store.get("q-1").item.answer == 3
+    assert workspace.store.get("q-1").item.answer == ChoiceKey(options=[3])
     forced = import_file(path, workspace.store, force=True)
-    assert forced.updated == 1 and workspace.store.get("q-1").item.answer == 1
+    assert forced.updated == 1 and workspace.store.get("q-1").item.answer == ChoiceKey(options=[1])
     assert [r.stage for r in workspace.store.history("q-1")] == ["import", "edit", "import"]

@@ -15,6 +15,7 @@ from annotator.tables import ensure_tables, reviews
 from curation.item import parse_item
 from curation.store import Store
 from curation.workspace import init_workspace
+from scoring.keys import ChoiceKey
 
 from .annotator_support import Desk, running_server, sample_desk
 
@@ -198,7 +199,7 @@ def test_an_annotator_asking_over_http_for_what_the_spec_does_not_give_is_refuse
             _save(carol, queue, item_id, 1, edits, decision, reason)
     assert {item_id: store.get(item_id).rev for _, item_id, *_ in refused} == dict.fromkeys(
         ["sample-001", "sample-003", "sample-004"], 1)
-    assert store.get("sample-001").item.answer == 1 and _reviews(store.engine) == []
+    assert store.get("sample-001").item.answer == ChoiceKey(options=[1]) and _reviews(store.engine) == []
 
     import httpx
 
@@ -217,6 +218,6 @@ def test_an_annotator_asking_over_http_for_what_the_spec_does_not_give_is_refuse
     rejected = _save(_client(url, "bob"), "item", "sample-005", 1, {"answer": 2}, "reject", "정답 없음")
     assert rejected["status"] == "saved"
     item = store.get("sample-005").item
-    assert (item.status, item.answer, item.flags.review_reasons) == ("rejected", 2, ["정답 없음"])
+    assert (item.status, item.answer, item.flags.review_reasons) == ("rejected", ChoiceKey(options=[2]), ["정답 없음"])
     assert [(r[1], r[2], r[3]) for r in _reviews(store.engine)] == [("sample-001", "carol", "accept"),
                                                                     ("sample-005", "bob", "reject")]

@@ -101,6 +101,30 @@ def test_changing_one_item_changes_that_row_the_hash_and_the_changelog(filled):
     assert "changed `m-02`: annotate: OCR 오류 수정 (stem)" in (second.path / "README.md").read_text(encoding="utf-8")
 
 
+def test_items_with_keys_of_other_formats_are_left_out_saying_so_and_choice_rows_stay(filled):
+    first = build_release(filled, "1.0.0", ALL_STATUSES)
+    numeric = make_record("n-01", answer={"format": "numeric", "value": "9.8", "unit": "℃/km"}, n_options=0)
+    every = make_record("m-12", answer={"format": "choice", "options": [1, 3], "require_all": True})  # no taxonomy
+    filled.store.save_items([parse_item(r | {"status": "accepted"}) for r in (numeric, every)], author="t", stage="import")
+    second = build_release(filled, "1.1.0", ALL_STATUSES)
+    assert second.counts["full"] == first.counts["full"] + 1
+    assert any(note.startswith("1 item(s) left out") and "numeric 1" in note for note in second.notes)
+    before = json.loads((first.path / "release.json").read_text())["row_hashes"]
+    after = json.loads((second.path / "release.json").read_text())["row_hashes"]
+    assert {k: v for k, v in after.items() if k != "m-12"} == before and second.changelog.added == ["m-12"]
+    import pyarrow.parquet as pq
+
+    rows = {row["id"]: row for path in sorted((second.path / "data" / "full").glob("*.parquet"))
+            for row in pq.read_table(path).to_pylist()}
+    assert (rows["m-12"]["answers"], rows["m-12"]["answer"], rows["m-12"]["question_format"]) == (
+        [1, 3], None, "multiple_answers")  # a harness reads "all required" from the row's question format
+    folder = second.path / "harness" / "lm_eval"
+    namespace: dict = {"__file__": str(folder / "utils.py")}
+    exec(compile((folder / "utils.py").read_text(encoding="utf-8"), "utils.py", "exec"), namespace)
+    scoring = namespace["scoring"]
+    assert scoring.score("정답: 1, 3", rows["m-12"])["correct"] and not scoring.score("정답: 1", rows["m-12"])["correct"]
+
+
 def test_lm_eval_yaml_parses_and_names_existing_functions(filled):
     result = build_release(filled, "1.0.0", ReleaseConfig(name="t"))
     folder = result.path / "harness" / "lm_eval"

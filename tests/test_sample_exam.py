@@ -5,6 +5,7 @@ import pymupdf
 from curation.item import parse_item
 from curation.sample_exam import blobs_dir_for, write_sample_exam
 from curation.sample_exam.content import SUBJECTS
+from scoring.keys import ChoiceKey
 
 # the questions the content declares for the default layout (no passage or table variant): each subject's
 QUESTIONS = sum(len(subject.questions) for subject in SUBJECTS)
@@ -27,7 +28,7 @@ def test_truth_is_valid_items_covering_every_feature(sample_exam_dir):
     items = _truth(sample_exam_dir / "sample.truth.jsonl")
     assert QUESTIONS == 26 and len(items) == QUESTIONS
     assert [item.source.number for item in items] == list(range(1, len(items) + 1))
-    assert all(len(item.options) == 4 and item.answer in (1, 2, 3, 4) for item in items)
+    assert all(len(item.options) == 4 and item.answer in [ChoiceKey(options=[n]) for n in range(1, 5)] for item in items)
     assert len({item.source.subject for item in items}) == 5
     assert any("〈보기〉\nㄱ." in item.stem for item in items)
     assert any("^{-5}" in item.stem for item in items) and any("_{d}" in item.stem for item in items)

@@ -20,6 +20,7 @@ from annotator import auth  # noqa: E402
 from annotator.suspects import STAGE  # noqa: E402
 from annotator.tables import ensure_tables  # noqa: E402
 from curation.workspace import open_workspace  # noqa: E402
+from scoring.keys import ChoiceKey  # noqa: E402
 from tests import suspects_support as support  # noqa: E402
 from tests.conftest import run_cli  # noqa: E402
 from tests.fault_server import ServerConfig, ServerThread  # noqa: E402
@@ -58,7 +59,7 @@ def test_a_suspect_fixed_in_the_queue_is_a_revision_its_records_go_stale_and_a_r
     ws: Path = built.ws
     store = open_workspace(ws).store
     before = store.get(support.MISKEYED)
-    assert before.item.answer == support.STORED_KEY
+    assert before.item.answer_list() == [support.STORED_KEY]
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
         context, page = login(browser, url, "bob")
@@ -82,7 +83,7 @@ def test_a_suspect_fixed_in_the_queue_is_a_revision_its_records_go_stale_and_a_r
         browser.close()
 
     after = store.get(support.MISKEYED)
-    assert after.item.answer == support.RIGHT and after.rev == before.rev + 1
+    assert after.item.answer == ChoiceKey(options=[support.RIGHT]) and after.rev == before.rev + 1
     last = store.history(support.MISKEYED)[-1]
     assert (last.author, last.stage) == ("bob", STAGE) and REASON in (last.reason or "")
     assert last.changed_fields == ["answer"]

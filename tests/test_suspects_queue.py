@@ -17,6 +17,7 @@ from annotator.tables import ensure_tables
 from curation.errors import ConflictError
 from curation.item import parse_item
 from evaluation.records import ITEM_ANALYSIS_FOLDER, SUSPECTS_FILE, Suspect, SuspectsResult
+from scoring.keys import ChoiceKey
 from tests.conftest import run_cli
 
 FINGERPRINT = "answers-1"
@@ -97,7 +98,7 @@ def test_fix_key_ambiguous_and_reject_are_revisions_with_the_reason(workspace):
     before = workspace.store.get("s1")
     outcome = desk.decide("bob", "s1", before.rev, FINGERPRINT, "fix_key", "해설서 정답은 2번", "2")
     after = workspace.store.get("s1")
-    assert after.item.answer == 2 and after.rev == outcome.rev == before.rev + 1
+    assert after.item.answer == ChoiceKey(options=[2]) and after.rev == outcome.rev == before.rev + 1
     last = workspace.store.history("s1")[-1]
     assert (last.author, last.stage) == ("bob", STAGE) and "해설서 정답은 2번" in (last.reason or "")
     assert after.content_hash != before.content_hash
@@ -144,7 +145,7 @@ def test_a_stale_revision_or_analysis_is_refused(workspace):
         assert any("by lee" in line for line in caught.value.since)
     with pytest.raises(SuspectError, match="analysis changed"):
         desk.decide("bob", "s1", seen + 1, "answers-0", "keep", "")
-    assert workspace.store.get("s1").item.answer == 1 and decisions_of(workspace.store.engine, "s1") == []
+    assert workspace.store.get("s1").item.answer == ChoiceKey(options=[1]) and decisions_of(workspace.store.engine, "s1") == []
 
 
 def test_next_undecided_follows_assignments_and_the_cli_lists_and_assigns(workspace):
@@ -190,11 +191,11 @@ def test_the_app_handlers_check_roles_and_values_on_the_server(workspace):
             handler(session, "2", "이유", as_carol)
     with pytest.raises(gr.Error, match="may not use the suspects queue"):
         tab.navigate_handler("first")(SuspectSession(), "", as_carol)
-    assert workspace.store.get("s1").item.answer == 1 and decisions_of(workspace.store.engine, "s1") == []
+    assert workspace.store.get("s1").item.answer == ChoiceKey(options=[1]) and decisions_of(workspace.store.engine, "s1") == []
 
     outputs = tab.decision_handler("fix_key")(session, "9", "이유", as_bob)  # a key the item does not have
     status = outputs[tab.outputs.index(tab.status)]
-    assert "Not saved" in status and "1..4" in status and workspace.store.get("s1").item.answer == 1
+    assert "Not saved" in status and "1..4" in status and workspace.store.get("s1").item.answer == ChoiceKey(options=[1])
     outputs = tab.decision_handler("drop_table")(session, "2", "이유", as_bob)
     assert "Not saved" in outputs[tab.outputs.index(tab.status)]
 
@@ -205,7 +206,7 @@ def test_the_app_handlers_check_roles_and_values_on_the_server(workspace):
     state = opened[tab.outputs.index(tab.state)]
     saved = tab.decision_handler("fix_key")(state, "2", "해설서 확인", as_bob)
     assert "Key fixed to option 2" in saved[tab.outputs.index(tab.status)]
-    assert workspace.store.get("s1").item.answer == 2
+    assert workspace.store.get("s1").item.answer == ChoiceKey(options=[2])
     again = tab.decision_handler("fix_key")(state, "3", "다시", as_bob)  # the revision it saw is gone
     assert "Someone saved this item" in again[tab.outputs.index(tab.status)]
-    assert workspace.store.get("s1").item.answer == 2
+    assert workspace.store.get("s1").item.answer == ChoiceKey(options=[2])

@@ -131,7 +131,7 @@ def test_faults_end_in_items_or_one_error_each_and_a_rerun_resumes(canonical_exa
         for number, item in stored.items():
             assert item.id == _item_id(pdf, number)
             assert item.source.page == layout[number].page and item.source.bbox == layout[number].bbox
-            assert item.answer == truth[number - 1]["answer"]  # the PDF's own key, merged as always
+            assert item.answer_list() == [truth[number - 1]["answer"]]  # the PDF's own key, merged as always
             _assert_read_by_the_model(item)
 
         # the rerun sends only what failed at the backend: the others come from the run log and cache

@@ -43,5 +43,8 @@ def canonical_item(item: Item) -> str:
 
 
 def canonical_answer(item: Item) -> tuple[str, ...]:
-    """The correct options' canonical texts, sorted: `2.5MPa` = `2.5 MPa`, `2~5㎛` = `2 ~ 5μm`."""
+    """The correct options' canonical texts, sorted: `2.5MPa` = `2.5 MPa`, `2~5㎛` = `2 ~ 5μm`. A key
+    of another format is its canonical text (with the format: a numeric 2 is not a text 2)."""
+    if item.answer is not None and item.choice_key() is None:
+        return (item.answer.format, canonical_text(item.answer.text()))
     return tuple(sorted(_option_key(item.options[n - 1]) for n in item.answer_list()))

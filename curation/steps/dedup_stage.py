@@ -95,6 +95,8 @@ def band_report(result: DedupResult, store: Store, per_band: int = 2) -> list[di
 
 
 def _answer_text(item: Item) -> str:
+    if item.answer is not None and item.choice_key() is None:
+        return item.answer.text()[:60]
     return " / ".join(item.options[n - 1].text[:30] for n in item.answer_list()) or "(no key)"
 
 

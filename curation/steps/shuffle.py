@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import random
+from collections.abc import Callable
 
 from curation.item import Item, Option
+from scoring.keys import AnswerKey, ChoiceKey
 
 
 def permutation(seed: int, item_id: str, n: int) -> list[int]:
@@ -28,7 +30,8 @@ def original_order(item: Item) -> Item:
     options: list[Option | None] = [None] * len(item.options)
     for current, original in enumerate(item.original_option_order):
         options[original - 1] = item.options[current]
-    answer = _remap(item.answer, lambda n: item.original_option_order[n - 1])
+    order = item.original_option_order
+    answer = _remap(item.answer, lambda n: order[n - 1])
     return item.model_copy(update={"options": options, "answer": answer, "original_option_order": None})
 
 
@@ -44,9 +47,8 @@ def shuffle_item(item: Item, seed: int) -> Item:
                                    "original_option_order": [k + 1 for k in order]})
 
 
-def _remap(answer, mapping):  # noqa: ANN001, ANN202
-    if answer is None:
-        return None
-    if isinstance(answer, int):
-        return mapping(answer)
-    return sorted(mapping(n) for n in answer)
+def _remap(answer: AnswerKey | None, mapping: Callable[[int], int]) -> AnswerKey | None:
+    """A choice key's option numbers moved with their options (sorted); other keys name no option."""
+    if not isinstance(answer, ChoiceKey):
+        return answer
+    return answer.model_copy(update={"options": sorted(mapping(n) for n in answer.options)})

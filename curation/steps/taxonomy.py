@@ -47,10 +47,18 @@ def question_format(item: Item) -> str:
 
 
 def tag_taxonomy(item: Item) -> Item:
+    """The taxonomy filled in where it is empty. A question it finds asks for several options
+    (`multiple_answers`) has its choice key require all of them, as that format always meant."""
     taxonomy = item.taxonomy.model_copy(update={
         "part": resolved_part(item),
         "subject": resolved_subject(item),
         "visual_type": item.taxonomy.visual_type or visual_type(item),
         "question_format": item.taxonomy.question_format or question_format(item),
     })
-    return item if taxonomy == item.taxonomy else item.model_copy(update={"taxonomy": taxonomy})
+    if taxonomy == item.taxonomy:
+        return item
+    update: dict[str, object] = {"taxonomy": taxonomy}
+    key = item.choice_key()
+    if key is not None and taxonomy.question_format == "multiple_answers" and not key.require_all:
+        update["answer"] = key.model_copy(update={"require_all": True})
+    return item.model_copy(update=update)

@@ -15,6 +15,11 @@ from typing import Any, Literal, Protocol
 
 from evaluation.models import ModelSpec
 
+# finish reasons that mean the text is not an answer (OpenAI, Gemini and vLLM spellings): defined
+# once, in the portable scorer; re-exported for the backends
+from scoring.portable.verdict import REFUSED_REASONS as REFUSED_REASONS
+from scoring.portable.verdict import TRUNCATED_REASONS as TRUNCATED_REASONS
+
 MIME_BY_EXT = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
                "webp": "image/webp", "bmp": "image/bmp", "svg": "image/svg+xml"}
 
@@ -88,9 +93,6 @@ class Completion:
         return cls(record.get("text") or "", record.get("thinking"), record.get("finish_reason"),
                    record.get("usage") or {}, record.get("model_version"))
 
-
-# finish reasons that mean the text is not an answer (OpenAI, Gemini and vLLM spellings)
-from scoring.portable.verdict import REFUSED_REASONS, TRUNCATED_REASONS  # noqa: E402,F401 - defined once, re-exported
 
 ErrorKind = Literal["rate_limit", "overloaded", "server", "timeout", "connection", "malformed", "client", "truncated"]
 RETRYABLE: frozenset[str] = frozenset({"rate_limit", "overloaded", "server", "timeout", "connection", "malformed",
