@@ -576,7 +576,7 @@ def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, ru
         stored, row = matched[number], by_number[number]
         item = stored.item
         record = {"item_id": item.id, "content_hash": stored.content_hash or content_hash(item, "implicit"),
-                  "gold": item.answer,  # as the runner records it
+                  "gold": item.gold(),  # as the runner records it
                   **scored_fields(item, row), "external": row.external, "ts": stamp}
         record = AnswerRecord.model_validate(record).model_dump(mode="json", exclude_none=True)
         old = existing.get(item.id)
