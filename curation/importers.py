@@ -19,7 +19,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterator
