@@ -81,7 +81,7 @@ NUMERIC_CASES: list[tuple[dict[str, Any], str, str]] = [
 def test_numeric(key: dict[str, Any], reply: str, expected: str) -> None:
     verdict = score_response(key, reply)
     assert verdict.outcome == expected, verdict.explanation
-    assert verdict.checker == "numeric" and verdict.checker_version == "numeric-1"
+    assert verdict.checker == "numeric" and verdict.checker_version == "numeric-2"
 
 
 def test_numeric_key_is_parsed_once() -> None:
