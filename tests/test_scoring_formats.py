@@ -314,7 +314,42 @@ OPTIONS = ["D 플립플롭", "RS 플립플롭", "T 플립플롭", "래치(latch)
 def test_choice(reply: str, expected: str) -> None:
     verdict = score_response(CHOICE, reply, options=OPTIONS)
     assert verdict.outcome == expected, verdict.explanation
-    assert verdict.checker_version == "choice-2"
+    assert verdict.checker_version == "choice-3"
+
+
+SHAPES = ["A", "B", "C", "D"]
+STEPS = ["시료를 건조한다", "시료를 가열한다", "시료를 냉각한다", "시료를 분쇄한다"]
+
+
+@pytest.mark.parametrize(("reply", "options", "expected"), [
+    # a reply that copies an option: its marker is the answer (choice-3)
+    ("(3) C", SHAPES, 3),
+    ("(2) $\\text{시료를}~\\text{가열}$한다", STEPS, 2),  # the option's text rewritten: the marker decides
+    ("③ 시료를 냉각한다", STEPS, 3),
+    ("2) 시료를 가열한다", STEPS, 2),
+    ("### 최종 답변\n(4) 시료를 분쇄한다", STEPS, 4),
+    ("(3) 시료를 건조한다", STEPS, None),  # marker and text name different options: no answer
+    ("(1) 시료를 건조한다\n(2) 시료를 가열한다", STEPS, None),  # a list of options is no one answer
+    ("(7) 시료를 굽는다", STEPS, None),  # no such option
+    # "옳은 설명은 …" states an answer like "옳은 것은 …"
+    ("각 보기를 검토하였다.\n\n따라서 옳은 설명은:\n\n**(2) 시료를 가열한다**\n\n입니다.", STEPS, 2),
+    # a word that starts with an option letter is not that option
+    ("SCAN이 아니라 C-SCAN을 써야 한다. 이동 거리를 다시 구하면 380이다.", SHAPES, None),
+])
+def test_choice_reads_a_reply_as_a_person_does(reply: str, options: list[str], expected: int | None) -> None:
+    verdict = score_response({"format": "choice", "options": [3], "require_all": False}, reply, options=options)
+    assert verdict.extracted == expected, verdict.explanation
+    assert verdict.outcome == ("unparseable" if expected is None else "correct" if expected == 3 else "wrong")
+
+
+def test_a_choice_response_that_loops_between_options_never_commits() -> None:
+    key = {"format": "choice", "options": [4], "require_all": False}
+    cycle = "".join(f"정답은 ({n}) {STEPS[n - 1]}입니다.\n\n그러나 이 과정은 조건에 맞지 않습니다.\n\n" for n in (1, 2, 3, 4))
+    reply = "풀이를 시작합니다.\n\n따라서 정답은 (4) 시료를 분쇄한다입니다.\n\n" + cycle * 6
+    verdict = score_response(key, reply, options=STEPS)
+    assert verdict.outcome == "unparseable"  # it states (4) first, then cycles through every option
+    settled = "풀이를 시작합니다.\n\n" + "따라서 정답은 (4) 시료를 분쇄한다입니다.\n\n다시 확인합니다.\n\n" * 30
+    assert score_response(key, settled, options=STEPS).outcome == "correct"  # one answer, again and again
 
 
 def test_choice_requiring_all_options() -> None:
