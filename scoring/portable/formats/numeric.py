@@ -60,7 +60,7 @@ _NUMBER_LIKE = re.compile(r"\d|\\(?:pi|sqrt|frac)|π")
 _DIGIT = re.compile(r"\d")
 
 NAME = "numeric"
-VERSION = "numeric-1"
+VERSION = "numeric-2"
 
 
 @dataclass(frozen=True)
