@@ -31,12 +31,19 @@ from tests.kmmmu_support import (
 
 pytestmark = pytest.mark.realdata
 
-# measured (see the module docstring and the report of the branch that added them), minus two points
-CHECKER_AGREEMENT_FLOOR = {"all": 0.917, "choice": 0.875, "set": 0.94, "numeric": 0.93, "expression": 0.94,
-                           "text": 0.83, "parts": 0.75, "judged": 0.98}
-UNDECIDED_CEILING = 0.22  # share of the 400 responses no checker decides (measured 20.2%)
-CREDIT_TARGET = 0.98  # the target: checkers + a judge only for the undecided, against the labels
-JUDGED_CEILING = 0.35  # … with the judge asked for at most this share of the responses
+# Floors two points under what was measured (checkers choice-3, set-2, the other formats -2), on the
+# rows the checkers decide (319 of 400): agreement per format and per model, and overall 309 / 319
+# = 96.9% (credit only: 318 / 319 = 99.7%); 81 of 400 (20.2%) left to a judge.
+CHECKER_AGREEMENT_FLOOR = {"all": 0.949, "choice": 0.955, "set": 0.968, "numeric": 0.947, "expression": 0.944,
+                           "text": 0.837, "parts": 0.869, "judged": 0.98}
+MODEL_AGREEMENT_FLOOR = {"gpt-5-mini": 0.98, "qwen3-VL-2b-it": 0.968, "qwen3-VL-30b-it": 0.896, "varco2-14b": 0.953}
+CHECKER_CREDIT_FLOOR = 0.977
+UNDECIDED_CEILING = 0.222  # share of the 400 responses no checker decides
+# The targets: checkers + a judge only for the undecided agree with the labels on ≥ 98% (credit:
+# measured 397 / 400 = 99.2%; three ways 96.0%), the judge asked about ≤ 35% (measured 81 = 20.2%).
+CREDIT_TARGET = 0.98
+STRICT_FLOOR = 0.94
+JUDGED_CEILING = 0.35
 PUBLISHED_ALONE = 380  # the published judge's verdicts on all 400, against the labels (95.0%)
 
 
@@ -76,10 +83,11 @@ def test_the_checkers_agree_with_the_labels_on_what_they_decide(realdata, tmp_pa
         assert tally.agreement >= floor, (name, tally)
     everything = by_format["all"]
     assert everything.undecided / everything.rows <= UNDECIDED_CEILING
+    assert everything.credit >= CHECKER_CREDIT_FLOOR
     assert by_format["judged"].decided == by_format["judged"].decided_agree  # a judged key decides only no answer
-    # every model's responses are read: each has decided rows and its agreement is printed above
     by_model = checker_tallies(rows, lambda row: row.model)
-    assert all(by_model[model].decided >= 60 for model in MODELS)
+    for model, floor in MODEL_AGREEMENT_FLOOR.items():
+        assert by_model[model].decided >= 60 and by_model[model].agreement >= floor, (model, by_model[model])
 
 
 def test_checkers_plus_a_judge_for_the_undecided_reach_the_labels(realdata, tmp_path):
@@ -104,6 +112,7 @@ def test_checkers_plus_a_judge_for_the_undecided_reach_the_labels(realdata, tmp_
         assert all(row.outcome == ("correct" if row.published else "wrong") for row in by_judge)
         assert figures.left_undecided == 0
         assert figures.credit_agree / figures.rows >= CREDIT_TARGET
+        assert figures.strict_agree / figures.rows >= STRICT_FLOOR
         assert judged / figures.rows <= JUDGED_CEILING
         assert figures.published_agree == PUBLISHED_ALONE
 
