@@ -140,7 +140,13 @@ def last_boxed(text: str) -> str | None:
 
 
 def loop_start(text: str) -> int | None:
-    """Where a looping tail begins (the first copy of the repeated chunk), or None.
+    """Where a looping tail begins (the first copy of the repeated chunk), or None."""
+    found = loop_span(text)
+    return found[0] if found else None
+
+
+def loop_span(text: str) -> tuple[int, int] | None:
+    """(where a looping tail begins, the length of the chunk it repeats), or None.
 
     Checked from the end: the last 32 characters' earlier occurrences give candidate periods; a
     period p is a loop when the last max(5p, 500) characters equal themselves shifted by p."""
@@ -165,7 +171,7 @@ def loop_start(text: str) -> int | None:
             start -= period
         while start > 0 and text[start - 1] == text[start - 1 + period]:
             start -= 1
-        return start
+        return start, period
     return None
 
 

@@ -19,7 +19,7 @@ What a response may state, in this order:
    and is none; an answer listing several marked lines is not read so); or as text containing
    exactly one option's text.
 
-A response that loops (`extraction.loop_start`): when the repeated part itself states one answer
+A response that loops (`extraction.loop_span`): when the repeated part itself states one answer
 (`따라서 정답은 ④` again and again) the response keeps to it; when it states two or more different
 options (`정답은 (1) …` … `정답은 (3) …` … again) it cycles between answers and never commits (no
 answer: `unparseable`); when it states none, only what came before the loop counts.
@@ -35,10 +35,11 @@ from functools import lru_cache
 from typing import Any
 
 from ..choice_parsing import parse_response, stated_options, to_option
-from ..extraction import final_answer, loop_start, nfkc, strip_emphasis
+from ..extraction import final_answer, loop_span, nfkc, strip_emphasis
 from ..verdict import Verdict, decided
 from .base import Extraction
 
+LOOP_READ_MARGIN = 200
 _OPTION_SEPARATOR = re.compile(r"\s*(?:,|、|및|와|과|and)\s*")
 _LATIN = re.compile(r"[A-Za-z]")
 
@@ -145,9 +146,11 @@ class ChoiceFormat:
         return {"format": NAME, "options": [numbers] if isinstance(numbers, int) else numbers, "require_all": False}
 
     def extract(self, visible: str, key: dict[str, Any], options: Sequence[str]) -> Extraction:
-        looped = loop_start(visible)
-        if looped is not None:
-            in_loop = stated_options(visible[looped:], len(options))
+        span = loop_span(visible)
+        if span is not None:
+            looped, period = span
+            # one copy of the repeated chunk, and what a statement cut at its end needs to read whole
+            in_loop = stated_options(visible[looped:looped + period + LOOP_READ_MARGIN], len(options))
             if len(in_loop) > 1:
                 return Extraction(None, "loop")  # it cycles between options
             if in_loop:  # it states one answer again and again: it keeps to that one
