@@ -43,7 +43,7 @@ _HANGUL = re.compile(r"[가-힣]")
 _SOME_MATH = re.compile(r"\d|\\[A-Za-z]|[=^+\-*/]")
 
 NAME = "expression"
-VERSION = "expression-1"
+VERSION = "expression-2"
 _LHS = re.compile(r"^\s*[A-Za-z\\][A-Za-z0-9_{}\\' ]{0,24}=(?!=)")
 def normalised(latex: str) -> str:
     text = _LAYOUT.sub("", latex)

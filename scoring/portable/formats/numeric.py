@@ -60,7 +60,7 @@ _NUMBER_LIKE = re.compile(r"\d|\\(?:pi|sqrt|frac)|π")
 _DIGIT = re.compile(r"\d")
 
 NAME = "numeric"
-VERSION = "numeric-2"
+VERSION = "numeric-3"
 _HAS_QUANTITY = re.compile(r"\d|\\frac|\\sqrt|π|[一二三四五六七八九十]")
 
 
