@@ -34,6 +34,7 @@ from curation.item import Item
 from curation.store import Store, StoredItem
 from curation.workspace import Workspace
 from evaluation.backends.base import BackendError, Completion
+from evaluation.human_verdicts import VerdictBook
 from evaluation.records import (
     AnswerRecord,
     DatasetRef,
@@ -568,6 +569,7 @@ def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, ru
     write_manifest(run_dir, manifest)
 
     existing = read_jsonl_records(run_dir / RESPONSES, AnswerRecord) if before else {}
+    book = VerdictBook.read(run_dir) if before else None  # a person's verdict stays on an unchanged response
     stamp = now_iso()
     lines, unchanged = [], 0
     final: list[dict[str, Any] | AnswerRecord] = []
@@ -579,6 +581,8 @@ def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, ru
                   "gold": item.gold(),  # as the runner records it
                   **scored_fields(item, row), "external": row.external, "ts": stamp}
         record = AnswerRecord.model_validate(record).model_dump(mode="json", exclude_none=True)
+        if book:
+            record = book.apply(record)
         old = existing.get(item.id)
         if _same(old, record):
             unchanged += 1
