@@ -22,12 +22,11 @@ from curation.item import parse_item
 from curation.workspace import Workspace, init_workspace
 from evaluation.imported_runs import import_run
 
+from .blind_support import PASSWORDS, ROLES  # the same users: the blind-scoring tests' page session logs in
 from .runs_import_support import add_kmmmu_items, write_kmmmu_csv
 
 MODEL = "zircon-model-q7"
 RUN_ID = "run-verdict-5521"
-PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "erin": "password-erin", "carol": "password-carol"}
-ROLES = {"alice": "admin", "bob": "expert", "erin": "expert", "carol": "annotator"}
 OPTIONS = ("고기압의 발달", "저기압의 통과", "전선의 정체", "해풍의 유입")
 LOOP = "다시 계산하면 기온 감률은 건조 단열 감률보다 작으므로 "
 SUBJECTS = {"v01": "기상학", "v02": "기상학", "v03": "대기물리", "v04": "대기물리", "v05": "기상학", "v06": "기후학"}
@@ -72,5 +71,5 @@ def build(root: Path, *, audit: int | None = None) -> Workspace:
 
 
 def secrets_served() -> list[str]:
-    """What must never reach an expert: the model's name and the run id."""
-    return [MODEL, RUN_ID, "verdict-"]
+    """What must never reach an expert: the model's name and the run id (and a task's key, `verdict-N`)."""
+    return [MODEL, RUN_ID]
