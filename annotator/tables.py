@@ -225,12 +225,12 @@ verdict_tasks = Table(  # one response of a run for people to decide, keyed by (
     Column("content_hash", String(64)),
     Column("answer_format", String(32)),
     Column("tier", Integer, nullable=False),  # 0 checker–judge disagreement, 1 judged or undecided, 2 audit
-    Column("rank", String(64), nullable=False),  # the blind order within an item (HMAC with the workspace secret)
+    Column("blind_rank", String(64), nullable=False),  # the blind order within an item (HMAC with the workspace secret)
     Column("score", Text, nullable=False),  # JSON: the record's Score when loaded (what people's verdict overrides)
     Column("external", Text),  # JSON: what another tool said of the response (AnswerRecord.external)
     Column("loaded_at", String(32), nullable=False),
     UniqueConstraint("run_id", "item_id", "response_sha", name="uq_annot_verdict_task"),
-    Index("ix_annot_verdict_tasks_order", "tier", "item_id", "rank"),
+    Index("ix_annot_verdict_tasks_order", "tier", "item_id", "blind_rank"),
 )
 
 verdict_votes = Table(  # each reviewer's verdict on a task (kept apart on an overlapped task until settled)
@@ -254,7 +254,7 @@ verdict_results = Table(  # the settled verdict of a task: what is applied to th
     Column("verdict", String(16), nullable=False),
     Column("extraction_ok", Integer),
     Column("error_category", String(64)),
-    Column("by", String(300), nullable=False),  # the reviewer, the agreeing reviewers (a+b) or the lead
+    Column("decided_by", String(300), nullable=False),  # the reviewer, the agreeing reviewers (a+b) or the lead
     Column("how", String(16), nullable=False),  # single, agreed, adjudicated
     Column("reason", Text),
     Column("at", String(32), nullable=False),

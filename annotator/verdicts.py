@@ -243,7 +243,7 @@ def load_verdict_tasks(engine: Engine, run: RunData, *, audit: int, seed: int = 
                 run_id=run.run_id, item_id=item_id, response_sha=sha, response=record.text or "",
                 content_hash=record.content_hash,
                 answer_format=(item.answer_format if item is not None else None) or record.typed_score().checker,
-                tier=tiers[item_id], rank=blind_rank(secret, run.run_id, item_id),
+                tier=tiers[item_id], blind_rank=blind_rank(secret, run.run_id, item_id),
                 score=record.typed_score().model_dump_json(),
                 external=json.dumps(record.external, ensure_ascii=False) if record.external else None,
                 loaded_at=when))
@@ -269,13 +269,13 @@ def get_task(engine: Engine, task_id: int) -> Task:
 def ordered_ids(engine: Engine) -> list[int]:
     with engine.connect() as conn:
         return list(conn.execute(select(verdict_tasks.c.id).order_by(
-            verdict_tasks.c.tier, verdict_tasks.c.item_id, verdict_tasks.c.rank)).scalars())
+            verdict_tasks.c.tier, verdict_tasks.c.item_id, verdict_tasks.c.blind_rank)).scalars())
 
 
 def task_keys(engine: Engine, *, open_only: bool = True) -> list[str]:
     """The tasks' keys in queue order (for assignment), the settled ones left out by default."""
     settled = exists().where(verdict_results.c.task_id == verdict_tasks.c.id)
-    statement = select(verdict_tasks.c.id).order_by(verdict_tasks.c.tier, verdict_tasks.c.item_id, verdict_tasks.c.rank)
+    statement = select(verdict_tasks.c.id).order_by(verdict_tasks.c.tier, verdict_tasks.c.item_id, verdict_tasks.c.blind_rank)
     if open_only:
         statement = statement.where(not_(settled))
     with engine.connect() as conn:
@@ -294,7 +294,7 @@ def result(engine: Engine, task_id: int) -> Result | None:
         row = conn.execute(select(verdict_results).where(verdict_results.c.task_id == task_id)).first()
     if row is None:
         return None
-    return Result(row.verdict, _bool(row.extraction_ok), row.error_category, row.by, row.how, row.reason, row.at,
+    return Result(row.verdict, _bool(row.extraction_ok), row.error_category, row.decided_by, row.how, row.reason, row.at,
                   row.applied)
 
 
@@ -477,11 +477,11 @@ class VerdictDesk:
         return Decided(ADJUDICATED, applied=self.apply(task_id))
 
     def _refuse_closed(self, conn: Any, task_id: int) -> None:
-        settled = conn.execute(select(verdict_results.c.by, verdict_results.c.verdict).where(
+        settled = conn.execute(select(verdict_results.c.decided_by, verdict_results.c.verdict).where(
             verdict_results.c.task_id == task_id)).first()
         if settled is not None:
             raise VerdictError(f"이미 판정된 응답입니다 · This response is settled already ({settled.verdict}, by "
-                               f"{settled.by})")
+                               f"{settled.decided_by})")
         if conn.execute(select(verdict_votes.c.id).where(verdict_votes.c.task_id == task_id,
                                                          verdict_votes.c.outcome == DISPUTED).limit(1)).first():
             raise VerdictError("검토자 판정이 달라 조정 중입니다 · The reviewers' verdicts differ and wait for the lead")
@@ -492,7 +492,7 @@ class VerdictDesk:
         try:
             conn.execute(insert(verdict_results).values(
                 task_id=task_id, verdict=verdict, extraction_ok=None if extraction_ok is None else int(extraction_ok),
-                error_category=category, by=by, how=how, reason=reason, at=when))
+                error_category=category, decided_by=by, how=how, reason=reason, at=when))
         except IntegrityError:
             raise VerdictError("이미 판정된 응답입니다 · This response is settled already") from None
 

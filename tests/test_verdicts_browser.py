@@ -12,9 +12,9 @@ import pytest
 
 from . import verdicts_support as support
 from .annotator_support import running_server
+from .conftest import run_cli
 from .test_adjudication_browser import open_tab
 from .test_annotator_browser import browser, choose, expect, field, login, open_page  # noqa: F401  (the Chromium fixture)
-from .conftest import run_cli
 
 REASON = "3번은 정체 전선: 열쇠와 같은 뜻"
 
