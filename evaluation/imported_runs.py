@@ -584,7 +584,9 @@ def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, ru
         if book:
             record = book.apply(record)
         old = existing.get(item.id)
-        if _same(old, record):
+        lost = bool(book) and old is not None and old.typed_score().decided_by != "human" \
+            and record["score"].get("decided_by") == "human"  # a person's verdict a later line dropped
+        if _same(old, record) and not lost:
             unchanged += 1
             final.append(old)  # type: ignore[arg-type]
             continue

@@ -219,6 +219,16 @@ def test_a_reimport_of_the_same_file_keeps_the_verdict(ws):
     path = next(ws.root.parent.glob(f"*{support.MODEL}-1-llm-judge.csv"))
     summary = import_run(ws, path, support.MODEL, run_id=support.RUN_ID)
     assert summary.written == 0 and _records(ws)["v06"].typed_score().decided_by == "human"
+    # a later line without the verdict (an import made elsewhere, say): importing again gives it back
+    log = ws.runs_dir / support.RUN_ID / RESPONSES
+    human = json.loads(log.read_text(encoding="utf-8").splitlines()[-1])
+    before = human["score"]["details"]["before"]
+    lost = dict(human, outcome=before["outcome"], score={**human["score"], "outcome": before["outcome"], "value": 0.0,
+                                                          "decided_by": before["decided_by"], "details": {}})
+    log.write_text(log.read_text(encoding="utf-8") + json.dumps(lost, ensure_ascii=False) + "\n", encoding="utf-8")
+    assert _records(ws)["v06"].outcome == "undecided"
+    summary = import_run(ws, path, support.MODEL, run_id=support.RUN_ID)
+    assert summary.written == 1 and _records(ws)["v06"].typed_score().details["human"]["error_category"] == "local_knowledge"
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:
