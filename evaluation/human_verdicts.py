@@ -22,7 +22,6 @@ The workspace's `[verdicts]` table in benchsmith.toml sets the audit sample size
 
 from __future__ import annotations
 
-import json
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,7 +239,8 @@ def apply_verdict(run_dir: Path, verdict: HumanVerdict) -> str:
     """Log the verdict beside the run and give the response's record its Score: `applied`, `already`
     (the record has it), `changed` (the run's response or item is no longer the one judged: the
     verdict is kept for it, the record keeps its score) or `no record`."""
-    _append(Path(run_dir) / VERDICTS_FILE, [verdict.model_dump(mode="json", exclude_none=True)])
+    if read_verdicts(run_dir).get(verdict_key(verdict)) != verdict:  # applied again: logged once
+        _append(Path(run_dir) / VERDICTS_FILE, [verdict.model_dump(mode="json", exclude_none=True)])
     record = records_of(run_dir, {verdict.item_id}).get(verdict.item_id)
     if record is None:
         return NO_RECORD
@@ -253,29 +253,3 @@ def apply_verdict(run_dir: Path, verdict: HumanVerdict) -> str:
     line["verdict"] = now_iso()
     _append(Path(run_dir) / RESPONSES, [line])
     return APPLIED
-
-
-def restore_verdicts(run_dir: Path, records: dict[str, AnswerRecord] | None = None, *,
-                     dry_run: bool = False) -> int:
-    """Give every record whose response holds a verdict that verdict's Score (lines appended); the count."""
-    book = VerdictBook.read(run_dir)
-    if not book:
-        return 0
-    wanted = {item_id for item_id, _, _ in book.verdicts}
-    if records is None:
-        records = records_of(run_dir, wanted)
-    lines = []
-    for item_id in sorted(wanted & records.keys()):
-        record = records[item_id]
-        score = book.restore(record)
-        if score is not None:
-            line = _with_score(record.model_dump(mode="json", exclude_none=True), score)
-            line["verdict"] = now_iso()
-            lines.append(line)
-    if lines and not dry_run:
-        _append(Path(run_dir) / RESPONSES, lines)
-    return len(lines)
-
-
-def verdict_line(verdict: HumanVerdict) -> str:
-    return json.dumps(verdict.model_dump(mode="json", exclude_none=True), ensure_ascii=False)

@@ -132,6 +132,7 @@ def test_two_reviewers_differ_the_lead_settles_and_the_score_is_a_revision_with_
         "correct", "bob+erin", "agreed")
     assert [vote.outcome for vote in votes(engine, v06)] == ["agreed", "agreed"]
     assert desk.apply_all() == {"already": 2}  # applying again changes nothing
+    assert len((ws.runs_dir / support.RUN_ID / VERDICTS_FILE).read_text(encoding="utf-8").splitlines()) == 2
 
 
 def test_the_role_the_values_and_the_assignment_are_checked_and_a_refusal_writes_nothing(ws):
