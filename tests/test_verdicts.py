@@ -342,3 +342,35 @@ def test_agreement_figures_equal_the_values_computed_from_the_verdicts(ws):
     assert formats["judged"]["responses"] == 1 and formats["judged"]["judged"] == 1
     assert formats["judged"]["share_judged"] == 1.0 and formats["choice"]["share_judged"] == 0.0
 
+
+
+def test_a_repeated_loop_is_folded_and_marked_and_the_text_escaped():
+    from annotator.response_view import find_loops, response_html
+
+    unit = "다시 보면 <b>답</b>은 ③이 아니라 "
+    text = "풀이: " + unit * 12 + "끝."
+    [loop] = find_loops(text)
+    assert (loop.unit, loop.copies) == (len(unit), 12)  # the unit (or a rotation of it), twelve times
+    html = response_html(text)
+    assert 'data-repeats="11"' in html and "repeated 11 more times" in html
+    assert "<b>답</b>" not in html and "&lt;b&gt;답&lt;/b&gt;" in html
+    assert html.count("&lt;b&gt;") == 12  # nothing lost: the repeats are in the fold
+    assert find_loops("정답은 ③입니다. " * 2) == [] and find_loops("가나다라마바사아자차카타파하 " * 20)  # short vs long
+
+
+def test_the_workspace_sets_the_audit_size_and_the_error_taxonomy(tmp_path):
+    from curation.errors import BenchsmithError
+    from evaluation.human_verdicts import DEFAULT_ERROR_CATEGORIES, verdict_settings
+
+    config = tmp_path / "benchsmith.toml"
+    assert verdict_settings(tmp_path).error_categories == DEFAULT_ERROR_CATEGORIES  # KMMMU's by default
+    config.write_text('[verdicts]\naudit = 5\nerror_categories = ["units", "misread_figure"]\n', encoding="utf-8")
+    settings = verdict_settings(tmp_path)
+    assert settings.audit == 5 and settings.category_names == ("units", "misread_figure")
+    config.write_text('[verdicts.error_categories]\nunits = "단위 · Units"\n', encoding="utf-8")
+    assert verdict_settings(tmp_path).label("units") == "단위 · Units"
+    for bad, message in (("audit = -1", "verdicts.audit"), ("error_categories = []", "error_categories"),
+                         ('error_categories = ["a", "a"]', "twice")):
+        config.write_text(f"[verdicts]\n{bad}\n", encoding="utf-8")
+        with pytest.raises(BenchsmithError, match=message):
+            verdict_settings(tmp_path)
