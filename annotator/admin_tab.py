@@ -6,7 +6,7 @@ from typing import Any
 
 import gradio as gr
 
-from annotator import auth, queues, stats, views
+from annotator import auth, queues, stats, verdicts, views
 from annotator.events import fast
 from curation.errors import BenchsmithError
 
@@ -29,7 +29,8 @@ class AdminTab:
         self.b_add = gr.Button("사용자 추가·변경 · Add or change the user", size="sm", elem_id="admin-user-add")
         gr.Markdown("#### 배정 · Assignment (each item to OVERLAP of the chosen people)")
         with gr.Row(equal_height=True):
-            self.queue = gr.Dropdown([*queues.ITEM_QUEUES, "suspects"], value="item", label="대기열 · Queue", elem_id="admin-assign-queue")
+            self.queue = gr.Dropdown([*queues.ITEM_QUEUES, "suspects", "verdicts"], value="item", label="대기열 · Queue",
+                                     elem_id="admin-assign-queue")
             self.assignees = gr.Dropdown(users, multiselect=True, label="사람 · People", elem_id="admin-assign-users")
             self.overlap = gr.Number(value=1, precision=0, minimum=1, label="중복 · Overlap", elem_id="admin-assign-overlap")
         self.b_assign = gr.Button("배정 · Assign", size="sm", elem_id="admin-assign")
@@ -73,8 +74,10 @@ class AdminTab:
     def _assign(self, queue: str, assignees: list[str] | None, overlap: float | None, request: gr.Request) -> list[Any]:
         self._admin(request)
         try:
-            # the Suspects queue is read from `analyze suspects`, not the items table: its open items
-            ids = self.ctx.suspects.membership().ids if queue == "suspects" else None
+            # the Suspects queue is read from `analyze suspects`, the Verdicts queue from its loaded responses,
+            # not the items table: their open ones
+            ids = (self.ctx.suspects.membership().ids if queue == "suspects"
+                   else verdicts.task_keys(self.ctx.workspace.store.engine) if queue == "verdicts" else None)
             report = queues.assign(self.ctx.workspace.store.engine, queue, assignees or [], int(overlap or 1),
                                    item_ids=ids)
         except BenchsmithError as error:

@@ -35,6 +35,9 @@ from annotator.score_desk import MAX_SIDE, ScoreDesk, ScoreMove, ScoreSession, S
 from annotator.session_states import BoundedStateHolder
 from annotator.suspects import SuspectDesk
 from annotator.suspects_tab import SuspectsTab
+from annotator.verdicts import VerdictDesk
+from annotator.verdicts import count as verdicts_count
+from annotator.verdicts_tab import VerdictsTab, verdict_stats_html
 from curation.errors import BenchsmithError
 from curation.item import STATUSES
 from curation.store import get_path
@@ -744,6 +747,7 @@ def stats_html(ctx: AppContext) -> str:
         queue_counts.append({"queue": "suspects", "items": len(ctx.suspects.membership().open)})
     except BenchsmithError:
         pass  # a suspects.json that is not a result: the tab says so
+    queue_counts.append({"queue": "verdicts", "items": verdicts_count(engine)[0]})
     agreement = [row.__dict__ for row in stats.agreement_rows(engine)]
     decision_agreement = [row.__dict__ for row in stats.decision_agreement_rows(engine)]
     return (f"<h3>문항 · Items</h3><p>{counts['items']} items, {counts['revisions']} revisions · "
@@ -753,6 +757,7 @@ def stats_html(ctx: AppContext) -> str:
             + "<h3>채점 일치도 · Scoring agreement</h3>" + views.table_html(agreement, AGREEMENT_COLUMNS)
             + "<h3>검토자 일치도 · Reviewers' agreement (overlapped items)</h3>"
             + views.table_html(decision_agreement, DECISION_AGREEMENT_COLUMNS)
+            + verdict_stats_html(VerdictDesk(ctx.workspace))
             + _judge_html(engine))
 
 
@@ -825,6 +830,8 @@ def build_expert_page(ctx: AppContext, blocks: gr.Blocks, users: list[str]) -> N
         with gr.Tab(QUEUES["score"].title, id="score", elem_id="tab-score") as tabs["score"]:
             score_tab = ScoreTab(ctx)
             score_tab.wire()
+        with gr.Tab(QUEUES["verdicts"].title, id="verdicts", elem_id="tab-verdicts") as tabs["verdicts"]:
+            verdicts_tab = VerdictsTab(ctx, item_markdown)
         with gr.Tab(QUEUES["suspects"].title, id="suspects", elem_id="tab-suspects") as tabs["suspects"]:
             suspects_tab = SuspectsTab(ctx, item_markdown)
         with gr.Tab(QUEUES["adjudicate"].title, id="adjudicate", elem_id="tab-adjudicate") as tabs["adjudicate"]:
@@ -843,6 +850,7 @@ def build_expert_page(ctx: AppContext, blocks: gr.Blocks, users: list[str]) -> N
     # counted when the tab is opened, not at page load: on 50,000 items they cost a second
     tabs["stats"].select(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
     score_tab.open_on_select(tabs["score"])
+    verdicts_tab.open_on_select(tabs["verdicts"])
     _open_on_select(ctx, tabs["suspects"], suspects_tab.state, lambda session: session.item_id is not None,
                     suspects_tab.open, suspects_tab.open_outputs, suspects_tab.status)
     # read again at each select: reviewers' decisions add disputed items meanwhile
@@ -854,13 +862,13 @@ def build_expert_page(ctx: AppContext, blocks: gr.Blocks, users: list[str]) -> N
 
     tabs["admin"].select(open_admin, None, admin_tab.outputs, api_visibility="private", **fast(admin_tab.note))
 
-    hideable = ("score", "suspects", "adjudicate", "admin", "stats")
+    hideable = ("score", "verdicts", "suspects", "adjudicate", "admin", "stats")
     first_tab = [*score_tab.outputs, *score_tab.guidelines.outputs]
 
     def on_load(request: gr.Request) -> list[Any]:
         """Who, which tabs this role sees, and the first tab (scoring) for those who score."""
         user = ctx.user(request)
-        allowed = ([user.role in QUEUES[q].roles for q in ("score", "suspects", "adjudicate")]
+        allowed = ([user.role in QUEUES[q].roles for q in ("score", "verdicts", "suspects", "adjudicate")]
                    + [user.role == "admin", user.role in STATS_ROLES])
         scores = user.role in QUEUES["score"].roles
         opened = [*score_tab.load(user), *score_tab.guidelines.load(user)] if scores else [gr.skip()] * len(first_tab)

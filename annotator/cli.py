@@ -1,5 +1,6 @@
-"""CLI: `benchsmith annotate` (serve the review app, load rationales and judge scores, assign
-items) and `benchsmith users` (add, list, deactivate and unlock users)."""
+"""CLI: `benchsmith annotate` (serve the review app, load rationales, judge scores and responses
+for verdicts, assign items), `benchsmith verdicts` (people's verdicts: agreement figures, applying
+them to runs) and `benchsmith users` (add, list, deactivate and unlock users)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,14 @@ from curation.workspace import Workspace
 
 annotate_app = typer.Typer(help="The review app in a browser: queues, editors, expert scoring, agreement.")
 users_app = typer.Typer(help="Users of the review app and their roles.", no_args_is_help=True)
+VERDICTS_HELP = "People's verdicts on model responses: agreement of checkers and judges with them; applying them to runs."
+verdicts_app = typer.Typer(help=VERDICTS_HELP, no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
     app.add_typer(annotate_app, name="annotate")
     app.add_typer(users_app, name="users")
+    app.add_typer(verdicts_app, name="verdicts")
 
 
 def _workspace(path: Path | None) -> Workspace:
@@ -97,6 +101,42 @@ def load_judge_command(
     _report(scoring.load_judge(ws.store.engine, verdicts), "judge scores")
 
 
+@annotate_app.command("load-verdicts")
+def load_verdicts_command(
+    runs: Annotated[list[str], typer.Argument(help="run ids (under runs/) or run folders")],
+    audit: Annotated[int | None, typer.Option(min=0, help="checker-decided responses sampled per run for an audit "
+                                                          "(default: [verdicts] audit in benchsmith.toml, else 20)")] = None,
+    seed: Annotated[int, typer.Option(help="the audit sample's seed")] = 0,
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Put runs' responses in the Verdicts queue: checker–judge disagreements first, then the responses a
+    judge (or no one) decided, then an audit sample of the checker-decided ones. Stale records are left out."""
+    from annotator.verdicts import TIER_NAMES, load_verdict_tasks
+    from evaluation.human_verdicts import verdict_settings
+    from evaluation.item_facets import FacetReader
+    from evaluation.metrics import load_run
+    from evaluation.runlog import find_run
+
+    ws = _workspace(workspace)
+    size = verdict_settings(ws.root).audit if audit is None else audit
+    reader = FacetReader()
+    reports = []
+    for name in runs:
+        data = load_run(find_run(ws.runs_dir, name), ws, reader)
+        for note in data.notes:
+            typer.echo(note, err=True)
+        reports.append(load_verdict_tasks(ws.store.engine, data, audit=size, seed=seed))
+    if as_json:
+        print_json({"audit": size, "seed": seed, "runs": [report.as_dict() for report in reports]})
+        return
+    for report in reports:
+        added = ", ".join(f"{TIER_NAMES[tier]} {report.added[tier]}" for tier in sorted(TIER_NAMES))
+        out.print(f"{report.run_id}: added {added} (audit {min(size, report.audit_pool)} of {report.audit_pool}); "
+                  f"{report.already} loaded before, {report.decided} decided by people already, "
+                  f"{report.no_response} without a response", highlight=False)
+
+
 @annotate_app.command("stats")
 def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False) -> None:
     """Expert and judge scores per scoring task, and their agreement (Krippendorff α, ICC); the
@@ -149,7 +189,7 @@ def export_scores_command(
 
 @annotate_app.command("assign")
 def assign_command(
-    queue: Annotated[str, typer.Option(help=f"one of {', '.join(queues.ITEM_QUEUES)}, suspects")],
+    queue: Annotated[str, typer.Option(help=f"one of {', '.join(queues.ITEM_QUEUES)}, suspects, verdicts")],
     users: Annotated[str, typer.Option(help="comma-separated user names")],
     overlap: Annotated[int, typer.Option(help="how many people see each item")] = 1,
     status: Annotated[list[str], typer.Option(help="only items with this status (repeatable)")] = [],  # noqa: B006
@@ -169,6 +209,12 @@ def assign_command(
         from annotator.suspects import SuspectDesk
 
         ids = SuspectDesk(ws.store, ws.root).membership().ids
+    elif queue == "verdicts":  # the responses loaded by `annotate load-verdicts` and not settled yet
+        if status:
+            raise BenchsmithError("--status does not apply to the verdicts queue (its open responses are assigned)")
+        from annotator.verdicts import task_keys
+
+        ids = task_keys(ws.store.engine)
     report = queues.assign(ws.store.engine, queue, names, overlap, queues.Filters(status=tuple(status)), item_ids=ids)
     out.print(f"{queue}: {report.items} items, {report.added} new assignments "
               + ", ".join(f"{user} +{n}" for user, n in sorted(report.per_user.items())), highlight=False)
@@ -253,3 +299,56 @@ def users_unlock_command(
     forgotten = unlock(_workspace(workspace).store.engine, name, client)
     what = " and ".join(part for part in (name and f"user {name}", client and f"client {client}") if part)
     out.print(f"{what}: {forgotten} failed logins forgotten", highlight=False)
+
+
+@verdicts_app.command("stats")
+def verdicts_stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False) -> None:
+    """Per answer format and decider (each checker, the judge, another tool's verdict): agreement with
+    people's verdicts, Cohen's κ with n and a 95% interval, false accepts and false rejects; the share of
+    the loaded runs' responses the judge decided; the reviewers' own agreement on overlapped responses."""
+    from annotator import stats
+    from annotator.verdicts import VerdictDesk
+    from evaluation.verdict_agreement import verdict_agreement
+
+    ws = _workspace(workspace)
+    desk = VerdictDesk(ws)
+    figures = verdict_agreement(desk.settled_verdicts(), desk.responses_per_format())
+    reviewers = [row for row in stats.decision_agreement_rows(ws.store.engine) if row.what == stats.VERDICTS_WHAT]
+    if as_json:
+        from dataclasses import asdict
+
+        print_json(figures.as_dict() | {"reviewers": [asdict(row) for row in reviewers]})
+        return
+    out.print(f"{figures.verdicts} responses decided by people", highlight=False)
+    for row in figures.deciders:
+        kappa = "—" if row.kappa is None else f"{row.kappa:.3f}"
+        ci = "" if row.kappa_ci is None else f" [{row.kappa_ci[0]:.3f}, {row.kappa_ci[1]:.3f}]"
+        agreement = "—" if row.agreement is None else f"{100 * row.agreement:.1f}%"
+        out.print(f"{row.answer_format} · {row.decider}: n {row.n}, agreement {agreement}, κ {kappa}{ci}, "
+                  f"false accepts {row.false_accepts}, false rejects {row.false_rejects}", highlight=False)
+    for share in figures.formats:
+        judged = "—" if share.share_judged is None else f"{100 * share.share_judged:.1f}%"
+        out.print(f"{share.answer_format}: {share.responses} responses in the loaded runs, {share.judged} decided "
+                  f"by the judge ({judged}), {share.verdicts} by people", highlight=False)
+    for rated in reviewers:
+        out.print(f"reviewers: {rated.kappa_kind} κ {rated.kappa:.3f}, α(nominal) {rated.alpha_nominal:.3f}, "
+                  f"{rated.items} responses, {rated.raters} reviewers", highlight=False)
+
+
+@verdicts_app.command("apply")
+def verdicts_apply_command(
+    run: Annotated[str | None, typer.Argument(help="only this run's verdicts (default: every run's)")] = None,
+    workspace: WorkspaceOption = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Apply the settled verdicts to their runs again (the app applies each as it is settled): a verdict
+    whose record lost it gets it back; one whose response changed since is kept for that response only."""
+    from annotator.verdicts import VerdictDesk
+
+    ws = _workspace(workspace)
+    counts = VerdictDesk(ws).apply_all(run)
+    if as_json:
+        print_json({"run": run, "verdicts": dict(sorted(counts.items()))})
+        return
+    out.print("verdicts: " + (", ".join(f"{what} {n}" for what, n in sorted(counts.items())) or "none settled"),
+              highlight=False)

@@ -59,7 +59,7 @@ class Selection:
     """Where a queue's items come from and, for the items table, the facets of which an item needs
     at least one (every item when none); the facets are queues.FACETS' typed predicates."""
 
-    source: Literal["items", "scoring_tasks", "suspects_result", "disputed_decisions"] = "items"
+    source: Literal["items", "scoring_tasks", "suspects_result", "disputed_decisions", "verdict_tasks"] = "items"
     any_of: tuple[str, ...] = ()
 
 
@@ -180,6 +180,14 @@ QUEUES: dict[str, QueueSpec] = {queue.name: queue for queue in (
     # reviewers whose disagreement it settles.
     QueueSpec("adjudicate", "조정 · Adjudicate", (ADMIN,), Selection("disputed_decisions"),
               decisions=(Decision("adjudicate", "판정 적용 · Apply the decision", (ADMIN,), {}),)),
+    # people's verdicts on model responses (verdicts.py): the verdict becomes the run's score; an overlapped
+    # response's verdicts are kept apart until all are in, a difference settled by the lead (an admin)
+    QueueSpec("verdicts", "응답 판정 · Verdicts", EXPERTS, Selection("verdict_tasks"),
+              decisions=(Decision("correct", "정답 · Correct", EXPERTS, {}),
+                         Decision("incorrect", "오답 · Incorrect", EXPERTS, {}),
+                         Decision("no_answer", "답 없음 · No answer", EXPERTS, {}),
+                         Decision("adjudicate", "조정 판정 적용 · Settle as lead", (ADMIN,), {})),
+              overlap_adjudicated=True),
 )}
 
 ITEM_QUEUES = tuple(name for name, queue in QUEUES.items() if queue.selects.source == "items")

@@ -327,10 +327,16 @@ def queue_progress(engine: Engine, queue: str, user: str, total: int | None = No
             done = conn.execute(select(func.count(func.distinct(expert_scores.c.task_id)))).scalar_one()
             mine = conn.execute(select(func.count()).where(expert_scores.c.expert == user)).scalar_one()
             return QueueProgress(total, done, mine, 0, 0)
+        done_clause = None
+        if queue == "verdicts":  # its tasks are responses; one is done once its verdict is settled
+            from annotator.tables import verdict_results, verdict_tasks
+
+            total = conn.execute(select(func.count()).select_from(verdict_tasks)).scalar_one()
+            done_clause = select(func.count()).select_from(verdict_results)
         if total is None:
             total = conn.execute(select(func.count()).select_from(items_table).where(where(queue, Filters()))).scalar_one()
         decided = select(func.count(func.distinct(reviews.c.item_id))).where(reviews.c.queue == queue)
-        done = conn.execute(decided).scalar_one()
+        done = conn.execute(done_clause if done_clause is not None else decided).scalar_one()
         mine = conn.execute(decided.where(reviews.c.user == user)).scalar_one()
         mine_assigned = and_(assignments.c.queue == queue, assignments.c.user == user)
         assigned = conn.execute(select(func.count()).select_from(assignments).where(mine_assigned)).scalar_one()

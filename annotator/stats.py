@@ -39,13 +39,17 @@ class DecisionAgreementRow:
     pairs: int  # reviewer pairs over those items
 
 
-DECISION_AGREEMENT = (("item", "item decisions"), ("korea", "Korea flags"))
+DECISION_AGREEMENT = (("item", "item decisions"), ("korea", "Korea flags"), ("verdicts", "response verdicts"))
+VERDICTS_WHAT = "response verdicts"
 
 
 def decision_agreement_rows(engine: Engine) -> list[DecisionAgreementRow]:
+    from annotator import verdicts
+
     rows = []
     for queue, what in DECISION_AGREEMENT:
-        units = {item: found for item, found in adjudication.ratings(engine, queue).items() if len(found) >= 2}
+        rated = verdicts.ratings(engine) if queue == verdicts.QUEUE else adjudication.ratings(engine, queue)
+        units = {item: found for item, found in rated.items() if len(found) >= 2}
         if not units:
             continue
         raters = sorted({user for found in units.values() for user in found})

@@ -5,7 +5,9 @@ is a revision with its author. These tables hold what belongs to the review app 
 users, login attempts, sessions, per-user drafts and positions, assignments, reservations and skips,
 review decisions, each reviewer's own decision on an overlapped item until it is settled
 (reviewer_decisions), suspect decisions (with the content and answers they were made on), scoring
-tasks, expert scores, imported judge scores and the server's own secrets.
+tasks, expert scores, imported judge scores, the Verdicts queue (responses loaded for people to
+decide, each reviewer's verdict, the settled verdicts, what the loaded runs hold) and the server's
+own secrets.
 """
 
 from __future__ import annotations
@@ -207,6 +209,65 @@ judge_scores = Table(
     Column("logic", Float, nullable=False),
     Column("depth", Float, nullable=False),
     Column("clarity", Float, nullable=False),
+    Column("loaded_at", String(32), nullable=False),
+)
+
+
+# -- the Verdicts queue (annotator/verdicts.py) ------------------------------------------------------
+verdict_tasks = Table(  # one response of a run for people to decide, keyed by (run, item, response)
+    "annot_verdict_tasks",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("run_id", String(200), nullable=False),
+    Column("item_id", String(200), nullable=False),
+    Column("response_sha", String(64), nullable=False),
+    Column("response", Text, nullable=False),  # the response text judged (shown whole; its sha above)
+    Column("content_hash", String(64)),
+    Column("answer_format", String(32)),
+    Column("tier", Integer, nullable=False),  # 0 checker–judge disagreement, 1 judged or undecided, 2 audit
+    Column("blind_rank", String(64), nullable=False),  # the blind order within an item (HMAC with the workspace secret)
+    Column("score", Text, nullable=False),  # JSON: the record's Score when loaded (what people's verdict overrides)
+    Column("external", Text),  # JSON: what another tool said of the response (AnswerRecord.external)
+    Column("loaded_at", String(32), nullable=False),
+    UniqueConstraint("run_id", "item_id", "response_sha", name="uq_annot_verdict_task"),
+    Index("ix_annot_verdict_tasks_order", "tier", "item_id", "blind_rank"),
+)
+
+verdict_votes = Table(  # each reviewer's verdict on a task (kept apart on an overlapped task until settled)
+    "annot_verdict_votes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("task_id", Integer, nullable=False, index=True),
+    Column("user", String(100), nullable=False),
+    Column("verdict", String(16), nullable=False),  # correct | incorrect | no_answer
+    Column("extraction_ok", Integer),  # 1 / 0, or NULL: not judged
+    Column("error_category", String(64)),
+    Column("reason", Text),
+    Column("outcome", String(16)),  # None while others have still to decide; single, agreed, disputed, adjudicated
+    Column("at", String(32), nullable=False),
+)
+
+verdict_results = Table(  # the settled verdict of a task: what is applied to the run
+    "annot_verdict_results",
+    metadata,
+    Column("task_id", Integer, primary_key=True),
+    Column("verdict", String(16), nullable=False),
+    Column("extraction_ok", Integer),
+    Column("error_category", String(64)),
+    Column("decided_by", String(300), nullable=False),  # the reviewer, the agreeing reviewers (a+b) or the lead
+    Column("how", String(16), nullable=False),  # single, agreed, adjudicated
+    Column("reason", Text),
+    Column("at", String(32), nullable=False),
+    Column("applied", String(32)),  # applied, already, changed, no record, no run (evaluation/human_verdicts.py)
+)
+
+verdict_runs = Table(  # per loaded run and answer format: its responses and how many the judge decided
+    "annot_verdict_runs",
+    metadata,
+    Column("run_id", String(200), primary_key=True),
+    Column("answer_format", String(32), primary_key=True),
+    Column("responses", Integer, nullable=False),
+    Column("judged", Integer, nullable=False),
     Column("loaded_at", String(32), nullable=False),
 )
 

@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "release": ("export.cli", "Build and publish versioned releases."),
     "annotate": ("annotator.cli", "The review app in a browser: queues, editors, expert scoring, agreement."),
     "users": ("annotator.cli", "Users of the review app and their roles."),
+    "verdicts": ("annotator.cli", "People's verdicts on model responses: agreement of checkers and judges with them; applying them to runs."),
 }
 
 

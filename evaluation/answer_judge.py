@@ -18,7 +18,6 @@ record undecided, with the judge's error in `details.judge`.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import re
 from collections.abc import Callable
@@ -34,7 +33,7 @@ from evaluation.backends.base import BackendError, ChatRequest, Completion, Mess
 from evaluation.cache import cache_key
 from evaluation.datasets import dataset_from_manifest
 from evaluation.models import ModelSpec
-from evaluation.records import AnswerRecord, read_jsonl_records
+from evaluation.records import AnswerRecord, read_jsonl_records, response_sha
 from evaluation.runlog import RESPONSES, RunLog, now_iso, read_answer_manifest
 from evaluation.sender import InvalidResponse, Job, SenderSettings, send_jobs
 from scoring import Score
@@ -67,10 +66,6 @@ class AnswerJudgement(BaseModel):
     reply: str | None = None
     error: dict[str, Any] | None = None
     ts: str | None = None
-
-
-def response_sha(text: str | None) -> str:
-    return hashlib.sha256((text or "").encode("utf-8")).hexdigest()[:32]
 
 
 def response_excerpt(text: str, tail: int = TAIL_CHARS, head: int = HEAD_CHARS) -> str:

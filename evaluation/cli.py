@@ -257,7 +257,8 @@ def rescore_command(
         verb = "would change" if dry_run else "changed"
         out.print(f"{summary.run_id}: {summary.records} records, {verb} {summary.rescored} ({changes}); "
                   f"{summary.unchanged} unchanged, {summary.kept_verdicts} verdicts of a judge or a person kept, "
-                  f"{summary.stale} stale, {summary.no_text} without a response", highlight=False)
+                  + (f"{summary.restored_verdicts} people's verdicts given back, " if summary.restored_verdicts else "")
+                  + f"{summary.stale} stale, {summary.no_text} without a response", highlight=False)
 
 
 def report_command(
@@ -282,7 +283,10 @@ def report_command(
     ws = workspace_from(workspace)
     reader = FacetReader()
     data = [load_run(find_run(ws.runs_dir, name), ws, reader) for name in runs]
-    result = write_report(data, out_dir, seed=seed, resamples=resamples, charts=charts)
+    from evaluation.human_verdicts import verdict_settings
+
+    result = write_report(data, out_dir, seed=seed, resamples=resamples, charts=charts,
+                          verdicts=verdict_settings(ws.root))
     if paper or expert_scores is not None:
         from evaluation.paper import add_paper_to_report
         from evaluation.paper_sections import SECTION_MAKERS

@@ -34,6 +34,7 @@ from curation.item import Item
 from curation.store import Store, StoredItem
 from curation.workspace import Workspace
 from evaluation.backends.base import BackendError, Completion
+from evaluation.human_verdicts import VerdictBook
 from evaluation.records import (
     AnswerRecord,
     DatasetRef,
@@ -568,6 +569,7 @@ def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, ru
     write_manifest(run_dir, manifest)
 
     existing = read_jsonl_records(run_dir / RESPONSES, AnswerRecord) if before else {}
+    book = VerdictBook.read(run_dir) if before else None  # a person's verdict stays on an unchanged response
     stamp = now_iso()
     lines, unchanged = [], 0
     final: list[dict[str, Any] | AnswerRecord] = []
@@ -579,8 +581,12 @@ def import_run(ws: Workspace, path: Path, model: str, fmt: str | None = None, ru
                   "gold": item.gold(),  # as the runner records it
                   **scored_fields(item, row), "external": row.external, "ts": stamp}
         record = AnswerRecord.model_validate(record).model_dump(mode="json", exclude_none=True)
+        if book:
+            record = book.apply(record)
         old = existing.get(item.id)
-        if _same(old, record):
+        lost = bool(book) and old is not None and old.typed_score().decided_by != "human" \
+            and record["score"].get("decided_by") == "human"  # a person's verdict a later line dropped
+        if _same(old, record) and not lost:
             unchanged += 1
             final.append(old)  # type: ignore[arg-type]
             continue

@@ -21,6 +21,7 @@ import numpy as np
 from curation.errors import MissingExtraError
 from curation.workspace import Workspace
 from evaluation.correlation import correlate_table, correlation_table, plot_heatmap
+from evaluation.human_verdicts import VerdictSettings
 from evaluation.judge_agreement import (
     ScoreSheet,
     agreement_tables,
@@ -100,7 +101,8 @@ def leaderboard(runs: list[RunData], *, seed: int = 0, resamples: int = 2000) ->
 
 
 def write_paper(runs: list[RunData], out_dir: Path, *, seed: int = 0, resamples: int = 2000,
-                expert_scores: Path | None = None, charts: bool = True) -> PaperFiles:
+                expert_scores: Path | None = None, charts: bool = True,
+                verdicts: VerdictSettings | None = None) -> PaperFiles:
     out_dir.mkdir(parents=True, exist_ok=True)
     result = PaperFiles(out_dir)
     board, notes = leaderboard(runs, seed=seed, resamples=resamples)
@@ -125,6 +127,12 @@ def write_paper(runs: list[RunData], out_dir: Path, *, seed: int = 0, resamples:
         items, models = agreement_tables(judge_agreement(sheet, seed=seed, resamples=min(resamples, 1000)))
         result.files += write_table(items, out_dir, "judge_agreement_items")
         result.files += write_table(models, out_dir, "judge_agreement_models")
+    from evaluation.error_analysis import category_table, error_breakdown, subject_table
+
+    errors = error_breakdown(runs, verdicts or VerdictSettings())
+    if not errors.empty:  # people's verdicts on these runs: why each model is wrong
+        result.files += write_table(category_table(errors, runs), out_dir, "error_categories")
+        result.files += write_table(subject_table(errors, runs), out_dir, "error_categories_subjects")
     return result
 
 
@@ -146,8 +154,11 @@ def add_paper_to_report(runs: list[RunData], markdown: Path, *, seed: int = 0, r
                         sections: Sequence[PaperSectionMaker] = ()) -> PaperFiles:
     """Write the paper tables under REPORT_DIR/paper/ and append them to report.md; with a workspace,
     also each of `sections`."""
+    from evaluation.human_verdicts import verdict_settings
+
     paper = write_paper(runs, markdown.parent / PAPER_DIR, seed=seed, resamples=resamples,
-                        expert_scores=expert_scores, charts=charts)
+                        expert_scores=expert_scores, charts=charts,
+                        verdicts=verdict_settings(ws.root) if ws is not None else None)
     text = paper_section(paper, markdown.parent)
     for make in sections:
         if ws is not None:

@@ -2,6 +2,8 @@
 
 - `AnswerRecord`: one line of `runs/RUN/responses.jsonl` (runner → report, matrix, judge, curation steps).
 - `JudgeVerdict`: one line of `runs/RUN/judge-JUDGE.jsonl` (judge → report, `annotate load-judge`).
+- `HumanVerdict`: one line of `runs/RUN/verdicts.jsonl`, a person's settled verdict on a response
+  (the review app's Verdicts queue → the run's scores, rescore, reruns, the report's error categories).
 - `FilterRecord`: `filtering/KIND-TIME.json` (filter → report's `hard` subset, release build, shift).
 - `ReleaseRow`: one row of a release's parquet (release build → `evaluate --release`, `run --from`).
 - `ReleaseManifest`: a release's `release.json` (release build → `evaluate --release`, changelog, publish).
@@ -14,6 +16,7 @@ Every record that refers to an item carries the item's content hash (`curation.i
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
@@ -65,6 +68,46 @@ class AnswerRecord(_Record):
     def typed_score(self) -> Score:
         """The record's Score; a record written before typed scores maps its outcome to one."""
         return self.score if self.score is not None else Score.from_legacy(self.outcome, self.answer, self.error)
+
+
+def response_sha(text: str | None) -> str:
+    """The identity of a response's text: a judgement or a person's verdict holds only for that text."""
+    return hashlib.sha256((text or "").encode("utf-8")).hexdigest()[:32]
+
+
+HumanVerdictValue = Literal["correct", "incorrect", "no_answer"]
+
+
+class ReviewerVerdict(_Record):
+    """One reviewer's verdict on a response, as they gave it (kept with the settled verdict)."""
+
+    user: str
+    verdict: HumanVerdictValue
+    extraction_ok: bool | None = None  # was the answer read from the response the one it gives?
+    error_category: str | None = None  # why it is wrong (the workspace's taxonomy), for `incorrect`
+    reason: str | None = None
+    at: str
+
+
+class HumanVerdict(_Record):
+    """A person's settled verdict on one response of a run (`runs/RUN/verdicts.jsonl`, a later line
+    for the same response superseding an earlier one). It holds while the response (`response_sha`)
+    and the item's content (`content_hash`) are the ones it was given on."""
+
+    item_id: str
+    content_hash: str | None = None
+    response_sha: str
+    verdict: HumanVerdictValue
+    extraction_ok: bool | None = None
+    error_category: str | None = None
+    by: str  # who decided: the reviewer, the agreeing reviewers ("kim+lee") or the lead
+    how: Literal["single", "agreed", "adjudicated"]
+    reason: str | None = None  # why
+    at: str  # when
+    reviewers: list[ReviewerVerdict] = Field(default_factory=list)
+    before: Score | None = None  # the score it overrides (a checker's or a judge's)
+    answer_format: str | None = None
+    external: dict[str, Any] | None = None  # what another tool said of the response (`AnswerRecord.external`)
 
 
 class JudgeScores(BaseModel):

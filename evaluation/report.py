@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 from curation.errors import MissingExtraError
+from evaluation.human_verdicts import VerdictSettings
 from evaluation.metrics import (
     ReasoningScore,
     RunData,
@@ -204,7 +205,9 @@ def _charts(reports: list[RunReport], out_dir: Path) -> list[Path]:
 
 
 def write_report(runs: list[RunData], out_dir: Path, *, seed: int = 0, resamples: int = 2000,
-                 charts: bool = True) -> ReportFiles:
+                 charts: bool = True, verdicts: VerdictSettings | None = None) -> ReportFiles:
+    """report.md, the CSVs and the charts; with people's verdicts on the runs' responses, also their
+    errors by category and subject (errors.csv; `verdicts`: the workspace's taxonomy)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     reports = build_reports(runs, seed=seed, resamples=resamples)
@@ -223,6 +226,15 @@ def write_report(runs: list[RunData], out_dir: Path, *, seed: int = 0, resamples
         except MissingExtraError as missing:
             result.notes.append(f"charts left out: {missing}")
     result.files += chart_files
-    result.markdown.write_text(_markdown(reports, chart_files, result.notes), encoding="utf-8")
+    from evaluation.error_analysis import CSV_HEADER, csv_rows, error_breakdown, markdown_section
+
+    errors = error_breakdown(runs, verdicts or VerdictSettings())
+    errors_md = ""
+    if not errors.empty:
+        errors_csv = out_dir / "errors.csv"
+        _write_csv(errors_csv, CSV_HEADER, csv_rows(errors))
+        result.files.append(errors_csv)
+        errors_md = markdown_section(errors, runs)
+    result.markdown.write_text(_markdown(reports, chart_files, result.notes) + errors_md, encoding="utf-8")
     result.files.insert(0, result.markdown)
     return result

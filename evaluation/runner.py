@@ -38,6 +38,7 @@ from evaluation.backends.base import BackendError, Completion
 from evaluation.cache import cache_key
 from evaluation.cells import run_cells
 from evaluation.datasets import Dataset, StoreDataset
+from evaluation.human_verdicts import VerdictBook
 from evaluation.models import ModelSpec
 from evaluation.prompts import ImageResolver, Prompt, Variant, build_request, get_prompt
 from evaluation.records import AnswerRecord, DatasetRef, ModelRef, PromptRef, RunConfig, RunManifest
@@ -337,10 +338,11 @@ def prepare_run(ws: Workspace, request: RunRequest, first: int | None = None, vi
             write_manifest(run_dir, manifest)
 
     images = ImageResolver(ws.blobs)
+    book = VerdictBook.read(run_dir)  # people's verdicts: a re-sent unchanged response keeps its person's
 
     def job_for(item: Item, digest: str) -> Job:
         chat = build_request(item, prompt, images, request.variant)
-        return Job(item.id, chat, cache_key(spec, chat, prompt.version), _finisher(item, digest))
+        return Job(item.id, chat, cache_key(spec, chat, prompt.version), _finisher(item, digest, book))
 
     run = PreparedRun(run_id, run_dir, selection, job_for, describe)
     while first is not None and not selection.complete and len(selection.to_ask) < first:
@@ -402,11 +404,12 @@ def _run_model(ws: Workspace, request: RunRequest, on_start: Callable[[int, int]
     return RunSummary(run.run_id, run.run_dir, len(run.item_ids), run.done_before, counts, run.skipped, stats)
 
 
-def _finisher(item: Item, digest: str) -> Callable[[Job, Completion | None, BackendError | None, dict[str, Any]],
-                                                  dict[str, Any]]:
+def _finisher(item: Item, digest: str, book: VerdictBook | None = None
+              ) -> Callable[[Job, Completion | None, BackendError | None, dict[str, Any]], dict[str, Any]]:
     def finish(job: Job, completion: Completion | None, error: BackendError | None, meta: dict[str, Any]) -> dict[str, Any]:
         record = AnswerRecord.model_validate({"item_id": item.id, "content_hash": digest, "gold": item.gold(),
                                               **score(item, completion, error), **meta, "ts": now_iso()})
-        return record.model_dump(exclude_none=True)
+        line = record.model_dump(exclude_none=True)
+        return book.apply(line) if book else line
 
     return finish
