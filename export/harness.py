@@ -166,8 +166,9 @@ def formats_section(rows_by_config: dict[str, list[dict[str, Any]]]) -> list[str
         "`vlmevalkit/benchsmith_vlmevalkit.py` on its prediction files |",
         "",
         "A `judged` key, and a `text` key a reply matches none of the accepted answers of (unless the key",
-        "is strict), leave the reply *undecided*: a judge or a person decides (`benchsmith judge`), and",
-        "until then it counts in n, never as correct, in every harness as in benchsmith.",
+        "is strict), leave the reply *undecided*: a judge or a person decides (`benchsmith evaluate",
+        "--judge SPEC`, or `benchsmith runs import` of a harness's log with `--judge SPEC`), and until",
+        "then it counts in n, never as correct, in every harness as in benchsmith.",
         "",
     ]
     if any(missing.values()):
