@@ -4,9 +4,11 @@ becomes the item id).
 
 - `question_type` says the format: 객관식(단일정답) and 객관식(복수정답) are choice items when the
   question carries its options (`선택지:` with (1)…, ①…, or numbered lines at its end: they are
-  split into options) and the key is option numbers; ㄱㄴㄷ keys are set keys; 주관식(수치/계산형)
-  numeric or expression keys; 주관식(텍스트) / 주관식(단답형 텍스트) text keys, or judged keys when
-  the answer is long prose no checker can decide (`scoring.portable.guess_key`).
+  split into options) and the key is option numbers — so is a question of another type that
+  carries its options and whose key is option numbers (a 주관식 row asking which of 1)…4)); ㄱㄴㄷ
+  keys are set keys; 주관식(수치/계산형) numeric or expression keys; 주관식(텍스트) / 주관식(단답형
+  텍스트) text keys, or judged keys when the answer is long prose no checker can decide
+  (`scoring.portable.guess_key`).
 - `image_link` lists URLs. With `--images DIR` each is resolved to a local file (DIR/_index.csv
   mapping `image_link` → `local_file`, else the URL's file name in DIR, NFC or NFD); a link not
   found locally is kept as a reference in `extra.image_links` and the item goes to review.
@@ -97,7 +99,7 @@ def _choice_numbers(answer: str, n_options: int) -> list[int] | None:
 
 def answer_key(answer: str, question_type: str, options: list[str]) -> dict[str, Any]:
     """The typed key of a KMMMU row (as a dict)."""
-    if options and question_type.startswith("객관식"):
+    if options:
         numbers = _choice_numbers(answer, len(options))
         if numbers is not None:
             return ChoiceKey(options=numbers, require_all=len(numbers) > 1).model_dump(mode="json")
@@ -145,8 +147,10 @@ class ImageFinder:
 def kmmmu_record(row: dict[str, str], number: int, context: ImportContext, images: ImageFinder) -> dict[str, Any]:
     question = nfc(row.get("question"))
     question_type = nfc(row.get("question_type"))
-    stem, options = split_options(question) if question_type.startswith("객관식") else (question, [])
     answer = nfc(row.get("answer"))
+    stem, options = split_options(question)
+    if not question_type.startswith("객관식") and _choice_numbers(answer, len(options)) is None:
+        stem, options = question, []  # an open question: its numbered lines stay in it
     key = answer_key(answer, question_type, options) if answer else None
     row_id = nfc(row.get("id") or row.get(""))
     blobs = context.blobs
@@ -159,7 +163,7 @@ def kmmmu_record(row: dict[str, str], number: int, context: ImportContext, image
         refs.append({"blob": blobs.put(path.read_bytes(), path.suffix.lstrip(".").lower() or "png"), "kind": "raster"})
     korea = nfc(row.get("is_korean_specific")).lower()
     visual = nfc(row.get("visual_type"))
-    extra = {name: value for name, value in row.items()
+    extra: dict[str, Any] = {name: value for name, value in row.items()
              if name and name not in {"id", "question", "answer", "question_type", "image_link", "subject_macro",
                                       "visual_type", "is_korean_specific"} and value not in (None, "")}
     extra["question_type"] = question_type
@@ -170,6 +174,9 @@ def kmmmu_record(row: dict[str, str], number: int, context: ImportContext, image
         extra["image_links"] = missing
         review.append(f"{len(missing)} image(s) not found locally (kept as links; pass --images DIR)")
     subject = nfc(row.get("subject_macro")) or None
+    question_format = QUESTION_FORMATS.get(question_type)
+    if options and key is not None and key.get("format") == "choice" and not question_type.startswith("객관식"):
+        question_format = "multiple_answers" if len(key["options"]) > 1 else "single_answer"  # it asks to choose
     return {
         "id": make_item_id(row_id) if row_id else make_item_id(context.exam or "kmmmu", context.stem, f"{number:04d}"),
         "source": {"exam": context.exam or "KMMMU", "subject": subject, "number": number, "origin": context.origin},
@@ -178,8 +185,7 @@ def kmmmu_record(row: dict[str, str], number: int, context: ImportContext, image
         "answer": key,
         "images": refs,
         "flags": {"korea_specific": {"true": True, "false": False}.get(korea), "review_reasons": review},
-        "taxonomy": {"subject": subject, "visual_type": VISUAL_TYPES.get(visual),
-                     "question_format": QUESTION_FORMATS.get(question_type)},
+        "taxonomy": {"subject": subject, "visual_type": VISUAL_TYPES.get(visual), "question_format": question_format},
         "status": "in_review" if review else "extracted",
         "extra": extra,
     }

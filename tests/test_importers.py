@@ -134,3 +134,32 @@ def test_reimport_never_undoes_later_edits_unless_forced(workspace, tmp_path):
     forced = import_file(path, workspace.store, force=True)
     assert forced.updated == 1 and workspace.store.get("q-1").item.answer == ChoiceKey(options=[1])
     assert [r.stage for r in workspace.store.history("q-1")] == ["import", "edit", "import"]
+
+
+def test_a_kmmmu_question_that_carries_its_options_is_a_choice_item_whatever_its_type(workspace, tmp_path):
+    """KMMMU's `question_type` says 객관식 for most multiple-choice rows, but a row typed 주관식 whose
+    question ends with numbered options and whose key is one of their numbers asks to choose too."""
+    import csv
+
+    rows = [
+        {"": "1", "question": "다음 빈칸에 알맞은 말은?\n1) 건조 - 습윤\n2) 습윤 - 건조\n3) 고온 - 저온\n4) 저온 - 고온",
+         "answer": "2", "question_type": "주관식(텍스트)"},
+        {"": "2", "question": "다음 순서대로 계산하시오.\n1) 3을 더한다\n2) 2를 곱한다", "answer": "14",
+         "question_type": "주관식(수치/계산형)"},
+        {"": "3", "question": "옳은 것은?\n선택지:\n(1) 가\n(2) 나\n(3) 다", "answer": "3", "question_type": "객관식(단일정답)"},
+    ]
+    path = tmp_path / "kmmmu.csv"
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=["", "question", "answer", "question_type", "image_link"])
+        writer.writeheader()
+        writer.writerows(rows)
+    report = import_file(path, workspace.store)
+    assert report.ok and report.format == "kmmmu", report.errors
+    typed_open = workspace.store.get("1").item
+    assert typed_open.answer == ChoiceKey(options=[2]) and [o.text for o in typed_open.options][1] == "습윤 - 건조"
+    assert typed_open.stem == "다음 빈칸에 알맞은 말은?" and typed_open.taxonomy.question_format == "single_answer"
+    steps = workspace.store.get("2").item  # 14 is no option number: an open question, its lines kept
+    assert steps.answer_format == "numeric" and steps.options == [] and steps.stem.endswith("2) 2를 곱한다")
+    assert steps.taxonomy.question_format == "numeric"
+    chosen = workspace.store.get("3").item
+    assert chosen.answer == ChoiceKey(options=[3]) and len(chosen.options) == 3 and chosen.stem == "옳은 것은?"

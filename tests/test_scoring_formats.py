@@ -81,7 +81,7 @@ NUMERIC_CASES: list[tuple[dict[str, Any], str, str]] = [
 def test_numeric(key: dict[str, Any], reply: str, expected: str) -> None:
     verdict = score_response(key, reply)
     assert verdict.outcome == expected, verdict.explanation
-    assert verdict.checker == "numeric" and verdict.checker_version == "numeric-1"
+    assert verdict.checker == "numeric" and verdict.checker_version == "numeric-3"
 
 
 def test_numeric_key_is_parsed_once() -> None:
@@ -314,7 +314,42 @@ OPTIONS = ["D 플립플롭", "RS 플립플롭", "T 플립플롭", "래치(latch)
 def test_choice(reply: str, expected: str) -> None:
     verdict = score_response(CHOICE, reply, options=OPTIONS)
     assert verdict.outcome == expected, verdict.explanation
-    assert verdict.checker_version == "choice-2"
+    assert verdict.checker_version == "choice-3"
+
+
+SHAPES = ["A", "B", "C", "D"]
+STEPS = ["시료를 건조한다", "시료를 가열한다", "시료를 냉각한다", "시료를 분쇄한다"]
+
+
+@pytest.mark.parametrize(("reply", "options", "expected"), [
+    # a reply that copies an option: its marker is the answer (choice-3)
+    ("(3) C", SHAPES, 3),
+    ("(2) $\\text{시료를}~\\text{가열}$한다", STEPS, 2),  # the option's text rewritten: the marker decides
+    ("③ 시료를 냉각한다", STEPS, 3),
+    ("2) 시료를 가열한다", STEPS, 2),
+    ("### 최종 답변\n(4) 시료를 분쇄한다", STEPS, 4),
+    ("(3) 시료를 건조한다", STEPS, None),  # marker and text name different options: no answer
+    ("(1) 시료를 건조한다\n(2) 시료를 가열한다", STEPS, None),  # a list of options is no one answer
+    ("(7) 시료를 굽는다", STEPS, None),  # no such option
+    # "옳은 설명은 …" states an answer like "옳은 것은 …"
+    ("각 보기를 검토하였다.\n\n따라서 옳은 설명은:\n\n**(2) 시료를 가열한다**\n\n입니다.", STEPS, 2),
+    # a word that starts with an option letter is not that option
+    ("SCAN이 아니라 C-SCAN을 써야 한다. 이동 거리를 다시 구하면 380이다.", SHAPES, None),
+])
+def test_choice_reads_a_reply_as_a_person_does(reply: str, options: list[str], expected: int | None) -> None:
+    verdict = score_response({"format": "choice", "options": [3], "require_all": False}, reply, options=options)
+    assert verdict.extracted == expected, verdict.explanation
+    assert verdict.outcome == ("unparseable" if expected is None else "correct" if expected == 3 else "wrong")
+
+
+def test_a_choice_response_that_loops_between_options_never_commits() -> None:
+    key = {"format": "choice", "options": [4], "require_all": False}
+    cycle = "".join(f"정답은 ({n}) {STEPS[n - 1]}입니다.\n\n그러나 이 과정은 조건에 맞지 않습니다.\n\n" for n in (1, 2, 3, 4))
+    reply = "풀이를 시작합니다.\n\n따라서 정답은 (4) 시료를 분쇄한다입니다.\n\n" + cycle * 6
+    verdict = score_response(key, reply, options=STEPS)
+    assert verdict.outcome == "unparseable"  # it states (4) first, then cycles through every option
+    settled = "풀이를 시작합니다.\n\n" + "따라서 정답은 (4) 시료를 분쇄한다입니다.\n\n다시 확인합니다.\n\n" * 30
+    assert score_response(key, settled, options=STEPS).outcome == "correct"  # one answer, again and again
 
 
 def test_choice_requiring_all_options() -> None:
@@ -323,6 +358,42 @@ def test_choice_requiring_all_options() -> None:
     assert outcome(key, "정답: 2, 4", options) == "correct"
     assert outcome(key, "정답: 2", options) == "wrong"
     assert outcome(key, "정답: 2, 3, 4", options) == "wrong"
+
+
+# --- a concluding last sentence (the shared extraction's last resort) ------------------------------
+
+_LONG = "그림의 선분을 하나씩 따라가며 만나는 점을 표시하고, 겹치는 도형을 빼며 다시 센다. " * 4
+
+
+@pytest.mark.parametrize(("key", "reply", "expected", "read"), [
+    (numeric("12"), "그림을 보면 가로줄이 세 개, 세로줄이 네 개 있다.\n\n따라서, 찾을 수 있는 삼각형은 모두 **12개**입니다.",
+     "correct", "모두 12개"),
+    (numeric("12"), "각 변을 세어 보았다. 따라서 삼각형은 모두 9개이다.", "wrong", "모두 9개"),
+    ({"format": "set", "members": ["ㄴ", "ㄹ"]},
+     "ㄱ. 기압이 높다. ㄴ. 바람이 약하다. ㄷ. 비가 온다. 따라서 옳지 않은 것은 ㄴ, ㄹ입니다.", "correct", ["ㄴ", "ㄹ"]),
+    ({"format": "set", "members": ["ㄴ", "ㄹ"]}, "검토를 마쳤다.\n그러므로 옳은 것은 ㄱ, ㄷ이다.", "wrong", ["ㄱ", "ㄷ"]),
+    # not a conclusion (and too long to be a bare answer): no connective, not the last line, or
+    # no "X은/는 …이다" shape
+    (numeric("12"), _LONG + "삼각형은 모두 12개입니다.", "unparseable", None),
+    (numeric("12"), _LONG + "따라서 삼각형은 모두 12개입니다.\n\n추가 설명: 변의 수를 센 방법은 위와 같습니다", "unparseable", None),
+    (numeric("12"), _LONG + "따라서 확정하기 어렵다", "unparseable", None),
+])
+def test_a_concluding_last_sentence_states_the_answer(key: dict[str, Any], reply: str, expected: str,
+                                                      read: Any) -> None:
+    verdict = score_response(key, reply)
+    assert (verdict.outcome, verdict.extracted) == (expected, read), verdict.explanation
+
+
+def test_a_set_answer_written_one_member_per_line() -> None:
+    key = {"format": "set", "members": ["ㄱ", "ㄷ"]}
+    reply = ("각 보기를 검토하였다.\n\n### 최종 답변\n**ㄱ. 기압이 높아지면 바람이 약해진다.**  \n"
+             "**ㄷ. 전선이 지나가면 기온이 바뀐다.**\n\n→ 틀린 설명은 ㄱ, ㄷ.")
+    verdict = score_response(key, reply)
+    assert (verdict.outcome, verdict.extracted, verdict.checker_version) == ("correct", ["ㄱ", "ㄷ"], "set-2")
+    one_line = "정답: ㄱ. 기압이 높아지면 ㄴ도 성립한다"  # one line: its leading member only, as before
+    assert score_response(key, one_line).extracted == ["ㄱ"]
+    mixed = "### 최종 답변\nㄱ. 기압이 높아지면 바람이 약해진다.\n그리고 ㄷ도 맞다."  # a line not opening with a member
+    assert score_response(key, mixed).extracted == ["ㄱ"]
 
 
 # --- the scorer's shared rules ------------------------------------------------------------------

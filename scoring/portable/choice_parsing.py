@@ -36,14 +36,15 @@ _UNIT = r"(?:개|명|년|월|일|시|분|초|회|점|배|권|원|%|kg|cm|mm|km|m
 def _num(group: str) -> str:
     """One option token, captured as digits (group) or a letter A-E (group + "L")."""
     digits = rf"(?P<{group}>\d{{1,2}})(?![\d]|[.,]\d|\s*{_UNIT})"
-    letter = rf"(?P<{group}L>[A-E])(?![A-Za-z])"
+    letter = rf"(?P<{group}L>[A-E])(?![A-Za-z]|-[A-Za-z])"  # not a word's first letter (C-SCAN, B-tree)
     return rf"[(\[]?\s*(?:{digits}|{letter})\s*[)\]]?(?:\s*번)?"
 
 
 _NUMS = rf"{_num('n1')}(?:\s*(?:,|및|와|과|and)\s*{_num('n2')})?(?:\s*(?:,|및|와|과|and)\s*{_num('n3')})?"
 _KEY = r"(?:최종\s*)?(?:정\s*답|(?<![가-힣])답(?![변장])|final\s+answer|(?:correct\s+)?answer|the\s+answer\s+is)"
 _SEP = r"\s*(?:은|는|이|:|=|is|-|→|->)?\s*:?\s*"
-_GOOD = r"(?:올바른|옳은|맞는|적절한|알맞은|correct|right)\s*(?:선택지|보기|것|항목|번호|option|choice)\s*(?:은|는|이|is|:)?\s*:?\s*"
+_GOOD = (r"(?:올바른|옳은|맞는|적절한|알맞은|correct|right)\s*(?:선택지|보기|것|항목|번호|설명|option|choice)"
+         r"\s*(?:은|는|이|is|:)?\s*:?\s*")
 _REJECT_AFTER = re.compile(
     r"^\s*(?:번)?\s*(?:은|는|이|가)?\s*(?:정답이?\s*|답이?\s*)?"
     r"(?:아니|아닙|아님|아닌|틀리|틀렸|틀린|옳지\s*않|맞지\s*않|오답|is\s+not|isn't|is\s+wrong|is\s+incorrect|is\s+false)",
@@ -255,19 +256,38 @@ def _matches(text: str, index: int, lowered: str) -> list[re.Match[str]]:
             for match in pattern.finditer(text, start, end)]
 
 
-def _from_text(text: str, n_options: int) -> int | list[int] | None:
-    best: tuple[int, int, int | list[int]] | None = None  # (tier, position, answer)
+def _candidates(text: str, n_options: int) -> list[tuple[int, int, int | list[int]]]:
+    """(tier, position, answer) of every answer statement the text does not reject."""
+    found = []
     lowered = text.lower()
     for index, (tier, _pattern) in enumerate(_PATTERNS):
         for match in _matches(text, index, lowered):
             if _REJECT_AFTER.match(text[match.end() : match.end() + 24]):
                 continue
             answer = _numbers(match, n_options)
-            if answer is None:
-                continue
-            if best is None or (tier, match.start()) > (best[0], best[1]):
-                best = (tier, match.start(), answer)
-    return best[2] if best else None
+            if answer is not None:
+                found.append((tier, match.start(), answer))
+    return found
+
+
+def _from_text(text: str, n_options: int) -> int | list[int] | None:
+    found = _candidates(text, n_options)
+    return max(found, key=lambda candidate: candidate[:2])[2] if found else None
+
+
+def stated_options(text: str, n_options: int) -> set[tuple[int, ...]]:
+    """Every different answer the text states (answer statements and JSON answers, thinking
+    included), each as a tuple of option numbers: a text that states two has not settled."""
+    text = _normalise(text)
+    found = {(answer,) if isinstance(answer, int) else tuple(answer) for _, _, answer in _candidates(text, n_options)}
+    if "{" in text and _JSON_KEY.search(text):
+        for candidate in json_objects(text):
+            data = load_object(candidate)
+            key = next((k for k in ANSWER_KEYS if data is not None and k in data), None)
+            value = _answer_value(data[key], n_options) if data is not None and key is not None else None
+            if value is not None:
+                found.add((value,) if isinstance(value, int) else tuple(value))
+    return found
 
 
 _REFUSAL_WORDS = ("죄송", "드릴", "답할", "can", "sorry")

@@ -14,8 +14,12 @@ winning**:
   a labelled line such as `(2) …` continues the block). A boxed answer inside a statement is read
   as the boxed answer. Korean endings (`이다`, `입니다`, `임` …) and a closing period are dropped;
 - a JSON object (fenced or bare) with an answer key (`정답`, `answer`, … `choice_parsing.ANSWER_KEYS`);
-- failing all of these, a reply that is nothing but the answer (at most 200 characters on at
-  most 3 lines).
+- failing all of these, a concluding sentence on the response's last line: `따라서`/`그러므로`/
+  `결론적으로`/`결국`/`즉`/`Therefore`… then `… X은/는 ANSWER입니다/이다.` (`따라서 옳지 않은 것은
+  ㄷ, ㅁ입니다.`, `따라서 사각형은 모두 3개입니다.`): the answer is what follows the sentence's last
+  topic (`…은`/`…는`), without the copula;
+- failing that too, a reply that is nothing but the answer (at most 200 characters on at most 3
+  lines).
 
 Statements are looked for only around the words `답` and `answer` (found with `str.find`), so a
 reply of 18,000 characters costs little more than a short one.
@@ -136,7 +140,13 @@ def last_boxed(text: str) -> str | None:
 
 
 def loop_start(text: str) -> int | None:
-    """Where a looping tail begins (the first copy of the repeated chunk), or None.
+    """Where a looping tail begins (the first copy of the repeated chunk), or None."""
+    found = loop_span(text)
+    return found[0] if found else None
+
+
+def loop_span(text: str) -> tuple[int, int] | None:
+    """(where a looping tail begins, the length of the chunk it repeats), or None.
 
     Checked from the end: the last 32 characters' earlier occurrences give candidate periods; a
     period p is a loop when the last max(5p, 500) characters equal themselves shifted by p."""
@@ -161,7 +171,7 @@ def loop_start(text: str) -> int | None:
             start -= period
         while start > 0 and text[start - 1] == text[start - 1 + period]:
             start -= 1
-        return start
+        return start, period
     return None
 
 
@@ -283,6 +293,32 @@ def bare_answer(text: str) -> Stated | None:
     return Stated(_tidy(unwrap_math(stripped)) or stripped, "bare", 0, full=stripped)
 
 
+_CONNECTIVE = re.compile(r"(?:^|(?<=[.!?。])\s)\s*(?P<word>따라서|그러므로|그래서|결론적으로|결국|즉|요컨대|"
+                         r"so|therefore|thus|hence)\b", re.I)
+_CONCLUSION = re.compile(r"\s*[,:]?\s*(?P<body>.+?(?:입니다|이다|이에요|예요|임|됩니다|된다)\s*[.。!]?)\s*$")
+_TOPIC = re.compile(r"[가-힣\w)\]](?:은|는)\s+")
+CONCLUSION_MAX_CHARS = 300
+
+
+def conclusion(text: str) -> Stated | None:
+    """The answer the response's last sentence states when it concludes (`따라서 … 것은 ㄷ,
+    ㅁ입니다.`), or None."""
+    stripped = text.rstrip()
+    start = stripped.rfind("\n") + 1
+    line = stripped[start:]
+    connectives = list(_CONNECTIVE.finditer(line))
+    if not connectives:
+        return None
+    after = connectives[-1].end("word")
+    match = _CONCLUSION.match(line, after) if len(line) - after <= CONCLUSION_MAX_CHARS else None
+    topics = list(_TOPIC.finditer(match.group("body"))) if match else []
+    if match is None or not topics:
+        return None
+    tidy = _tidy(match.group("body")[topics[-1].end():])
+    position = start + match.start("body") + topics[-1].end()
+    return Stated(tidy, "conclusion", position, full=line[connectives[-1].start("word"):].strip()) if tidy else None
+
+
 def final_answer(visible: str, *, tail: int = 0) -> Stated | None:
     """The final answer the response states (see the module docstring), or None.
 
@@ -302,6 +338,9 @@ def final_answer(visible: str, *, tail: int = 0) -> Stated | None:
         return max(candidates, key=lambda stated: stated.position)
     if looped is not None:
         return None
+    concluded = conclusion(text)  # a short reply that concludes is read by its conclusion, not whole
+    if concluded is not None:
+        return concluded
     bare = bare_answer(text)
     if bare is not None:
         return bare

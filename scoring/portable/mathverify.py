@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import re
 import threading
+import time
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any
@@ -28,7 +29,7 @@ _COMMAND = re.compile(r"\\[A-Za-z]+|\\.")
 
 MISSING = "Math-Verify is not installed: `pip install math-verify` to compare expressions and LaTeX numbers"
 MAX_CHARS = 400
-TIMEOUT_S = 2
+TIMEOUT_S = 5
 
 _SQRT_PAREN = re.compile(r"(?:√|\\sqrt|\bsqrt)\s*\(")
 _SQRT_TOKEN = re.compile(r"√\s*([A-Za-z0-9.]+|\\[A-Za-z]+)")
@@ -82,6 +83,9 @@ def load() -> Any | None:
             import math_verify  # noqa: PLC0415 - lazy: portable stays stdlib-only at import time
 
             logging.getLogger("math_verify").setLevel(logging.ERROR)
+            # the first parse loads the LaTeX grammar and sympy's parsers (seconds on a busy machine):
+            # done here once, without a time limit, so that no answer's time limit pays for it
+            math_verify.parse("$\\frac{1}{2}+x$", parsing_timeout=None)
             _state["module"] = math_verify
         except ImportError:
             _state["module"] = None
@@ -176,20 +180,35 @@ def parse(latex: str) -> list[Any]:
         return []
 
 
-@lru_cache(maxsize=8192)
+_KEYS: dict[str, tuple[Any, ...]] = {}
+
+
 def parse_key(latex: str) -> tuple[Any, ...]:
-    """A key's parse, once per key string."""
-    return tuple(parse(latex))
+    """A key's parse, once per key string (a failed parse, e.g. a time limit on a busy machine,
+    is not remembered: the next answer tries again)."""
+    found = _KEYS.get(latex)
+    if found is None:
+        found = tuple(parse(latex))
+        if found and len(_KEYS) < 8192:
+            _KEYS[latex] = found
+    return found
 
 
-def verify(gold: Any, answer: Any) -> bool:
+def verify(gold: Any, answer: Any) -> bool | None:
+    """Equivalent or not; None when the comparison ran out of its time (Math-Verify then answers
+    False, which must not be read as "different")."""
     module = load()
     if module is None:
         return False
+    limit = _timeout()
+    started = time.monotonic()
     try:
-        return bool(module.verify(list(gold), list(answer), timeout_seconds=_timeout()))
+        same = bool(module.verify(list(gold), list(answer), timeout_seconds=limit))
     except Exception:  # noqa: BLE001
         return False
+    if not same and limit is not None and time.monotonic() - started >= 0.9 * limit:
+        return None
+    return same
 
 
 _PROBES = ((0.731, 1.309, 1.787, 2.213, 0.577, 1.618, 2.718, 0.367),

@@ -43,7 +43,7 @@ _HANGUL = re.compile(r"[가-힣]")
 _SOME_MATH = re.compile(r"\d|\\[A-Za-z]|[=^+\-*/]")
 
 NAME = "expression"
-VERSION = "expression-1"
+VERSION = "expression-2"
 _LHS = re.compile(r"^\s*[A-Za-z\\][A-Za-z0-9_{}\\' ]{0,24}=(?!=)")
 def normalised(latex: str) -> str:
     text = _LAYOUT.sub("", latex)
@@ -119,6 +119,8 @@ class ExpressionFormat:
         if mathverify.differs(gold_parsed, parsed):
             return decided(False, answer, NAME, VERSION, f"differs from the key {gold_latex} (values at a probe point)",
                            method="probe")
-        ok = mathverify.verify(gold_parsed, parsed)
-        return decided(ok, answer, NAME, VERSION,
-                       f"{'equivalent to' if ok else 'differs from'} the key {gold_latex}", method="math-verify")
+        same = mathverify.verify(gold_parsed, parsed)
+        if same is None:
+            return Verdict("undecided", 0.0, answer, NAME, VERSION, "the comparison ran out of time")
+        return decided(same, answer, NAME, VERSION,
+                       f"{'equivalent to' if same else 'differs from'} the key {gold_latex}", method="math-verify")

@@ -19,7 +19,7 @@ from ..verdict import Verdict
 from .base import Extraction
 
 NAME = "judged"
-VERSION = "judged-1"
+VERSION = "judged-2"
 TAIL_CHARS = 1500
 
 

@@ -60,7 +60,8 @@ _NUMBER_LIKE = re.compile(r"\d|\\(?:pi|sqrt|frac)|π")
 _DIGIT = re.compile(r"\d")
 
 NAME = "numeric"
-VERSION = "numeric-1"
+VERSION = "numeric-3"
+_HAS_QUANTITY = re.compile(r"\d|\\frac|\\sqrt|π|[一二三四五六七八九十]")
 
 
 @dataclass(frozen=True)
@@ -202,7 +203,8 @@ class NumericFormat:
 
     def extract(self, visible: str, key: dict[str, Any], options: Sequence[str]) -> Extraction:
         stated = final_answer(visible)
-        if stated is None:
+        if stated is None or (stated.method == "bare" and not _HAS_QUANTITY.search(stated.text)):
+            # a reply that is only words ("잘 모르겠습니다.") states no answer: unparseable, not wrong
             return Extraction(None)
         return Extraction(stated.text, stated.method, stated.rationale)
 

@@ -35,7 +35,7 @@ from ..verdict import Verdict
 from .base import AnswerFormat, Extraction
 
 NAME = "parts"
-VERSION = "parts-1"
+VERSION = "parts-2"
 _BEFORE = r"(?:^|(?<=[\s,;/|·]))"
 _LABEL_CORE = re.compile(r"^\s*[(\[]?\s*([0-9]{1,2}|[A-Za-z]|[가-하]|[ㄱ-ㅎ]|[①-⑳])\s*[)\]]?\s*[:.=]?\s*$")
 # how answer-key cells label their parts: (1) … (2) …, 1) 2), (a) (b), a) b), A: B:, (가) (나)

@@ -7,9 +7,10 @@ Key: `{"format": "set", "members": ["ㄱ", "ㄹ"]}`. Members are of one kind: �
 A response's set comes from its stated final answer (`extraction.final_answer`): the run of
 members at its start, members separated by nothing, spaces, commas, `/`, `·`, `와`/`과`/`및`/
 `and`/`&`: `ㄱ, ㄹ`, `ㄱㄹ`, `ㄱ과 ㄹ`, `ㄱ 및 ㄹ`, `(ㄱ), (ㄹ)`, `ㄹ,ㄱ이다`, a JSON list `["ㄱ", "ㄹ"]`.
-The run ends at the first word that is not a member (`ㄱ, ㄹ (ㄴ은 틀림)` is {ㄱ, ㄹ}). A response
-that names an option number (`정답: ③`) for an item whose options are sets reads as that option's
-set.
+The run ends at the first word that is not a member (`ㄱ, ㄹ (ㄴ은 틀림)` is {ㄱ, ㄹ}). An answer
+written one member per line, each line opening with its member (`ㄱ. 1937년 …` / `ㄷ. 전체 …`: the
+statements chosen, copied), names every line's member. A response that names an option number
+(`정답: ③`) for an item whose options are sets reads as that option's set.
 
 Equal sets are `correct`; any other set, or an answer naming no member, is `wrong`.
 """
@@ -28,7 +29,7 @@ _CIRCLED = re.compile("[①-⑳]")
 _MEMBER_SEPARATOR = re.compile(r"\s*(?:,|、|/|;|및|\band\b)\s*")
 
 NAME = "set"
-VERSION = "set-1"
+VERSION = "set-2"
 
 _JAMO = "ㄱㄴㄷㄹㅁㅂㅅㅇㅈㅊㅋㅌㅍㅎ"
 _SEP = r"(?:\s*(?:,|、|/|·|;|및|와|과|and|&|\+)\s*|\s+)?"
@@ -45,6 +46,9 @@ _SEP_RE = re.compile(_SEP)
 _FULL_RE = {kind: re.compile(rf"^\s*{pattern}(?:{_SEP}{pattern})*\s*\.?\s*$".replace("(?P<m>", "("))
             for kind, pattern in _TOKENS.items()}
 _OPTION = re.compile(r"^\s*[(\[]?\s*(\d{1,2})\s*[)\]]?\s*(?:번)?\s*$")
+# a line that opens with one member and goes on with its text: `ㄱ. …`, `(ㄷ) …`, `A: …`
+_LINE_MEMBER = {kind: re.compile(rf"^\s*(?:[-•*·]\s*)?{pattern}(?:(?<=[.)\]])|[.:)])\s*\S")
+                for kind, pattern in _TOKENS.items()}
 
 
 def member(token: Any) -> str:
@@ -89,6 +93,18 @@ def read_set(answer: str, kind: str) -> list[str]:
     return sorted(set(found), key=_order)
 
 
+def listed_members(answer: str, kind: str) -> list[str]:
+    """Members of an answer written one per line, each line opening with its member (`ㄱ. …`,
+    `(ㄷ) …`); [] unless there are two or more such lines and no other line."""
+    if kind not in _TOKEN_RE:
+        return []
+    lines = [line for line in strip_emphasis(nfkc(answer)).splitlines() if line.strip()]
+    opening = [_LINE_MEMBER[kind].match(line) for line in lines]
+    if len(lines) < 2 or any(match is None for match in opening):
+        return []
+    return sorted({member(match.group("m")) for match in opening if match is not None}, key=_order)
+
+
 def _order(token: str) -> tuple[int, str]:
     return (int(token), "") if token.isdigit() else (0, token)
 
@@ -123,7 +139,7 @@ class SetFormat:
         kind = kind_of(members_of(key))
         if isinstance(stated.raw, list):
             return Extraction(sorted({member(v) for v in stated.raw}, key=_order), stated.method, stated.rationale)
-        found = read_set(stated.text, kind)
+        found = listed_members(stated.text, kind) or read_set(stated.text, kind)
         option = _OPTION.match(nfkc(stated.text))
         if options and kind != "number" and option and 1 <= int(option.group(1)) <= len(options):
             found = read_set(options[int(option.group(1)) - 1], kind)

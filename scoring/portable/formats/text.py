@@ -31,7 +31,7 @@ from ..verdict import Verdict, decided
 from .base import Extraction
 
 NAME = "text"
-VERSION = "text-1"
+VERSION = "text-2"
 _PAREN = re.compile(r"\(([^()]*)\)|\[([^\[\]]*)\]")
 _ALTERNATIVES = re.compile(r"\s*(?:\||\s또는\s|\sor\s)\s*")
 
