@@ -50,8 +50,8 @@ from export.release_config import ReleaseConfig, check_version
 from export.rows import RATIONALE_RELEASED, item_row, row_hash
 from export.tiny import ESTIMATION_FILE, TinyPlan, plan_tiny, write_estimation
 from export.tiny import card_text as tiny_card_text
+from export.vlmevalkit import in_open_table, write_vlmevalkit
 from export.vlmevalkit import write_script as write_vlmevalkit_script
-from export.vlmevalkit import write_vlmevalkit
 from scoring.portable import FORMATS, checker_versions
 
 
@@ -268,7 +268,7 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
 def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_config: dict[str, list[dict]],
                    blobs: BlobStore, items: dict[str, Item]) -> None:
     folder = root / "harness"
-    prompts = write_scoring(folder, rows_by_config, blobs, config.harness_prompt, items)
+    prompts = write_scoring(folder, rows_by_config, blobs, config.harness_prompt, items, keep=in_open_table)
     harness.write_lm_eval(folder / "lm_eval", config.name, list(rows_by_config), RELEASE_DECODING)
     harness.write_inspect(folder / "inspect")
     hret.write_hret(folder / "hret")

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -88,19 +89,23 @@ PromptRecords = dict[str, dict[str, dict[str, Any]]]  # config → row id → pr
 
 
 def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]], blobs: BlobStore,
-                  prompt_name: str, sources: dict[str, Item] | None = None) -> PromptRecords:
-    """The shared scoring files and each config's prompts; returns the prompt records written."""
+                  prompt_name: str, sources: dict[str, Item] | None = None,
+                  keep: Callable[[dict[str, Any]], bool] = lambda row: True) -> PromptRecords:
+    """The shared scoring files and each config's prompts; returns the prompt records written of
+    the rows `keep` names (a 65,000-row release need not hold every record)."""
     folder.mkdir(parents=True, exist_ok=True)
     copy_portable(folder / SCORING_PACKAGE)
     with resources.as_file(resources.files("export.harness_files").joinpath(GLUE)) as glue:
         shutil.copyfile(glue, folder / GLUE)
     (folder / IMAGES).write_bytes(Path(image_numbering.__file__).read_bytes())
-    lines: dict[int, tuple[dict[str, Any], dict[str, Any], str]] = {}  # id(row) → (row, record, line): once a row
+    # id(row) → (row, its record if kept, its line): a row shared by configs is made once
+    lines: dict[int, tuple[dict[str, Any], dict[str, Any] | None, str]] = {}
 
-    def line(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], str]:
+    def line(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, str]:
         if id(row) not in lines:
             record = prompt_record(row, blobs, prompt_name, (sources or {}).get(row["id"]))
-            lines[id(row)] = (row, record, json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
+            text = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+            lines[id(row)] = (row, record if keep(row) else None, text)
         return lines[id(row)]
 
     records: PromptRecords = {}
@@ -109,5 +114,5 @@ def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]],
         path.parent.mkdir(exist_ok=True)
         done = [line(row) for row in rows]
         path.write_text("".join(text for _, _, text in done), encoding="utf-8")
-        records[config] = {row["id"]: record for row, record, _ in done}
+        records[config] = {row["id"]: record for row, record, _ in done if record is not None}
     return records

@@ -45,6 +45,11 @@ def is_choice(row: dict[str, Any]) -> bool:
     return row.get("answer_format") in (None, "choice")
 
 
+def in_open_table(row: dict[str, Any]) -> bool:
+    """A row of `CONFIG_openended_image.tsv`: another format than choice, with images."""
+    return not is_choice(row) and bool(row["question_images"] or any(o["image"] for o in row["options"]))
+
+
 def not_carried(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The rows no VLMEvalKit table holds: text-only rows of formats other than choice."""
     return [row for row in rows if not is_choice(row) and not row_images(row)]
@@ -108,7 +113,8 @@ def write_vlmevalkit(folder: Path, config: str, rows: list[dict[str, Any]],
                      prompts: dict[str, dict[str, Any]]) -> list[Path]:
     """`CONFIG.tsv` (text-only choice rows), `CONFIG_image.tsv` (choice rows with images) and
     `CONFIG_openended_image.tsv` (other formats' rows with images), each only if non-empty;
-    `prompts`: row id → the prompt record benchsmith sends (harness/prompts/CONFIG.jsonl)."""
+    `prompts`: row id → the prompt record benchsmith sends (harness/prompts/CONFIG.jsonl) of each
+    row `in_open_table`."""
     folder.mkdir(parents=True, exist_ok=True)
     choice = [row for row in rows if is_choice(row)]
     tables = (("", _mcq_table, [row for row in choice if not row_images(row)], False),
@@ -119,7 +125,7 @@ def write_vlmevalkit(folder: Path, config: str, rows: list[dict[str, Any]],
             path = folder / f"{config}{suffix}.tsv"
             path.write_text(table(part, image), encoding="utf-8")
             written.append(path)
-    open_rows = [row for row in rows if not is_choice(row) and row_images(row)]
+    open_rows = [row for row in rows if in_open_table(row)]
     if open_rows:
         path = folder / f"{config}{OPEN_SUFFIX}.tsv"
         path.write_text(_open_table(open_rows, prompts), encoding="utf-8")
