@@ -398,7 +398,10 @@ class ReleaseOption(BaseModel):
 
 class ReleaseContent(BaseModel):
     """A release row's question, options and key; `ReleaseRow` adds the release's facet columns.
-    `answer` is 1-based (None for a multi-answer item), `answers` lists all."""
+    `key` is the typed key as JSON text (any format; `answer_format` names it, `answer_text` is
+    its plain text); a choice key's option numbers are also `answer` (1-based, None for a
+    multi-answer item) and `answers` (all of them). A release built before the key columns has
+    only the option numbers: its choice key is read from them (and `question_format`)."""
 
     model_config = ConfigDict(extra="ignore")
     id: str
@@ -409,9 +412,24 @@ class ReleaseContent(BaseModel):
     answer: int | None = None
     answer_letter: str | None = None
     answers: list[int] = Field(default_factory=list)
+    answer_format: str | None = None
+    key: str | None = None
+    answer_text: str | None = None
+    points: float | None = None
     rationale: str | None = None
     rationale_status: str | None = None
     original_option_order: list[int] | None = None
+
+    def answer_key(self) -> Any:
+        """The typed key's dict (validated as the item is made), or the option numbers of a release
+        built before the key column."""
+        if self.key:
+            try:
+                return json.loads(self.key)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{self.id}: the key column is not JSON ({error.msg})") from None
+        answers = self.answers or ([self.answer] if self.answer else [])
+        return answers[0] if len(answers) == 1 else (answers or None)
 
     def to_item(self, put_image: Any) -> Item:
         """The item a model is asked: the released question and options; `put_image(bytes, ext) → blob`."""
@@ -421,14 +439,14 @@ class ReleaseContent(BaseModel):
             return {"blob": put_image(value.bytes, value.path.rsplit(".", 1)[-1].lower() if "." in value.path else "png")}
 
         facet = {f.name: getattr(self, f.name) for f in release_facets()}
-        answers = self.answers or ([self.answer] if self.answer else [])
         return parse_item({
             "id": self.id,
             "source": {"exam": facet["exam"] or "release", "session": facet["session"], "subject": facet["subject"],
                        "part": facet["part"], "number": facet["number"]},
             "stem": self.question,
             "options": [{"text": option.text, "image": image(option.image)} for option in self.options],
-            "answer": answers[0] if len(answers) == 1 else (answers or None),
+            "answer": self.answer_key(),
+            "points": self.points,
             "images": [ref for ref in (image(value) for value in self.question_images) if ref],
             "flags": {"korea_specific": facet["korea_specific"]},
             "taxonomy": {"part": facet["part"], "subject": facet["subject"], "visual_type": facet["visual_type"],

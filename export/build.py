@@ -47,10 +47,12 @@ from export.integrity import content_hash, write_checksums
 from export.licences import SourceLicence, licence_file, licence_table, release_licence, source_licences
 from export.parquet import WRITER_SETTINGS, arrow_nbytes, arrow_rows, portable_yaml_list, write_shards
 from export.release_config import ReleaseConfig, check_version
-from export.rows import RATIONALE_RELEASED, item_row, released_key, row_hash
+from export.rows import RATIONALE_RELEASED, item_row, row_hash
 from export.tiny import ESTIMATION_FILE, TinyPlan, plan_tiny, write_estimation
 from export.tiny import card_text as tiny_card_text
-from export.vlmevalkit import write_vlmevalkit
+from export.vlmevalkit import in_open_table, write_vlmevalkit
+from export.vlmevalkit import write_script as write_vlmevalkit_script
+from scoring.portable import FORMATS, checker_versions
 
 
 def _facet_is_true(facet: Facet) -> Callable[[Item], bool]:
@@ -111,16 +113,9 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         raise BenchsmithError(f"{out} already exists: releases are immutable, choose a new version or --out")
     store = workspace.store
     items = [s.item for s in store.iter_items(ItemQuery(status=list(config.statuses)))]
-    notes = []
-    unreleased = Counter(item.answer_format for item in items if not released_key(item))
-    if unreleased:
-        items = [item for item in items if released_key(item)]
-        notes.append(f"{sum(unreleased.values())} item(s) left out: their answer key is not a choice key "
-                     f"({', '.join(f'{fmt} {n}' for fmt, n in sorted(unreleased.items()))}) and a release has no "
-                     "columns for other formats yet")
+    notes: list[str] = []
     if not items:
-        raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release"
-                              + (f" ({notes[0]})" if notes else ""))
+        raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release")
     released = store.hashes(ItemQuery(status=list(config.statuses)))
     record = _filtering(workspace)
     hard = None
@@ -273,12 +268,13 @@ def _manifest(config: ReleaseConfig, version: str, rows_by_config: dict, files: 
 def _write_harness(root: Path, config: ReleaseConfig, version: str, rows_by_config: dict[str, list[dict]],
                    blobs: BlobStore, items: dict[str, Item]) -> None:
     folder = root / "harness"
-    write_scoring(folder, rows_by_config, blobs, config.harness_prompt, items)
+    prompts = write_scoring(folder, rows_by_config, blobs, config.harness_prompt, items, keep=in_open_table)
     harness.write_lm_eval(folder / "lm_eval", config.name, list(rows_by_config), RELEASE_DECODING)
     harness.write_inspect(folder / "inspect")
     hret.write_hret(folder / "hret")
     for name, rows in rows_by_config.items():
-        write_vlmevalkit(folder / "vlmevalkit", name, rows)
+        write_vlmevalkit(folder / "vlmevalkit", name, rows, prompts[name])
+    write_vlmevalkit_script(folder / "vlmevalkit")
     harness.write_readme(folder, config.name, version, rows_by_config, RELEASE_DECODING)
 
 
@@ -286,6 +282,30 @@ def _template(config: ReleaseConfig) -> str:
     if config.template:
         return Path(config.template).read_text(encoding="utf-8")
     return resources.files("data_cards").joinpath("default.md").read_text(encoding="utf-8")
+
+
+NO_KEY = "(no key)"
+
+
+def format_counts(rows_by_config: dict[str, list[dict[str, Any]]]) -> dict[str, dict[str, int]]:
+    """Answer format → config → rows, formats in the checkers' order (then rows without a key)."""
+    counts: dict[str, dict[str, int]] = {}
+    for config, rows in rows_by_config.items():
+        for fmt, n in Counter(row["answer_format"] or NO_KEY for row in rows).items():
+            counts.setdefault(fmt, {})[config] = n
+    order = [*FORMATS, NO_KEY]
+    return {fmt: counts[fmt] for fmt in sorted(counts, key=lambda name: order.index(name) if name in order else 99)}
+
+
+def formats_table(rows_by_config: dict[str, list[dict[str, Any]]]) -> str:
+    """The card's table: each answer format, its checker's version and its rows per config."""
+    configs = list(rows_by_config)
+    versions = checker_versions()
+    header = ["| format | checker | " + " | ".join(configs) + " |", "|---|---|" + "---:|" * len(configs)]
+    lines = [f"| {fmt} | {'`' + versions[fmt] + '`' if fmt in versions else '—'} | "
+             + " | ".join(str(by_config.get(config, 0)) for config in configs) + " |"
+             for fmt, by_config in format_counts(rows_by_config).items()]
+    return "\n".join(header + lines)
 
 
 def _filtering_text(record: FilterRecord | None, rows_by_config: dict) -> str:
@@ -345,6 +365,7 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
     values = {
         "pretty_name": config.pretty_name, "description": config.description, "version": version,
         "total_items": len(full), "languages": ", ".join(config.language), "canary": config.canary_guid(),
+        "formats_table": formats_table(rows_by_config),
         "config_table": _table([(name, len(rows), sum(r["multimodal"] for r in rows),
                                  sum(bool(r["korea_specific"]) for r in rows)) for name, rows in rows_by_config.items()]),
         "part_table": _table(sorted(parts.items())), "modality_table": _table(sorted(modality.items())),

@@ -9,6 +9,15 @@ what `datasets` itself gives (so they follow it, and a release no longer depends
 
 A column is a dtype name (`string`, `int32`, `bool`), `IMAGE`, a one-element list (a list of
 that type) or a dict (a record).
+
+Every answer format has the same four key columns (`KEY_COLUMNS`): `answer_format` (choice,
+numeric, text, set, expression, judged, parts), `key` (the typed key, `scoring.keys`, as JSON
+text: exactly the dict the portable checkers take), `answer_text` (the key as plain text) and
+`points` (배점). The key is JSON text rather than a record column because a record would be the
+union of every format's fields (mostly empty in any row) and still could not hold a multi-part
+key (a list of keys of any format): a string column loads the same in `datasets` 2.19 to 5,
+mlcroissant, pandas and a TSV, and `json.loads` gives the checker's dict back. A choice key
+keeps its option-number columns as before (`answer`, `answer_letter`, `answers`).
 """
 
 from __future__ import annotations
@@ -34,10 +43,17 @@ RELEASE_COLUMNS: dict[str, Column] = {
     "answer": "int32",
     "answer_letter": "string",
     "answers": ["int32"],
+    "answer_format": "string",
+    "key": "string",
+    "answer_text": "string",
+    "points": "float64",
     "rationale": "string",
     "rationale_status": "string",
     "original_option_order": ["int32"],
 }
+
+
+KEY_COLUMNS = ("answer_format", "key", "answer_text", "points")
 
 
 def _feature_dict(column: Column) -> dict[str, Any]:

@@ -1,8 +1,11 @@
 """Exports inside a release for the harnesses researchers already run: lm-evaluation-harness
 tasks, an inspect_ai task and VLMEvalKit TSVs, plus `harness/README.md` with one command each.
 
-lm-eval and inspect read the release's own parquet files (from any folder) and score through
-the generated `harness/benchsmith_scoring.py` (see export/harness_scoring.py).
+lm-eval, inspect and HRET read the release's own parquet files (from any folder) and score every
+answer format through `harness/benchsmith_release.py` with `harness/benchsmith_scoring/`, the
+portable scorer copied whole (see export/harness_scoring.py); VLMEvalKit's tables come with a
+script that scores its predictions the same way. Which formats each harness carries, and what
+it cannot, `harness/README.md` says per config (`formats_section`).
 """
 
 from __future__ import annotations
@@ -17,6 +20,10 @@ import yaml
 from evaluation.decoding import DecodingContract
 from export.hret import readme_section as hret_readme_section
 from export.image_numbering import image_mark, images_first_note
+from export.vlmevalkit import not_carried
+from scoring.portable import FORMATS
+
+LM_EVAL_METRICS = ("acc", "unparseable", "error", "undecided")  # harness_files/benchsmith_release.py: outcome_metrics
 
 
 class _FunctionTag(str):
@@ -72,7 +79,9 @@ def write_lm_eval(folder: Path, name: str, configs: list[str], decoding: Decodin
             "generation_kwargs": {"until": list(decoding.stop), "do_sample": decoding.temperature > 0,
                                   "temperature": decoding.temperature, "max_gen_toks": decoding.max_tokens},
             "process_results": _FunctionTag("utils.process_results"),
-            "metric_list": [{"metric": "acc", "aggregation": "mean", "higher_is_better": True}],
+            # acc, and the share of each outcome benchsmith reports apart (never counted as solved or unsolved)
+            "metric_list": [{"metric": name, "aggregation": "mean", "higher_is_better": name == "acc"}
+                            for name in LM_EVAL_METRICS],
             "metadata": {"version": 1.0},
         }
         path = folder / f"{spec['task']}.yaml"
@@ -92,7 +101,7 @@ def _decoding_section(decoding: DecodingContract) -> list[str]:
         "",
         "Every command below sends the decoding this release is meant to be run with (`release.json` →",
         f"`decoding`): {decoding.describe()}. A model may reason before its answer. A reply cut off",
-        "at the token limit is an error in benchsmith and wrong in inspect and HRET; lm-eval's API",
+        "at the token limit is an error (never correct) in benchsmith, inspect and HRET; lm-eval's API",
         "model does not pass the finish reason on, so lm-eval scores such a reply from its text.",
         "",
         "| | benchsmith, inspect_ai (`openai-api/`), HRET | lm-eval |",
@@ -121,6 +130,55 @@ def _decoding_section(decoding: DecodingContract) -> list[str]:
     ]
 
 
+def _format_counts(rows: list[dict[str, Any]]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for row in rows:
+        name = row.get("answer_format") or "(no key)"
+        counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+def formats_section(rows_by_config: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Which answer formats each harness carries, the rows of each format per config, and what a
+    harness cannot carry (VLMEvalKit: text-only rows of formats other than choice)."""
+    configs = list(rows_by_config)
+    counts = {config: _format_counts(rows) for config, rows in rows_by_config.items()}
+    names = [name for name in (*FORMATS, "(no key)") if any(name in by_format for by_format in counts.values())]
+    missing = {config: len(not_carried(rows)) for config, rows in rows_by_config.items()}
+    lines = [
+        "## Answer formats",
+        "",
+        "Rows per answer format and config (`answer_format`; the checker's version beside it):",
+        "",
+        "| format | checker | " + " | ".join(f"`{c}`" for c in configs) + " |",
+        "|---|---|" + "---:|" * len(configs),
+        *(f"| {name} | {'`' + FORMATS[name].version + '`' if name in FORMATS else '—'} | "
+          + " | ".join(str(counts[c].get(name, 0)) for c in configs) + " |" for name in names),
+        "",
+        "| harness | formats it carries | scored by |",
+        "|---|---|---|",
+        "| lm-eval (one `generate_until` task per config) | every format | `benchsmith_release.py` in `process_results`: "
+        "`acc`, and the shares `unparseable`, `error`, `undecided` |",
+        "| inspect_ai (one task, `-T config=NAME`) | every format | `benchsmith_release.py` in its scorer: C when "
+        "correct, else I, the outcome in the score's metadata |",
+        "| HRET | every format | `benchsmith_release.py` as the evaluation method `benchsmith_checkers` |",
+        "| VLMEvalKit | choice (MCQ tables); other formats with images (open-ended table) | "
+        "`vlmevalkit/benchsmith_vlmevalkit.py` on its prediction files |",
+        "",
+        "A `judged` key, and a `text` key a reply matches none of the accepted answers of (unless the key",
+        "is strict), leave the reply *undecided*: a judge or a person decides (`benchsmith evaluate",
+        "--judge SPEC`, or `benchsmith runs import` of a harness's log with `--judge SPEC`), and until",
+        "then it counts in n, never as correct, in every harness as in benchsmith.",
+        "",
+    ]
+    if any(missing.values()):
+        lines += ["Not carried by VLMEvalKit (text-only rows of formats other than choice): "
+                  + ", ".join(f"`{c}` {n}" for c, n in missing.items() if n) + ".", ""]
+    else:
+        lines += ["Every row of every config is carried by every harness above.", ""]
+    return lines
+
+
 def _stop_text(decoding: DecodingContract, *, absent: str) -> str:
     return ", ".join(f"`{s}`" for s in decoding.stop) if decoding.stop else f"none ({absent})"
 
@@ -139,9 +197,12 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         "(the folder holding `release.json`), `URL` with your OpenAI-compatible server (e.g.",
         "`http://127.0.0.1:8000/v1`) and `MODEL` with the served model name. Each harness reads the",
         "parquet files under `RELEASE/data/`, sends benchsmith's own Korean prompt (`prompts/`), and",
-        "scores with benchsmith's own parser and multi-answer rule (`benchsmith_scoring.py`,",
-        "`benchsmith_parsing.py`), so accuracy per config equals `benchsmith report` on the same",
-        "responses. Configs overlap (`hard` ⊂ `full`…): report them one by one, never averaged.",
+        "scores every answer format with benchsmith's own checkers: `benchsmith_scoring/` is the",
+        "scorer benchsmith itself imports (`scoring/portable`, copied whole, standard library only;",
+        "`pip install math-verify` for expressions and LaTeX numbers, which are *undecided* without",
+        "it), called by `benchsmith_release.py` with each row's typed key (the `key` column). So",
+        "accuracy per config equals `benchsmith report` on the same responses. Configs overlap",
+        "(`hard` ⊂ `full`…): report them one by one, never averaged.",
         "",
         "A release on the Hub is used the same way once downloaded:",
         "`hf download ORG/NAME --repo-type dataset --local-dir RELEASE` writes plain files. Without",
@@ -157,6 +218,7 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         f"Configs: {', '.join(f'`{c}`' for c in configs)}; with images: "
         f"{', '.join(f'`{c}`' for c in image_configs) or 'none'}.",
         "",
+        *formats_section(rows_by_config),
         *_decoding_section(decoding),
         "## lm-evaluation-harness (`pip install 'lm_eval[api]>=0.4.13' pillow`)",
         "",
@@ -185,13 +247,29 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         "",
         "## VLMEvalKit",
         "",
-        "`vlmevalkit/CONFIG.tsv` holds the text-only rows (VLMEvalKit's text MCQ format, no `image`",
-        "column) and `vlmevalkit/CONFIG_image.tsv` the rows with images (`image` is a list of base64",
-        "images, numbered in the text as above). Register each file as a custom MCQ dataset; VLMEvalKit",
-        "writes its own MCQ prompt, so give the model the same decoding in its `--config` JSON",
+        "`vlmevalkit/CONFIG.tsv` holds the text-only choice rows (VLMEvalKit's text MCQ format, no",
+        "`image` column) and `vlmevalkit/CONFIG_image.tsv` the choice rows with images (`image` is a",
+        "list of base64 images, numbered in the text as above, `image_path` their file names).",
+        "Register each file as a custom MCQ dataset; VLMEvalKit writes its own MCQ prompt, so give the",
+        "model the same decoding in its `--config` JSON",
         f"(`\"temperature\": {decoding.temperature:g}, \"max_tokens\": {decoding.max_tokens}`). `answer` is the",
         "option letter; a multi-answer row lists its letters (`A,C`) and VLMEvalKit's MCQ scorer,",
-        "which expects one letter, counts it wrong unless you score with `benchsmith_scoring.score`.",
+        "which expects one letter, counts it wrong: score with the script below instead.",
+        "",
+        "`vlmevalkit/CONFIG_openended_image.tsv` holds the rows of other formats that have images: a",
+        "custom open-ended dataset for VLMEvalKit (no option columns; `openended` in its name), whose",
+        "`question` is benchsmith's own prompt for the row (images numbered as above), `answer` the key",
+        "as plain text and `key` the typed key. VLMEvalKit has no scorer for it: run its inference",
+        "(`--mode infer`), then score the prediction files, MCQ ones too, with benchsmith's checkers",
+        "(`pip install pandas pyarrow openpyxl`):",
+        "",
+        "```",
+        "python RELEASE/harness/vlmevalkit/benchsmith_vlmevalkit.py PREDICTIONS.xlsx --output scores.json",
+        "```",
+        "",
+        "VLMEvalKit's custom open-ended dataset is an image dataset: the text-only rows of other",
+        "formats have no table it can load (the table above says how many per config); run them with",
+        "lm-eval, inspect, HRET or benchsmith.",
         "",
         *hret_readme_section(decoding),
         "## benchsmith",

@@ -1,44 +1,55 @@
-"""The scoring module every harness export imports, generated at build time from benchsmith's
-own code so that a harness scores exactly as `benchsmith report` does:
+"""The scoring every harness export shares, copied at build time from the files benchsmith
+itself imports, so that a harness scores exactly as `benchsmith report` does:
 
-- `benchsmith_parsing.py` is `scoring/portable/choice_parsing.py` copied byte for byte;
+- `benchsmith_scoring/` is `scoring/portable` copied whole, byte for byte (standard library only):
+  the checkers of every answer format, `score_response`, the verdict rules;
+- `benchsmith_release.py` (export/harness_files/) is the thin part the harness tasks share: it
+  gives `score_response` a row's typed key (the `key` column) and option texts, and reads the
+  release's rows, prompts and decoding from wherever the release lies;
 - `benchsmith_images.py` is `export/image_numbering.py` copied byte for byte (the numbered images
   of the harnesses that send every image before the text);
-- `benchsmith_scoring.py` carries the multi-answer rule as the source of the choice checker's
-  `listed` and `accepts` (`scoring/portable/formats/choice.py`, what `Item.accepts` calls), the
-  runner's treatment of a response whose thinking never closed (an error, never correct), and the
-  loaders the harness tasks share;
 - `prompts/CONFIG.jsonl` holds, per row, the messages benchsmith's own `build_request` makes
   for that row (system text, then text and image references in order).
 """
 
 from __future__ import annotations
 
-import inspect
 import json
+import shutil
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import scoring.portable
 from curation.blobs import BlobStore
 from curation.item import Item
 from evaluation.backends.base import ImagePart
 from evaluation.prompts import PROMPTS, ImageResolver, build_request
 from evaluation.records import release_rows
 from export import image_numbering
-from scoring.portable import choice_parsing as parsing
-from scoring.portable.formats import choice
 
-TEMPLATE = "benchsmith_scoring.py.tmpl"
-CHOICE_RULE = (choice.listed, choice.accepts)  # copied as source: the one multi-answer rule
+PORTABLE = Path(scoring.portable.__file__).parent
+SCORING_PACKAGE = "benchsmith_scoring"  # the portable scorer's name in harness/
+GLUE = "benchsmith_release.py"
+IMAGES = "benchsmith_images.py"
 
 
-def scoring_source(prompt_name: str) -> str:
-    prompt = PROMPTS[prompt_name]
-    template = resources.files("export.harness_files").joinpath(TEMPLATE).read_text(encoding="utf-8")
-    rule = "\n\n\n".join(inspect.getsource(function).rstrip() for function in CHOICE_RULE)
-    return (template.replace("__PROMPT_NAME__", repr(prompt.name)).replace("__PROMPT_VERSION__", repr(prompt.version))
-            .replace("__CHOICE_RULE__", rule + "\n"))
+def portable_files() -> list[Path]:
+    """The portable scorer's files, relative to its folder, sorted (no bytecode)."""
+    return sorted(path.relative_to(PORTABLE) for path in PORTABLE.rglob("*")
+                  if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc")
+
+
+def copy_portable(target: Path) -> list[Path]:
+    """`scoring/portable` copied whole into `target` (byte for byte)."""
+    written = []
+    for relative in portable_files():
+        path = target / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(PORTABLE / relative, path)
+        written.append(path)
+    return written
 
 
 def _positions(item: Item) -> dict[str, list[Any]]:
@@ -74,27 +85,34 @@ def prompt_record(row: dict[str, Any], blobs: BlobStore, prompt_name: str, sourc
     return {"id": row["id"], "system": "\n".join(p for p in system.parts if isinstance(p, str)), "content": content}
 
 
-def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]], blobs: BlobStore,
-                  prompt_name: str, sources: dict[str, Item] | None = None) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    parsing_path = folder / "benchsmith_parsing.py"
-    parsing_path.write_bytes(Path(parsing.__file__).read_bytes())
-    images_path = folder / "benchsmith_images.py"
-    images_path.write_bytes(Path(image_numbering.__file__).read_bytes())
-    scoring_path = folder / "benchsmith_scoring.py"
-    scoring_path.write_text(scoring_source(prompt_name), encoding="utf-8")
-    written = [parsing_path, images_path, scoring_path]
-    lines: dict[int, tuple[dict[str, Any], str]] = {}  # id(row) → (row, its line): a row shared by configs once
+PromptRecords = dict[str, dict[str, dict[str, Any]]]  # config → row id → prompt record
 
-    def line(row: dict[str, Any]) -> str:
+
+def write_scoring(folder: Path, rows_by_config: dict[str, list[dict[str, Any]]], blobs: BlobStore,
+                  prompt_name: str, sources: dict[str, Item] | None = None,
+                  keep: Callable[[dict[str, Any]], bool] = lambda row: True) -> PromptRecords:
+    """The shared scoring files and each config's prompts; returns the prompt records written of
+    the rows `keep` names (a 65,000-row release need not hold every record)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    copy_portable(folder / SCORING_PACKAGE)
+    with resources.as_file(resources.files("export.harness_files").joinpath(GLUE)) as glue:
+        shutil.copyfile(glue, folder / GLUE)
+    (folder / IMAGES).write_bytes(Path(image_numbering.__file__).read_bytes())
+    # id(row) → (row, its record if kept, its line): a row shared by configs is made once
+    lines: dict[int, tuple[dict[str, Any], dict[str, Any] | None, str]] = {}
+
+    def line(row: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, str]:
         if id(row) not in lines:
             record = prompt_record(row, blobs, prompt_name, (sources or {}).get(row["id"]))
-            lines[id(row)] = (row, json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n")
-        return lines[id(row)][1]
+            text = json.dumps(record, ensure_ascii=False, sort_keys=True) + "\n"
+            lines[id(row)] = (row, record if keep(row) else None, text)
+        return lines[id(row)]
 
+    records: PromptRecords = {}
     for config, rows in rows_by_config.items():
         path = folder / "prompts" / f"{config}.jsonl"
         path.parent.mkdir(exist_ok=True)
-        path.write_text("".join(line(row) for row in rows), encoding="utf-8")
-        written.append(path)
-    return written
+        done = [line(row) for row in rows]
+        path.write_text("".join(text for _, _, text in done), encoding="utf-8")
+        records[config] = {row["id"]: record for row, record, _ in done if record is not None}
+    return records

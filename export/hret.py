@@ -1,7 +1,8 @@
 """The release's export for HRET, the HAE-RAE Evaluation Toolkit (`haerae-evaluation-toolkit`,
 package `llm_eval`): `harness/hret/benchsmith_hret.py` registers the release as an HRET dataset,
 benchsmith's request as an HRET model backend and benchsmith's scoring as an HRET evaluation
-method, and runs them through HRET's `Evaluator().run` (see harness_files/hret_benchsmith.py.tmpl).
+method (benchsmith's checkers, every answer format), and runs them through HRET's `Evaluator().run`
+(see harness_files/hret_benchsmith.py, copied as it is).
 """
 
 from __future__ import annotations
@@ -11,16 +12,16 @@ from pathlib import Path
 
 from evaluation.decoding import DecodingContract
 
-TEMPLATE = "hret_benchsmith.py.tmpl"
+SOURCE = "hret_benchsmith.py"
 SCRIPT = "benchsmith_hret.py"
 
 
 def write_hret(folder: Path) -> list[Path]:
     """The script, which reads the release's decoding from `release.json` when it runs."""
-    source = resources.files("export.harness_files").joinpath(TEMPLATE).read_text(encoding="utf-8")
+    source = resources.files("export.harness_files").joinpath(SOURCE).read_bytes()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / SCRIPT
-    path.write_text(source, encoding="utf-8")
+    path.write_bytes(source)
     return [path]
 
 
@@ -40,14 +41,16 @@ def readme_section(decoding: DecodingContract) -> list[str]:
         "```",
         "",
         f"`{SCRIPT}` registers the dataset `benchsmith_release` (subset = config), the model backend",
-        "`benchsmith_openai` and the evaluation method `benchsmith_choice` in HRET's registries and runs",
+        "`benchsmith_openai` and the evaluation method `benchsmith_checkers` in HRET's registries and runs",
         "HRET's `Evaluator().run`; import it to use them from your own HRET code. `--config` takes one",
-        "config or several, comma-separated; `hret.json` holds HRET's result per config (metrics,",
-        "and per item `evaluation.is_correct`); the API key is `OPENAI_API_KEY` when the server needs",
-        "one. Requests are benchsmith's: its system text, its Korean",
+        "config or several, comma-separated; `hret.json` holds HRET's result per config (metrics: `accuracy`",
+        "and the share of `unparseable`, `error` and `undecided` replies; per item `evaluation.is_correct`",
+        "and `evaluation.outcome`); the API key is `OPENAI_API_KEY` when the server needs",
+        "one. Every answer format is scored by benchsmith's checker for it. Requests are benchsmith's:",
+        "its system text, its Korean",
         "prompt with question and option images where benchsmith puts them, and the release's decoding",
         f"(temperature {decoding.temperature:g}, up to {decoding.max_tokens} tokens, seed {decoding.seed}); a reply "
-        "cut off there is never correct. HRET 0.1.0's own `openai` backend pairs",
+        "cut off there is an error, never correct. HRET 0.1.0's own `openai` backend pairs",
         "concurrent replies with the wrong items (it zips the inputs with replies in completion order)",
         "and sends text only, so the release uses its own backend.",
         "",

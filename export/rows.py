@@ -1,15 +1,21 @@
 """Items as release rows (their columns are declared in export/features.py).
 
-Inside benchsmith a choice key holds 1-based option numbers; a release carries them as they are
-(`answer`, 1-based), with its letter, and `answers` for multi-answer items (`question_format`
-multiple_answers when the key requires all of them). Keys of other formats have no columns yet. Images are
+Every item's key is carried by the key columns (`answer_format`, `key` as JSON text, `answer_text`,
+`points`; export/features.py). A choice key keeps its option-number columns too, as before those
+columns: `answer` (1-based) with its letter, and `answers` for multi-answer items (`question_format`
+multiple_answers when the key requires all of them); other formats leave them empty. Images are
 embedded bytes with a normalised path (their content hash), never a local path.
+
+The content hash of a row (`row_hash`) leaves the key columns out where they say nothing the
+option-number columns do not (a choice key, or none, and no points), so a choice-only release
+keeps the row hashes and content hash it had before the key columns existed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from functools import lru_cache
 from typing import Any
 
 from curation.blobs import BlobStore
@@ -17,6 +23,8 @@ from curation.facets import release_facets
 from curation.facets import values as facet_values
 from curation.item import Item
 from evaluation.records import ReleaseRow
+from export.features import KEY_COLUMNS
+from scoring import AnswerKey, ChoiceKey
 
 LETTERS = "ABCDEFGHIJ"
 RATIONALE_RELEASED = ("adopted", "minor_fix", "major_fix")
@@ -26,15 +34,29 @@ def _image(blobs: BlobStore, ref: str) -> dict[str, Any]:
     return {"bytes": blobs.get(ref), "path": ref}
 
 
-def released_key(item: Item) -> bool:
-    """Whether the release's columns carry the item's key: a choice key (or none) does; other formats
-    have no release columns yet, and `build_release` leaves their items out, saying so."""
-    return item.answer is None or item.choice_key() is not None
+@lru_cache(maxsize=1024)
+def _choice_columns(options: tuple[int, ...], require_all: bool) -> tuple[str, str]:
+    return key_columns(ChoiceKey(options=list(options), require_all=require_all))
+
+
+def key_columns(key: AnswerKey) -> tuple[str, str]:
+    """(`key` as JSON text, `answer_text`) of a key: its checker's dict and its plain text."""
+    data = key.as_dict()
+    return json.dumps(data, ensure_ascii=False), key.text()
+
+
+def _key_values(item: Item) -> dict[str, Any]:
+    key = item.answer
+    if key is None:
+        return {"answer_format": None, "key": None, "answer_text": None, "points": item.points}
+    if isinstance(key, ChoiceKey):  # a handful of distinct choice keys in any release: each written once
+        text, plain = _choice_columns(tuple(key.options), key.require_all)
+    else:
+        text, plain = key_columns(key)
+    return {"answer_format": key.format, "key": text, "answer_text": plain, "points": item.points}
 
 
 def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[str, Any]:
-    if not released_key(item):
-        raise ValueError(f"{item.id}: a {item.answer_format} key has no release columns yet")
     answers = item.answer_list()
     single = answers[0] if len(answers) == 1 else None
     rationale = item.rationale if item.rationale and item.rationale.status in RATIONALE_RELEASED else None
@@ -54,6 +76,7 @@ def item_row(item: Item, blobs: BlobStore, *, explicit: bool = False) -> dict[st
         "answer": single,
         "answer_letter": LETTERS[single - 1] if single else None,
         "answers": answers,
+        **_key_values(item),
         "rationale": rationale.text if rationale else None,
         "rationale_status": rationale.status if rationale else None,
         "original_option_order": item.original_option_order,
@@ -70,11 +93,22 @@ def _image_digest(image: dict[str, Any] | None) -> dict[str, str] | None:
     return None if image is None else {"sha256": hashlib.sha256(image["bytes"]).hexdigest()}
 
 
+def says_more_than_options(row: dict[str, Any]) -> bool:
+    """Whether a row's key columns hold anything its option-number columns do not: a key of another
+    format than choice, or points."""
+    return row.get("answer_format") not in (None, "choice") or row.get("points") is not None
+
+
 def canonical_row(row: dict[str, Any]) -> dict[str, Any]:
     """The row with image bytes replaced by their hash: what the content hash covers. Images sit
-    only in `question_images` and the options (the `ReleaseRow` shape)."""
-    return row | {"question_images": [_image_digest(image) for image in row["question_images"]],
-                  "options": [option | {"image": _image_digest(option["image"])} for option in row["options"]]}
+    only in `question_images` and the options (the `ReleaseRow` shape). The key columns of a row
+    whose option numbers say it all are left out (see the module docstring)."""
+    canonical = row | {"question_images": [_image_digest(image) for image in row["question_images"]],
+                       "options": [option | {"image": _image_digest(option["image"])} for option in row["options"]]}
+    if not says_more_than_options(row):
+        for name in KEY_COLUMNS:
+            canonical.pop(name, None)
+    return canonical
 
 
 def row_hash(row: dict[str, Any]) -> str:

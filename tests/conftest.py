@@ -93,18 +93,20 @@ def sample_exam_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def harness_release(tmp_path_factory: pytest.TempPathFactory):
     """(workspace, release folder copied away from its workspace, counts per config): the sample
-    exam, multi-answer items and, when present, real KMMLU and 한국사 items."""
+    exam, multi-answer items, open-answer items (numeric, set, text; tests/release_support.py
+    OPEN_ITEMS) and, when present, real KMMLU and 한국사 items."""
     import shutil
 
     from curation.workspace import init_workspace
     from export.build import build_release
     from export.release_config import ReleaseConfig
-    from tests.release_support import add_multi_answer, add_realdata, add_sample_exam
+    from tests.release_support import add_multi_answer, add_open_items, add_realdata, add_sample_exam
 
     root = tmp_path_factory.mktemp("harness-release")
     workspace = init_workspace(root / "ws")
     add_sample_exam(workspace, root / "exam")
     add_multi_answer(workspace)
+    add_open_items(workspace)
     if realdata_dir() is not None:
         add_realdata(workspace, realdata_dir())
     result = build_release(workspace, "1.0.0", ReleaseConfig(name="parity-exam"))

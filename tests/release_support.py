@@ -1,6 +1,8 @@
 """A release for the harness tests: the sample exam (images, option images), real KMMLU and
-한국사 items from ../shared/realdata when present, and multi-answer items; plus a scripted
-model that answers each item in one of the forms real models use."""
+한국사 items from ../shared/realdata when present, multi-answer items and open-answer items
+(numeric, set, text); plus a scripted model that answers each item in one of the forms real
+models use, and each item's outcome derived from the test's own table of replies (never from
+benchsmith's scorer), which every harness and `benchsmith evaluate` must agree with."""
 
 from __future__ import annotations
 
@@ -49,6 +51,81 @@ def add_multi_answer(workspace: Workspace) -> None:
     workspace.store.save_items(items, author="test", stage="import")
 
 
+@dataclass(frozen=True)
+class OpenItem:
+    """An open-answer item of the harness release, the reply the scripted model gives it and the
+    outcome that reply has under the key's rules (scoring/README.md), decided here by reading."""
+
+    id: str
+    stem: str
+    key: dict[str, Any]
+    reply: str
+    outcome: str
+    options: tuple[str, ...] = ()
+    image: bool = False
+    points: float | None = None
+
+
+_OPEN_EXAM = {"exam": "기상기사", "subject": "기상학"}
+OPEN_ITEMS: tuple[OpenItem, ...] = (
+    OpenItem("open-num-right", "건조 단열 감률: 건조한 공기 덩어리가 1 km 상승할 때 기온은 몇 ℃ 낮아지는가?",
+             {"format": "numeric", "value": "9.8", "unit": "℃/km"},
+             "건조 공기 덩어리는 1 km 상승할 때마다 약 9.8 ℃씩 식는다.\n\n\\boxed{9.8}", "correct", points=2),
+    OpenItem("open-num-wrong", "해면 기압의 표준값은 몇 hPa인가?", {"format": "numeric", "value": "1013.25", "unit": "hPa"},
+             "정답: 1000 hPa", "wrong"),
+    OpenItem("open-num-unit", "우량계에 한 시간 동안 모인 강수량은 몇 m인가? (관측값 0.012 m)",
+             {"format": "numeric", "value": "0.012", "unit": "m"},
+             "강수량을 미터로 환산하면 된다.\n정답: 12 mm", "correct"),  # 12 mm is 0.012 m
+    OpenItem("open-num-image", "그림의 지상 일기도에서 A 지점의 기압은 몇 hPa인가?",
+             {"format": "numeric", "value": "1004", "unit": "hPa"},
+             "등압선 간격이 4 hPa이므로 A 지점은 1004 hPa이다.\n\\boxed{1004}", "correct", image=True, points=3),
+    OpenItem("open-num-unparseable", "포화 수증기압이 같은 두 공기 덩어리의 기온 차는 몇 ℃인가?",
+             {"format": "numeric", "value": "25"},
+             "이 문제를 풀려면 먼저 온도와 기압의 관계를 정리해야 한다.\n\n상승하는 공기는 단열 팽창하며 식는다."
+             "\n\n이슬점에 이르면 응결이 시작되고 잠열이 방출된다.\n\n이 과정을 차례로 따져 보아야 한다.",
+             "unparseable"),  # reasoning that never states an answer
+    OpenItem("open-num-cut", "이슬점 감률은 1 km당 몇 ℃인가?", {"format": "numeric", "value": "1.8"},
+             "<think>이슬점 감률을 계산하면 1 km당", "error"),  # a thinking block never closed: cut off
+    OpenItem("open-set-right", "<보기>에서 온난 전선의 특징으로 옳은 것만을 있는 대로 고른 것은?\n"
+             "ㄱ. 전선면의 기울기가 완만하다.\nㄴ. 적란운이 발달하고 소나기가 내린다.\nㄷ. 넓은 지역에 지속적인 비가 내린다.",
+             {"format": "set", "members": ["ㄱ", "ㄷ"]},
+             "ㄴ은 한랭 전선의 특징이다. 따라서 옳은 것은 ㄱ과 ㄷ이다.\n\\boxed{ㄷ, ㄱ}", "correct"),
+    OpenItem("open-set-wrong", "<보기>에서 한랭 전선 통과 후의 변화로 옳은 것만을 있는 대로 고른 것은?\n"
+             "ㄱ. 기온이 오른다.\nㄴ. 풍향이 시계 방향으로 바뀐다.", {"format": "set", "members": ["ㄴ"]},
+             "정답: ㄱ, ㄴ", "wrong"),
+    OpenItem("open-set-options", "<보기>에서 대류권의 특징으로 옳은 것을 모두 고른 것은?\n"
+             "ㄱ. 기상 현상이 나타난다.\nㄴ. 높이 올라갈수록 기온이 높아진다.\nㄷ. 공기의 연직 운동이 활발하다.",
+             {"format": "set", "members": ["ㄱ", "ㄷ"]}, "정답: ③", "correct",
+             options=("ㄱ", "ㄴ", "ㄱ, ㄷ", "ㄴ, ㄷ", "ㄱ, ㄴ, ㄷ")),  # option ③ is the set ㄱ, ㄷ
+    OpenItem("open-text-right", "중위도 상공에서 서쪽에서 동쪽으로 부는 바람을 무엇이라 하는가?",
+             {"format": "text", "accepted": ["편서풍", "westerlies"]},
+             "중위도 상공에서는 서쪽에서 동쪽으로 바람이 분다.\n\n정답: 편서풍", "correct"),
+    OpenItem("open-text-undecided", "산을 넘은 공기가 고온 건조해지는 현상을 무엇이라 하는가?",
+             {"format": "text", "accepted": ["푄 현상"]}, "\\boxed{높새바람}", "undecided"),  # not strict: a judge decides
+    OpenItem("open-text-strict", "소나기와 뇌우를 동반하는 수직으로 발달한 구름은?",
+             {"format": "text", "accepted": ["적란운"], "strict": True}, "정답: 층운", "wrong"),
+)
+OPEN_REPLIES = {item.stem: item.reply for item in OPEN_ITEMS}
+
+
+def _png(color: tuple[int, int, int]) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (12, 8), color).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def add_open_items(workspace: Workspace) -> None:
+    """The open-answer items of `OPEN_ITEMS` (one with a question image), accepted."""
+    chart = workspace.blobs.put(_png((30, 90, 160)), "png")
+    items = [parse_item({"id": item.id, "source": _OPEN_EXAM, "stem": item.stem, "status": "accepted",
+                         "options": [{"text": text} for text in item.options], "answer": item.key,
+                         "points": item.points, "images": [{"blob": chart, "kind": "raster"}] if item.image else []})
+             for item in OPEN_ITEMS]
+    workspace.store.save_items(items, author="test", stage="import")
+
+
 def add_realdata(workspace: Workspace, realdata: Path, kmmlu_rows: int = 40) -> int:
     rows = json.loads((realdata / "kmmlu" / "kmmlu_criminal_law_test_200.json").read_text(encoding="utf-8"))
     subset = workspace.root / "kmmlu-subset.json"
@@ -81,10 +158,12 @@ def _h(*parts: Any) -> int:
 
 
 def scripted_reply(question: str, n_options: int) -> str:
-    """A reply decided by the question alone, so every harness gets the same one: an option
-    picked by hash, in one of the answer forms real models use (some unparseable)."""
-    h = _h(question)
-    option = h % n_options + 1
+    """A reply decided by the question alone, so every harness gets the same one: for an open
+    item its reply in `OPEN_ITEMS`; else an option picked by hash, in one of the answer forms real
+    models use (one unparseable)."""
+    if question in OPEN_REPLIES:
+        return OPEN_REPLIES[question]
+    form, option = _choice_reply(question, n_options)
     letter = "ABCDEFGHIJ"[option - 1]
     forms = [
         f"정답: {CIRCLED[option - 1]}",
@@ -97,7 +176,34 @@ def scripted_reply(question: str, n_options: int) -> str:
         f"<think>선택지를 하나씩 본다. {option}번이 맞다.</think>\n{{\"정답\": {option}}}",
         "잘 모르겠습니다.",
     ]
-    return forms[h // 11 % len(forms)]
+    assert len(forms) == len(CHOICE_FORMS)
+    return forms[form]
+
+
+# what each choice reply form states: the option picked ("option"), or nothing an option can be read from
+CHOICE_FORMS = ("option",) * 7 + ("nothing",)
+
+
+def _choice_reply(question: str, n_options: int) -> tuple[int, int]:
+    """(form, option) of a choice item's scripted reply."""
+    h = _h(question)
+    return h // 11 % len(CHOICE_FORMS), h % n_options + 1
+
+
+def expected_outcome(row: dict[str, Any]) -> str:
+    """The outcome the scripted reply to a release row has, by the test's own tables: an open item's
+    from `OPEN_ITEMS`; a choice item's from the option its reply states and the row's key (any
+    listed option is right, or, when the key requires all, exactly the listed set)."""
+    open_item = next((item for item in OPEN_ITEMS if item.id == row["id"]), None)
+    if open_item is not None:
+        return open_item.outcome
+    key = json.loads(row["key"])
+    assert key["format"] == "choice", row["id"]
+    form, option = _choice_reply(row["question"], len(row["options"]))
+    if CHOICE_FORMS[form] == "nothing":
+        return "unparseable"
+    right = {option} == set(key["options"]) if key.get("require_all") else option in key["options"]
+    return "correct" if right else "wrong"
 
 
 class Responder:
@@ -213,9 +319,9 @@ def release_rows(release: Path, configs: Any) -> dict[str, list[dict[str, Any]]]
 
 
 def benchsmith_per_item(release: Path, config: str, server_url: str, workspace: Workspace, model: str = "scripted"
-                        ) -> tuple[dict[str, bool], int, float]:
+                        ) -> tuple[dict[str, str], int, float]:
     """`benchsmith evaluate --release` on one config with a vision model at `server_url`:
-    (row id → correct from its run log, n and accuracy from its report)."""
+    (row id → outcome from its run log, n and accuracy from its report)."""
     import csv
 
     from evaluation.runlog import RESPONSES, read_answer_manifest, read_records
@@ -230,7 +336,7 @@ def benchsmith_per_item(release: Path, config: str, server_url: str, workspace: 
     runs = [run_dir for run_dir in workspace.runs_dir.iterdir() if (run_dir / "manifest.json").is_file()
             and getattr(read_answer_manifest(run_dir).dataset, "config", None) == config]
     assert len(runs) == 1, runs
-    per_item = {item_id: record["outcome"] == "correct" for item_id, record in read_records(runs[0] / RESPONSES).items()}
+    per_item = {item_id: record["outcome"] for item_id, record in read_records(runs[0] / RESPONSES).items()}
     return per_item, int(overall["n"]), int(overall["correct"]) / int(overall["n"])  # the csv rounds accuracy
 
 

@@ -1,7 +1,9 @@
 """lm-eval and inspect, installed from their packages and run as their CLIs against a local
-OpenAI-compatible server, score a release exactly as `benchsmith evaluate` + `report` do on the
-same responses (same accuracy per config, item for item), and send the model the same requests:
-the server's log shows the same messages, roles, images and decoding for every item."""
+OpenAI-compatible server, score a release of choice, numeric, set and text items exactly as
+`benchsmith evaluate` + `report` do on the same responses (same accuracy per config, the same
+outcome item for item: correct, wrong, unparseable, error, undecided), each outcome being the one
+the test derives from its own table of scripted replies; and they send the model the same
+requests: the server's log shows the same messages, roles, images and decoding for every item."""
 
 from __future__ import annotations
 
@@ -13,8 +15,10 @@ import pytest
 from curation.workspace import init_workspace
 from export.harness import task_name
 from tests.release_support import (
+    OPEN_ITEMS,
     LoggedRequest,
     benchsmith_per_item,
+    expected_outcome,
     finish_inspect,
     image_pixel_hash,
     release_rows,
@@ -48,7 +52,7 @@ def server(rows):
 
 @pytest.fixture(scope="module")
 def benchsmith_run(release, server, tmp_path_factory):
-    """Per config: row id → correct, from `benchsmith evaluate` (its run logs); the reported
+    """Per config: row id → outcome, from `benchsmith evaluate` (its run logs); the reported
     (n, accuracy) per config; the requests it sent."""
     _, path, counts = release
     running, responder = server
@@ -84,20 +88,47 @@ def inspect_run(release, server, lm_eval_run, tmp_path_factory):
     return logs, responder.requests[before:]
 
 
+def _truth(rows) -> dict[str, dict[str, str]]:
+    """Per config: row id → the outcome of its scripted reply, from the test's own tables."""
+    return {config: {row["id"]: expected_outcome(row) for row in config_rows} for config, config_rows in rows.items()}
+
+
+def test_benchsmith_scores_every_item_as_the_replies_say(rows, benchsmith_run):
+    scores, reported, _ = benchsmith_run
+    truth = _truth(rows)
+    for config, per_item in scores.items():
+        assert per_item == truth[config], config
+        correct = sum(outcome == "correct" for outcome in truth[config].values())
+        assert reported[config] == (len(truth[config]), pytest.approx(correct / len(truth[config]), abs=1e-4))
+
+
+def _lm_eval_outcome(sample: dict) -> str:
+    """A logged lm-eval sample's outcome: `acc`, else the one outcome metric set, else wrong."""
+    if sample["acc"] == 1.0:
+        return "correct"
+    flagged = [name for name in ("unparseable", "error", "undecided") if sample[name] == 1.0]
+    assert len(flagged) <= 1, sample["doc"]["id"]
+    return flagged[0] if flagged else "wrong"
+
+
 def test_lm_eval_scores_every_config_as_benchsmith_does(release, rows, benchsmith_run, lm_eval_run):
     _, _, counts = release
     out, sent = lm_eval_run
     results = json.loads(next(out.rglob("results_*.json")).read_text(encoding="utf-8"))["results"]
     scores, reported, _ = benchsmith_run
+    truth = _truth(rows)
     assert set(results) == {task_name("parity-exam", c) for c in counts}  # one score per config, no group average
     for config, n in counts.items():
         task = task_name("parity-exam", config)
         samples = [json.loads(line) for line in next(out.rglob(f"samples_{task}_*.jsonl"))
                    .read_text(encoding="utf-8").splitlines()]
-        per_item = {sample["doc"]["id"]: sample["acc"] == 1.0 for sample in samples}
+        per_item = {sample["doc"]["id"]: _lm_eval_outcome(sample) for sample in samples}
         assert len(per_item) == n == reported[config][0]
-        assert per_item == scores[config], config
+        assert per_item == truth[config] == scores[config], config
         assert results[task]["acc,none"] == pytest.approx(reported[config][1])
+        for outcome in ("unparseable", "error", "undecided"):  # the shares benchsmith reports apart
+            share = sum(value == outcome for value in truth[config].values()) / n
+            assert results[task][f"{outcome},none"] == pytest.approx(share), (config, outcome)
     # image items reached the model with every question and option image
     _assert_images_sent(sent, rows)
 
@@ -119,11 +150,14 @@ def test_inspect_scores_every_config_as_benchsmith_does(release, rows, benchsmit
     _, _, counts = release
     scores, reported, _ = benchsmith_run
     logs, sent = inspect_run
+    truth = _truth(rows)
     for config, n in counts.items():
         log = logs[config]
-        per_item = {str(s["id"]): s["scores"]["benchsmith_score"]["value"] == "C" for s in log["samples"]}
+        scored = {str(s["id"]): s["scores"]["benchsmith_score"] for s in log["samples"]}
+        per_item = {item_id: score["metadata"]["outcome"] for item_id, score in scored.items()}
         assert len(per_item) == n == reported[config][0]
-        assert per_item == scores[config], config
+        assert per_item == truth[config] == scores[config], config
+        assert all((score["value"] == "C") == (per_item[item_id] == "correct") for item_id, score in scored.items())
         accuracy = log["results"]["scores"][0]["metrics"]["accuracy"]["value"]
         assert accuracy == pytest.approx(reported[config][1])
     _assert_images_sent(sent, rows)
@@ -229,13 +263,21 @@ def test_every_harness_sends_the_same_request_for_every_item(release, rows, benc
                for request, numbered_request in zip(benchsmith, numbered, strict=True))  # images were numbered
 
 
-def test_the_scripted_model_exercises_every_answer_form_and_both_outcomes(rows, benchsmith_run):
-    """The parity above means something: the replies span every form, and items are both
-    right and wrong (including multi-answer items, scored by Item.accepts)."""
+def test_the_scripted_model_exercises_every_answer_form_format_and_outcome(rows, benchsmith_run):
+    """The parity above means something: the replies span every form, the items every format the
+    test covers (multi-answer choice items among them), and every outcome occurs."""
     replies = [scripted_reply(row["question"], len(row["options"])) for row in rows["full"]]
-    for marker in ("정답: ", "정답은", '{"정답"', "Answer: ", "<think>", "따라서 정답"):
+    for marker in ("정답: ", "정답은", '{"정답"', "Answer: ", "<think>", "따라서 정답", "\\boxed{"):
         assert any(marker in reply for reply in replies), marker
     assert any(reply.strip().isdigit() for reply in replies)
+    formats = {row["answer_format"] for row in rows["full"]}
+    assert {"choice", "numeric", "set", "text"} <= formats
+    truth = _truth(rows)["full"]
+    assert set(truth.values()) == {"correct", "wrong", "unparseable", "error", "undecided"}
+    for fmt in ("choice", "numeric", "set", "text"):  # each format both right and wrong
+        outcomes = {truth[row["id"]] for row in rows["full"] if row["answer_format"] == fmt}
+        assert {"correct", "wrong"} <= outcomes, fmt
+    assert {"multi-any", "multi-all"} <= set(truth) and {item.id for item in OPEN_ITEMS} <= set(truth)
+    assert any(row["answer_format"] != "choice" and row["question_images"] for row in rows["full"])
     scores, _, _ = benchsmith_run
-    assert 0 < sum(scores["full"].values()) < len(scores["full"])
-    assert {"multi-any", "multi-all"} <= set(scores["full"])
+    assert scores["full"] == truth

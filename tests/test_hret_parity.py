@@ -1,8 +1,9 @@
 """HRET (haerae-evaluation-toolkit), installed from its package and run with the command the
 release's `harness/README.md` gives (HRET's `Evaluator().run` through the generated
 `harness/hret/benchsmith_hret.py`) from another folder against a local OpenAI-compatible
-server, scores a release exactly as `benchsmith evaluate` does, item for item, after sending
-the very messages benchsmith sends."""
+server, scores a release of choice, numeric, set and text items exactly as `benchsmith evaluate`
+does, the same outcome item for item (each the one the test derives from its own table of
+scripted replies), after sending the very messages benchsmith sends."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ import pytest
 
 from curation.workspace import init_workspace
 from tests.fault_server import ServerThread
-from tests.release_support import benchsmith_per_item, release_rows, scripted_server
+from tests.release_support import benchsmith_per_item, expected_outcome, release_rows, scripted_server
 
 if importlib.util.find_spec("llm_eval") is None:  # not importorskip: importing it needs torch when installed lean
     pytest.skip("HRET (haerae-evaluation-toolkit) is not installed; .ci/run installs it", allow_module_level=True)
@@ -43,7 +44,7 @@ def _requests(running: ServerThread, since: int) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def benchsmith(harness_release, server, tmp_path_factory):
-    """Per config: (row id → correct, n, accuracy) from `benchsmith evaluate`; and every request it sent."""
+    """Per config: (row id → outcome, n, accuracy) from `benchsmith evaluate`; and every request it sent."""
     _, path, counts = harness_release
     workspace = init_workspace(tmp_path_factory.mktemp("hret-eval-ws") / "ws")
     since = len(server.stats.bodies)
@@ -57,7 +58,7 @@ def _readme_command(release: Path, url: str) -> str:
     return line.replace("RELEASE", shlex.quote(str(release))).replace("URL", url).replace("MODEL", "scripted")
 
 
-def test_hret_scores_every_config_as_benchsmith_does(harness_release, server, benchsmith, tmp_path):
+def test_hret_scores_every_config_as_benchsmith_does(harness_release, rows, server, benchsmith, tmp_path):
     _, path, counts = harness_release
     scores, benchsmith_requests = benchsmith
     elsewhere = tmp_path / "cwd"
@@ -75,10 +76,16 @@ def test_hret_scores_every_config_as_benchsmith_does(harness_release, server, be
     for config, n in counts.items():
         expected, reported_n, accuracy = scores[config]
         samples = results[config]["samples"]
-        per_item = {sample["metadata"]["id"]: sample["evaluation"]["is_correct"] for sample in samples}
+        per_item = {sample["metadata"]["id"]: sample["evaluation"]["outcome"] for sample in samples}
         assert len(samples) == len(per_item) == n == reported_n
-        assert per_item == expected, config
-        assert results[config]["metrics"]["accuracy"] == pytest.approx(accuracy)
+        truth = {row["id"]: expected_outcome(row) for row in rows[config]}
+        assert per_item == truth == expected, config
+        assert all(sample["evaluation"]["is_correct"] == (per_item[sample["metadata"]["id"]] == "correct")
+                   for sample in samples)
+        metrics = results[config]["metrics"]
+        assert metrics["accuracy"] == pytest.approx(accuracy)
+        for outcome in ("unparseable", "error", "undecided"):  # the shares benchsmith reports apart
+            assert metrics[outcome] == pytest.approx(sum(v == outcome for v in truth.values()) / n), outcome
     # the same request for every item: roles, system text, prompt, images in place, the release's decoding
     sent = _requests(server, since)
     assert len(sent) == sum(counts.values())
@@ -91,8 +98,8 @@ def test_hret_scores_every_config_as_benchsmith_does(harness_release, server, be
     assert any(isinstance(body["messages"][-1]["content"], list) for body in sent)  # image items among them
 
 
-def test_the_parity_above_has_both_outcomes(benchsmith):
+def test_the_parity_above_has_every_outcome(benchsmith):
     scores, _ = benchsmith
     full, _, _ = scores["full"]
-    assert 0 < sum(full.values()) < len(full)
-    assert {"multi-any", "multi-all"} <= set(full)
+    assert set(full.values()) == {"correct", "wrong", "unparseable", "error", "undecided"}
+    assert {"multi-any", "multi-all", "open-num-right", "open-set-right", "open-text-undecided"} <= set(full)

@@ -28,9 +28,6 @@ from tests.runs_import_support import is_judge_request
 pytestmark = pytest.mark.realdata
 
 MODELS = ("gpt-5-mini", "qwen3-VL-30b-it", "varco2-14b")
-# the release leaves out a key of a format it has no columns for, saying so (export/build.py); the
-# release branch adds per-format columns: then every row is released and this note is gone
-NO_COLUMNS_YET = "and a release has no columns for other formats yet"
 
 
 def _cli(ws: Path, *args: str) -> str:
@@ -146,14 +143,8 @@ def test_a_kmmmu_csv_imports_runs_scores_filters_analyses_and_releases(realdata,
     assert accepted["matched"] == 100
     built = json.loads(_cli(ws, "release", "build", "--version", "1.0.0", "--json"))
     choice = {item_id for item_id, item in items.items() if item.answer_format == "choice"}
-    left_out = next((note for note in built["notes"] if NO_COLUMNS_YET in note), None)
-    if left_out is None:
-        released = set(items)
-    else:
-        # TODO(release branch): once every format has release columns, this note is gone and all
-        # 100 items are released (the other branch of this `if`); until then only the choice items
-        assert left_out.startswith(f"{100 - len(choice)} item(s) left out")
-        released = choice
+    released = set(items)  # every format has its key columns: every reviewed item is released
+    assert not any("left out" in note for note in built["notes"])
     assert built["configs"]["full"] == len(released)
     assert built["configs"]["hard"] == len(survivors & released)
 
@@ -163,9 +154,12 @@ def test_a_kmmmu_csv_imports_runs_scores_filters_analyses_and_releases(realdata,
     full = datasets.load_dataset(path, "full", cache_dir=cache)["test"]
     assert sorted(full["id"]) == sorted(released)
     keys = {row["id"]: row["answers"] for row in full if row["id"] in choice}
-    assert keys == {item_id: items[item_id].answer.options for item_id in choice & released}
+    assert keys == {item_id: items[item_id].answer.options for item_id in choice}
+    typed = {row["id"]: (row["answer_format"], json.loads(row["key"])) for row in full}
+    assert typed == {item_id: (item.answer_format, item.answer.model_dump(mode="json")) for item_id, item in items.items()}
+    assert len({fmt for fmt, _ in typed.values()}) > 1  # KMMMU's open answers are released too
     hard_rows = datasets.load_dataset(path, "hard", cache_dir=cache)["test"]
     assert set(hard_rows["id"]) == survivors & released
     print("\naccuracy " + ", ".join(f"{model} {float(overall[run['run_id']]['accuracy']):.2f}" for model, run in runs.items())
           + f"; hard {len(survivors)}, removed {len(removed)}, undetermined {100 - len(survivors) - len(removed)}"
-          + f"; released full {len(full)} (hard {len(hard_rows)})" + (f"; {left_out}" if left_out else ""))
+          + f"; released full {len(full)} (hard {len(hard_rows)})")

@@ -101,28 +101,72 @@ def test_changing_one_item_changes_that_row_the_hash_and_the_changelog(filled):
     assert "changed `m-02`: annotate: OCR 오류 수정 (stem)" in (second.path / "README.md").read_text(encoding="utf-8")
 
 
-def test_items_with_keys_of_other_formats_are_left_out_saying_so_and_choice_rows_stay(filled):
+def _harness_release_module(release_path):
+    """`harness/benchsmith_release.py` of a built release, loaded as lm_eval loads its utils."""
+    folder = release_path / "harness" / "lm_eval"
+    namespace: dict = {"__file__": str(folder / "utils.py")}
+    exec(compile((folder / "utils.py").read_text(encoding="utf-8"), "utils.py", "exec"), namespace)
+    return namespace["release"]
+
+
+def test_items_of_every_format_are_released_with_their_key_and_choice_rows_keep_their_hashes(filled, tmp_path):
     first = build_release(filled, "1.0.0", ALL_STATUSES)
     numeric = make_record("n-01", answer={"format": "numeric", "value": "9.8", "unit": "℃/km"}, n_options=0)
+    numeric["points"] = 3
+    text = make_record("t-01", answer={"format": "text", "accepted": ["편서풍"], "strict": True}, n_options=0)
     every = make_record("m-12", answer={"format": "choice", "options": [1, 3], "require_all": True})  # no taxonomy
-    filled.store.save_items([parse_item(r | {"status": "accepted"}) for r in (numeric, every)], author="t", stage="import")
+    filled.store.save_items([parse_item(r | {"status": "accepted"}) for r in (numeric, text, every)], author="t",
+                            stage="import")
     second = build_release(filled, "1.1.0", ALL_STATUSES)
-    assert second.counts["full"] == first.counts["full"] + 1
-    assert any(note.startswith("1 item(s) left out") and "numeric 1" in note for note in second.notes)
+    assert second.counts["full"] == first.counts["full"] + 3 and not any("left out" in n for n in second.notes)
     before = json.loads((first.path / "release.json").read_text())["row_hashes"]
     after = json.loads((second.path / "release.json").read_text())["row_hashes"]
-    assert {k: v for k, v in after.items() if k != "m-12"} == before and second.changelog.added == ["m-12"]
+    # the key columns added nothing to a choice row's content: its hash is what it was
+    assert {k: v for k, v in after.items() if k not in ("m-12", "n-01", "t-01")} == before
+    assert second.changelog.added == ["m-12", "n-01", "t-01"]
     import pyarrow.parquet as pq
 
     rows = {row["id"]: row for path in sorted((second.path / "data" / "full").glob("*.parquet"))
             for row in pq.read_table(path).to_pylist()}
     assert (rows["m-12"]["answers"], rows["m-12"]["answer"], rows["m-12"]["question_format"]) == (
-        [1, 3], None, "multiple_answers")  # a harness reads "all required" from the row's question format
-    folder = second.path / "harness" / "lm_eval"
-    namespace: dict = {"__file__": str(folder / "utils.py")}
-    exec(compile((folder / "utils.py").read_text(encoding="utf-8"), "utils.py", "exec"), namespace)
-    scoring = namespace["scoring"]
-    assert scoring.score("정답: 1, 3", rows["m-12"])["correct"] and not scoring.score("정답: 1", rows["m-12"])["correct"]
+        [1, 3], None, "multiple_answers")  # the option-number columns as before
+    assert json.loads(rows["m-12"]["key"]) == {"format": "choice", "options": [1, 3], "require_all": True}
+    assert (rows["m-12"]["answer_format"], rows["m-12"]["answer_text"], rows["m-12"]["points"]) == ("choice", "1, 3", None)
+    assert (rows["n-01"]["answer_format"], rows["n-01"]["answer_text"], rows["n-01"]["points"]) == (
+        "numeric", "9.8 ℃/km", 3.0)
+    assert json.loads(rows["n-01"]["key"]) == {"format": "numeric", "value": "9.8", "tolerance": None,
+                                               "relative_tolerance": None, "unit": "℃/km"}
+    assert (rows["n-01"]["answer"], rows["n-01"]["answers"], rows["n-01"]["options"]) == (None, [], [])
+    # the card counts the formats and names their checkers
+    from scoring.portable import checker_versions
+
+    card = (second.path / "README.md").read_text(encoding="utf-8")
+    versions = checker_versions()
+    for fmt, count in (("choice", 12), ("numeric", 1), ("text", 1)):
+        assert f"| {fmt} | `{versions[fmt]}` | {count} |" in card, fmt
+    # the harness scores every format with the release's copy of the checkers
+    release = _harness_release_module(second.path)
+    assert release.score("정답: 1, 3", rows["m-12"])["correct"] and not release.score("정답: 1", rows["m-12"])["correct"]
+    assert release.score("풀이 …\n\\boxed{9.8} ℃/km", rows["n-01"])["outcome"] == "correct"
+    assert release.score("정답: 9.7", rows["n-01"])["outcome"] == "wrong"
+    assert release.score("\\boxed{무역풍}", rows["t-01"])["outcome"] == "wrong"  # strict
+    assert release.score("\\boxed{9.8", rows["n-01"], "length")["outcome"] == "error"
+    # the typed key comes back from the row: `evaluate --release` and `run --from` score what the store holds
+    from evaluation.records import release_rows
+
+    for item_id in ("m-12", "n-01", "t-01", "m-03"):
+        stored = filled.store.get(item_id).item
+        item = release_rows([rows[item_id]])[0].to_item(filled.blobs.put)
+        assert (item.answer, item.points) == (stored.answer, stored.points), item_id
+
+
+def test_a_release_built_before_the_key_columns_reads_its_choice_keys_from_the_option_numbers():
+    from evaluation.records import ReleaseRow
+
+    old = {"id": "m-01", "question": "q", "options": [{"text": f"o{n}"} for n in range(4)], "answer": None,
+           "answers": [1, 3], "question_format": "multiple_answers", "exam": "x"}
+    item = ReleaseRow.model_validate(old).to_item(lambda data, ext: "")
+    assert item.answer.model_dump() == {"format": "choice", "options": [1, 3], "require_all": True}
 
 
 def test_lm_eval_yaml_parses_and_names_existing_functions(filled):
@@ -139,6 +183,7 @@ def test_lm_eval_yaml_parses_and_names_existing_functions(filled):
     utils_source = (folder / "utils.py").read_text(encoding="utf-8")
     namespace: dict = {"__file__": str(folder / "utils.py")}
     exec(compile(utils_source, "utils.py", "exec"), namespace)  # the shipped helper module, as lm_eval loads it
+    assert [m["metric"] for m in tasks[0]["metric_list"]] == ["acc", "unparseable", "error", "undecided"]
     for task in tasks:
         keys = ("custom_dataset", "doc_to_text", "doc_to_target", "process_results", "doc_to_image")
         for key in (k for k in keys if k in task):
@@ -146,15 +191,21 @@ def test_lm_eval_yaml_parses_and_names_existing_functions(filled):
             assert kind == "function" and target.split(".")[1] in namespace
         assert task["generation_kwargs"]["until"] == [] and task["generation_kwargs"]["max_gen_toks"] >= 1024
         assert task["doc_to_image"] == ("function", "utils.doc_to_image")  # every task: lm_eval batches mix tasks
-    scoring = namespace["scoring"]
-    multi = {"options": [{"text": "a"}] * 4, "answers": [1, 3], "answer": None, "question_format": None}
-    assert scoring.score("정답: ③", multi)["correct"] and not scoring.score("정답: 2", multi)["correct"]
-    every = {**multi, "question_format": "multiple_answers"}  # then only the full set is right
-    assert scoring.score("정답: 1, 3", every)["correct"] and not scoring.score("정답: 1", every)["correct"]
-    assert not scoring.score("<think>3번", multi)["correct"]  # cut off inside its thinking: an error
-    from scoring.portable import choice_parsing as parsing
+    release = namespace["release"]
+    multi = {"options": [{"text": "a"}] * 4, "key": json.dumps({"format": "choice", "options": [1, 3]})}
+    assert release.score("정답: ③", multi)["correct"] and not release.score("정답: 2", multi)["correct"]
+    every = {**multi, "key": json.dumps({"format": "choice", "options": [1, 3], "require_all": True})}
+    assert release.score("정답: 1, 3", every)["correct"] and not release.score("정답: 1", every)["correct"]
+    assert release.score("<think>3번", multi)["outcome"] == "error"  # cut off inside its thinking
+    assert release.outcome_metrics(release.score("<think>3번", multi)) == {
+        "acc": 0.0, "unparseable": 0.0, "error": 1.0, "undecided": 0.0}
+    import scoring.portable
 
-    assert (result.path / "harness" / "benchsmith_parsing.py").read_bytes() == Path(parsing.__file__).read_bytes()
+    portable = Path(scoring.portable.__file__).parent
+    copied = result.path / "harness" / "benchsmith_scoring"
+    sources = sorted(p.relative_to(portable) for p in portable.rglob("*.py"))
+    assert sorted(p.relative_to(copied) for p in copied.rglob("*") if p.is_file()) == sources
+    assert all((copied / name).read_bytes() == (portable / name).read_bytes() for name in sources)  # byte for byte
     readme = (result.path / "harness" / "README.md").read_text(encoding="utf-8")
     assert "lm_eval --model local-chat-completions" in readme and "--model openai-api/local/MODEL" in readme
 

@@ -1,10 +1,11 @@
-"""How VLMEvalKit reads an MCQ TSV, following its loading code (vlmeval/dataset/image_base.py,
+"""How VLMEvalKit reads an MCQ (or custom open-ended) TSV, following its loading code (vlmeval/dataset/image_base.py,
 text_base.py, image_mcq.py; the package itself needs torch and many model libraries):
 
 - a table with an `image` column is an image dataset: rows whose `image` is empty are dropped
   (`skip_noimg`), and an `image` of 64 characters or fewer is read as the index of another
   row whose image it shares;
-- an `image` cell that looks like a list (`['…', '…']`) holds several base64 images;
+- an `image` cell that looks like a list (`['…', '…']`) holds several base64 images, which
+  VLMEvalKit writes to the names the row's `image_path` lists (`dump_image` asserts it has one);
 - the options are the columns A, B, C … whose cell is not empty (an empty cell drops it).
 """
 
@@ -37,8 +38,11 @@ def load_mcq_tsv(path: Path) -> list[dict[str, Any]]:
     for record in data.to_dict("records"):
         options = {c: record[c] for c in string.ascii_uppercase if c in record and not pd.isna(record[c])}
         raw = images_by_index.get(record["index"])
-        encoded = ([str(x) for x in ast.literal_eval(raw)] if raw and raw.startswith("[") and raw.endswith("]")
-                   else [raw] if raw else [])
+        several = bool(raw and raw.startswith("[") and raw.endswith("]"))
+        encoded = [str(x) for x in ast.literal_eval(raw)] if several else [raw] if raw else []
+        if several:
+            paths = ast.literal_eval(str(record.get("image_path")))
+            assert isinstance(paths, list) and len(paths) == len(encoded), f"row {record['index']}: no image_path"
         images = [Image.open(io.BytesIO(base64.b64decode(item))) for item in encoded]
         rows.append({**record, "options": options, "images": images})
     return rows

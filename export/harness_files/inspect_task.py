@@ -4,7 +4,10 @@
         -T config=full --model openai-api/local/MODEL
 
 Prompts (system text, Korean question and options, images where benchsmith puts them) and
-scoring come from `../benchsmith_scoring.py`: a response scores as in `benchsmith report`.
+scoring come from `../benchsmith_release.py`, which scores every answer format with benchsmith's
+own checkers (`../benchsmith_scoring/`): a response scores as in `benchsmith report`. A sample's
+score is C when correct, else I; its metadata holds the outcome (wrong, unparseable, error,
+undecided) and the checker.
 Decoding is the release's own (`release.json` → `decoding`). Use the `openai-api/` provider:
 `openai/` treats any model name as an OpenAI one (the system text goes out as `developer`, the
 temperature is dropped, `max_completion_tokens` replaces `max_tokens`).
@@ -20,14 +23,14 @@ from inspect_ai.model import ChatMessageSystem, ChatMessageUser, ContentImage, C
 from inspect_ai.scorer import CORRECT, INCORRECT, Score, Target, accuracy, scorer, stderr
 from inspect_ai.solver import TaskState, generate
 
-# harness/ holds the generated scoring module; abspath, not resolve(): in the Hub cache this file is a
+# harness/ holds the shared modules; abspath, not resolve(): in the Hub cache this file is a
 # symlink into blobs/, where nothing else of the release is
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-import benchsmith_scoring as scoring  # noqa: E402
+import benchsmith_release as release  # noqa: E402
 
 
 def _generate_config():
-    decoding = scoring.decoding()
+    decoding = release.decoding()
     return GenerateConfig(temperature=decoding["temperature"], max_tokens=decoding["max_tokens"],
                           seed=decoding["seed"], stop_seqs=list(decoding["stop"]) or None)
 
@@ -38,31 +41,39 @@ def _image(value):
     return ContentImage(image=f"data:{mime};base64,{base64.b64encode(data).decode()}")
 
 
+# inspect's stop reasons as the OpenAI API's finish reasons (those the checkers treat as errors)
+FINISH_REASONS = {"max_tokens": "length", "model_length": "length", "content_filter": "content_filter"}
+# what the scorer reads of a row: its typed key (and, for a choice key, the option numbers) and option texts
+ROW_FIELDS = ("key", "answer_format", "answer", "answers", "question_format")
+
+
 def _sample(row, record):
-    images = iter(scoring.images(row, record))
+    images = iter(release.images(row, record))
     content = [ContentText(text=part["text"]) if "text" in part else _image(next(images)) for part in record["content"]]
-    key = {"answers": row["answers"], "answer": row["answer"], "question_format": row["question_format"],
-           "options": [{"text": option["text"]} for option in row["options"]]}
+    scored = {**{name: row.get(name) for name in ROW_FIELDS}, "options": [{"text": o["text"]} for o in row["options"]]}
     return Sample(id=row["id"], input=[ChatMessageSystem(content=record["system"]), ChatMessageUser(content=content)],
-                  target=[str(answer) for answer in row["answers"]],
-                  metadata={"key": key, "exam": row["exam"], "multimodal": row["multimodal"]})
+                  target=release.target(row),
+                  metadata={"row": scored, "exam": row["exam"], "multimodal": row["multimodal"],
+                            "answer_format": row.get("answer_format")})
 
 
 @scorer(metrics=[accuracy(), stderr()])
 def benchsmith_score():
     async def score(state: TaskState, target: Target) -> Score:
-        result = scoring.score(state.output.completion, state.metadata["key"])
-        if state.output.stop_reason == "max_tokens":  # cut off: an error in benchsmith, never correct
-            result = {**result, "correct": False, "method": "truncated"}
+        # cut off at the token limit, or filtered: an error in benchsmith, never correct
+        finish = FINISH_REASONS.get(state.output.stop_reason)
+        result = release.score(state.output.completion, state.metadata["row"], finish)
         return Score(value=CORRECT if result["correct"] else INCORRECT, answer=str(result["answer"]),
-                     explanation=f"parsed by benchsmith ({result['method']})")
+                     explanation=f"{result['outcome']} (benchsmith {result['checker']}: {result['explanation']})",
+                     metadata={"outcome": result["outcome"], "checker": result["checker"],
+                               "checker_version": result["checker_version"], "method": result["method"]})
 
     return score
 
 
 @task
 def benchsmith_release(config: str = "full"):
-    table = scoring.prompts(config)
-    samples = [_sample(row, table[row["id"]]) for row in scoring.read_rows(config)]
+    table = release.prompts(config)
+    samples = [_sample(row, table[row["id"]]) for row in release.read_rows(config)]
     return Task(dataset=MemoryDataset(samples, name=config), solver=generate(), scorer=benchsmith_score(),
                 config=_generate_config())

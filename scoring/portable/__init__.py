@@ -1,6 +1,7 @@
 """benchsmith's scoring, stdlib-only and self-contained: benchsmith imports it as
-`scoring.portable`, and every release copies this folder whole into `harness/` so that lm-eval,
-inspect, HRET and VLMEvalKit score with exactly these files. Only relative imports inside."""
+`scoring.portable`, and every release copies this folder whole into `harness/benchsmith_scoring/`
+so that lm-eval, inspect, HRET and VLMEvalKit score with exactly these files. Only relative
+imports inside."""
 
 from .extraction import final_answer
 from .guess import QUESTION_TYPES, guess_key, options_in_text

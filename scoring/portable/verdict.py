@@ -5,7 +5,7 @@ answer could be read), `error` (no usable response: an API failure, a cut-off re
 refusal) and `undecided` (an answer was read but no checker can tell; a judge or a person
 decides). Only `correct` and `wrong` are ever counted as solved or unsolved.
 
-This module is stdlib-only: release builds copy the whole `portable` folder into `harness/`.
+This module is stdlib-only: release builds copy the whole `portable` folder into `harness/benchsmith_scoring/`.
 """
 
 from __future__ import annotations
