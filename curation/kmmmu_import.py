@@ -159,7 +159,7 @@ def kmmmu_record(row: dict[str, str], number: int, context: ImportContext, image
         refs.append({"blob": blobs.put(path.read_bytes(), path.suffix.lstrip(".").lower() or "png"), "kind": "raster"})
     korea = nfc(row.get("is_korean_specific")).lower()
     visual = nfc(row.get("visual_type"))
-    extra = {name: value for name, value in row.items()
+    extra: dict[str, Any] = {name: value for name, value in row.items()
              if name and name not in {"id", "question", "answer", "question_type", "image_link", "subject_macro",
                                       "visual_type", "is_korean_specific"} and value not in (None, "")}
     extra["question_type"] = question_type
