@@ -1,5 +1,11 @@
 """`benchsmith report`: Markdown and CSV tables, a radar chart and per-subset bars.
 
+accuracy.csv: per run and subset, n (undecided left out: `metrics`), correct, the interval, the
+unparseable, error, not sent, not answered and undecided counts, the accuracy were every
+undecided answer wrong or right, and the outcomes a judge or a person decided. exam_scores.csv
+(where items carry points): per run and paper, the points earned out of its total
+(`exam_score`).
+
 matplotlib is imported only here and only for the charts (extra `report`); without it the
 tables are still written and the report says the charts were left out.
 """
@@ -178,8 +184,9 @@ def _exam_section(reports: list[RunReport]) -> list[str]:
         return []
     lines = ["", "## Exam score (배점)", "",
              "Raw points earned out of the paper's total (the points of its items in the run's selection; an item "
-             "not sent or not yet answered earns nothing), and the accuracy on the paper's items answered. Undecided "
-             "points wait for a judge or a person; no partial credit. Per model and paper in exam_scores.csv.", "",
+             "not sent or not yet answered earns nothing), and the accuracy on the paper's items with points that "
+             "were answered and decided. Undecided points wait for a judge or a person; no partial credit. Per model "
+             "and paper in exam_scores.csv.", "",
              "| paper | " + " | ".join(r.run.label for r in reports) + " |", "|---|" + "---|" * len(reports)]
     for _, _, name in papers:
         cells = []
