@@ -60,6 +60,7 @@ class Facet:
     release_config: bool = False  # a release config of the items where it is true
     annotator_filter: bool = False  # a filter of the annotator's queues (over the store column)
     label: str | None = None  # a `label` facet's subset prefix (default: its name): `format:numeric`
+    mixed_only: bool = False  # a `label` facet's subsets only where the items take two values or more
     exam_score: bool = False  # read by the report's exam score (which paper an item is on, its points)
 
     @property
@@ -97,8 +98,9 @@ FACETS: tuple[Facet, ...] = (
     Facet("needs_fix", bool, lambda item: bool(item.flags.review_reasons), store_column=True, required=True),
     Facet("has_rationale", bool, lambda item: item.rationale is not None, store_column=True, required=True),
     # how the answer is checked (the key's format: choice, numeric, text, set …): `format:numeric` subsets
+    # (only in a dataset of several formats: in a pool of one, `format:choice` would repeat `overall`)
     Facet("answer_format", str, lambda item: item.answer_format, store_column=True, max_length=16, query="equals",
-          report="label", label="format"),
+          report="label", label="format", mixed_only=True),
     # 배점: the report's exam score (points earned out of the paper's total)
     Facet("points", float, lambda item: item.points, store_column=True, exam_score=True),
     Facet("visual_type", str, lambda item: item.taxonomy.visual_type, release=True),

@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow.compute as pc
 
 from curation.arrow import pa
-from curation.facets import exam_score_facets, report_facets
+from curation.facets import Facet, exam_score_facets, report_facets
 from curation.identity import content_hash
 from curation.item import Item
 from curation.store import Store
@@ -75,8 +75,11 @@ class ItemFacets:
         points (배점) to some of its items; {} at once where no item has points."""
         if self.pointed is None:
             assert self.store is not None
-            c = self.store.columns([f.name for f in EXAM_SCORE_FACETS])
-            self.pointed = _on_pointed_papers(list(zip(c["id"], *(c[f.name] for f in EXAM_SCORE_FACETS), strict=True)))
+            names = [f.name for f in EXAM_SCORE_FACETS]
+            self.pointed = {}
+            if self.store.columns(names[:1], not_null="points")["id"]:  # a pool without points reads no more
+                c = self.store.columns(names)
+                self.pointed = _on_pointed_papers(list(zip(c["id"], *(c[name] for name in names), strict=True)))
         pointed = self.pointed
         return {item_id: pointed[item_id] for item_id in item_ids if item_id in pointed} if pointed else {}
 
@@ -97,7 +100,14 @@ class ItemFacets:
         names = ["overall"]
         names += [name for f in _FIXED for name in f.subsets(self.values[f.name][index])]
         names += [name for name, ids in (named or {}).items() if item_id in ids]
-        return names + [name for f in _LABELLED for name in f.subsets(self.values[f.name][index])]
+        return names + [name for f in self._labelled for name in f.subsets(self.values[f.name][index])]
+
+    @cached_property
+    def _labelled(self) -> list[Facet]:
+        """The labelled facets that make subsets here: a `mixed_only` one where the items take two
+        values or more (the answer format: one subset per format only in a dataset of several)."""
+        labels = self._columns.labels
+        return [f for f in _LABELLED if not f.mixed_only or len(labels[f.name][1]) > 1]
 
     @cached_property
     def _columns(self) -> _FacetColumns:
@@ -127,7 +137,7 @@ class ItemFacets:
         for name, members in (named or {}).items():
             chosen = pa.array(sorted(members), pa.string())
             masks[name] = pc.fill_null(pc.is_in(ids, value_set=chosen), False).to_numpy(zero_copy_only=False) & known
-        for f in _LABELLED:
+        for f in self._labelled:
             codes, labels = columns.labels[f.name]
             present = codes[safe] if len(self.ids) else np.array([], dtype=np.int32)
             for code in sorted(set(np.unique(present[known]).tolist()) - {-1}, key=lambda c: labels[c]):

@@ -166,8 +166,23 @@ def test_report_subsets_are_the_catalogues_report_facets():
     facets = ItemFacets.from_items([parse_item(record)], "implicit")
     assert set(facets.values) == set(_with("report")) == {"subject", "part", "korea_specific", "multimodal",
                                                           "answer_format"}
-    assert facets.subsets("f-4", {"hard": {"f-4"}}) == ["overall", "korea_specific", "text_only", "hard",
-                                                         "format:choice", "part:2과목", "subject:일기분석"]
+    assert facets.subsets("f-4", {"hard": {"f-4"}}) == ["overall", "korea_specific", "text_only", "hard", "part:2과목",
+                                                         "subject:일기분석"]  # one answer format: no format:… subset
+
+
+def test_answer_format_subsets_only_in_a_dataset_of_several_formats():
+    from curation.item import parse_item
+    from evaluation.item_facets import ItemFacets
+
+    choice = _record("f-4", LABELS["f-4"], 4)
+    numeric = _record("f-5", LABELS["f-4"], 5) | {"options": [], "answer": {"format": "numeric", "value": "7"}}
+    facets = ItemFacets.from_items([parse_item(choice), parse_item(numeric)], "implicit")
+    assert [name for name in facets.subsets("f-5") if name.startswith("format:")] == ["format:numeric"]
+    masks = facets.masks(["f-4", "f-5", "f-9"])
+    assert masks["format:choice"].tolist() == [True, False, False]
+    assert masks["format:numeric"].tolist() == [False, True, False]
+    alone = ItemFacets.from_items([parse_item(choice)], "implicit")
+    assert not [name for name in alone.masks(["f-4"]) if name.startswith("format:")]
 
 
 def test_release_configs_of_facets_are_release_config_names():
