@@ -513,20 +513,15 @@ class Store:
             for rows in conn.execution_options(yield_per=_BATCH).execute(statement).partitions():
                 yield from ((row[0], row[1], row[2]) for row in rows if among is None or row[0] in among)
 
-    def columns(self, names: Sequence[str], query: ItemQuery | None = None, *,
-                not_null: str | None = None) -> dict[str, list[Any]]:
+    def columns(self, names: Sequence[str], query: ItemQuery | None = None) -> dict[str, list[Any]]:
         """Item columns (`id` first, then `names`, e.g. content_hash, status, multimodal) ordered by id:
-        what a pool-scale reader needs without parsing a single item; `not_null`: only the items
-        where that column is set (the items with points, say)."""
+        what a pool-scale reader needs without parsing a single item."""
         wanted = [items_table.c.id, *(items_table.c[name] for name in names)]
         ids = None if query is None or query.ids is None else set(query.ids)
         if query is not None and ids is not None and len(ids) > 500:
             query = replace(query, ids=None)  # a long id list is filtered here: SQL caps a statement's parameters
-        statement = self._where(select(*wanted), query)
-        if not_null is not None:
-            statement = statement.where(items_table.c[not_null].is_not(None))
         with self.engine.connect() as conn:
-            rows = conn.execute(statement.order_by(items_table.c.id)).all()
+            rows = conn.execute(self._where(select(*wanted), query).order_by(items_table.c.id)).all()
         if ids is not None:
             rows = [row for row in rows if row[0] in ids]
         transposed = list(zip(*rows, strict=True)) or [() for _ in wanted]  # columns at C speed, not a loop per cell

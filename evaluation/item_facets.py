@@ -66,9 +66,10 @@ class ItemFacets:
 
     @classmethod
     def from_store(cls, store: Store) -> ItemFacets:
-        c = store.columns(["content_hash", *(f.name for f in REPORT_FACETS)])
+        c = store.columns(["content_hash", *(f.name for f in REPORT_FACETS), "points"])
+        any_points = any(points is not None for points in c["points"])  # in the same scan: none, nothing more to read
         return cls(c["id"], {i: h for i, h in zip(c["id"], c["content_hash"], strict=True) if h},
-                   {f.name: c[f.name] for f in REPORT_FACETS}, store=store)
+                   {f.name: c[f.name] for f in REPORT_FACETS}, pointed=None if any_points else {}, store=store)
 
     def exam_facts(self, item_ids: Iterable[str]) -> dict[str, ExamFacts]:
         """Item → its paper (exam, session) and points, for those of `item_ids` on a paper that gives
@@ -76,10 +77,8 @@ class ItemFacets:
         if self.pointed is None:
             assert self.store is not None
             names = [f.name for f in EXAM_SCORE_FACETS]
-            self.pointed = {}
-            if self.store.columns(names[:1], not_null="points")["id"]:  # a pool without points reads no more
-                c = self.store.columns(names)
-                self.pointed = _on_pointed_papers(list(zip(c["id"], *(c[name] for name in names), strict=True)))
+            c = self.store.columns(names)
+            self.pointed = _on_pointed_papers(list(zip(c["id"], *(c[name] for name in names), strict=True)))
         pointed = self.pointed
         return {item_id: pointed[item_id] for item_id in item_ids if item_id in pointed} if pointed else {}
 
