@@ -10,7 +10,10 @@ answers change. Every decision is compare-and-swap on the revision the reviewer 
 analysis they saw; each is recorded in `annot_suspect_decisions` (with the content hash and
 the fingerprint) and in the reviews table (progress, stats).
 
-The evidence shown is counts only: which option how many models chose, never which model.
+The evidence shown is counts only: which option (an open item: which answer, normalised by its
+format) how many models chose, never which model. Fixing an open item's key takes the new
+answer as text, read by the key's format (`parse_key_text`), its other settings (unit,
+tolerance …) kept.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ from curation.errors import BenchsmithError, ConflictError, NotFoundError
 from curation.item import Item, choice_answer
 from curation.store import Store, StoredItem
 from evaluation.records import ITEM_ANALYSIS_FOLDER, SUSPECTS_FILE, Suspect, SuspectsResult
+from scoring.keys import AnswerKey, parse_key
+from scoring.portable import get_format
 
 QUEUE = "suspects"
 STAGE = "suspect-review"
@@ -249,7 +254,12 @@ class SuspectDesk:
         item = stored.item
         text = reason or None
         key: int | None = None
-        if decision == "fix_key":
+        if decision == "fix_key" and item.answer is not None and item.choice_key() is None:
+            fixed = _open_key(item.answer, new_key)
+            rev = self.store.update_fields(item_id, {"answer": fixed.as_dict()}, expect_rev=expect, author=user,
+                                           stage=STAGE, reason=f"key {item.answer.text()} → {fixed.text()}: {reason}")
+            message = f"정답을 {fixed.text()}(으)로 고쳤습니다 · Key fixed to {fixed.text()}, saved as rev {rev}"
+        elif decision == "fix_key":
             key = _option_number(new_key, len(item.options))
             if item.answer_list() == [key]:
                 raise SuspectError(f"option {key} is the key already: choose keep, or another option")
@@ -291,6 +301,28 @@ def _option_number(value: object, options: int) -> int:
     if not text.isdigit() or not 1 <= int(text) <= options:
         raise SuspectError(f"new key {value!r}: choose an option number 1..{options} of this item")
     return int(text)
+
+
+# what a new answer sets in an open key; the key's other settings (tolerance, normalisation, strict …) stay
+ANSWER_FIELDS = {"numeric": ("value", "unit"), "text": ("accepted",), "set": ("members",), "expression": ("latex",),
+                 "judged": ("reference",)}
+
+
+def _open_key(current: AnswerKey, value: object) -> AnswerKey:
+    """An open item's new key from the answer a reviewer gives, read by the key's format; the
+    key's other settings (unit, tolerance, normalisation …) are kept where the answer sets none."""
+    text = str(value).strip() if value is not None else ""
+    if not text:
+        raise SuspectError("new key: give the right answer")
+    try:
+        parsed = get_format(current.format).parse_key_text(text)
+        fields = ANSWER_FIELDS.get(current.format, tuple(parsed))
+        fixed = parse_key({**current.as_dict(), **{k: v for k, v in parsed.items() if v is not None and k in fields}})
+    except ValueError as error:  # pydantic's ValidationError is one
+        raise SuspectError(f"new key {text!r}: not a {current.format} answer ({error})") from None
+    if fixed == current:
+        raise SuspectError(f"{fixed.text()!r} is the key already: choose keep, or another answer")
+    return fixed
 
 
 def _key_text(item: Item) -> str:

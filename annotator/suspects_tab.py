@@ -49,10 +49,24 @@ class SuspectView:
     saved: bool = False
 
 
+def _answer_rows(suspect: Suspect) -> tuple[str, str]:
+    """An open item's evidence: the models per answer (normalised by its format), the key's first."""
+    answers = [suspect.key_answer or "", *(a for a in suspect.answer_counts if a != suspect.key_answer)]
+    rows = []
+    for answer in answers:
+        marks = (["<b>정답 · key</b>"] if answer == suspect.key_answer else []) + (
+            ["합의 · consensus"] if answer == suspect.consensus_answer else [])
+        rows.append(f'<tr data-answer="{views.esc(answer)}"><td>{views.esc(answer)}</td><td>{" · ".join(marks)}</td>'
+                    f'<td class="bs-count-all">{suspect.answer_counts.get(answer, 0)}</td>'
+                    f'<td class="bs-count-strong">{suspect.answer_counts_strong.get(answer, 0)}</td></tr>')
+    return "답 · Answer", "".join(rows)
+
+
 def evidence_html(suspect: Suspect, options: int, key: Any) -> str:
-    """Counts per option (all models, strongest third), the consensus and the signals. No model names."""
+    """Counts per option or answer (all models, strongest third), the consensus and the signals.
+    No model names."""
     keys = set(key_options(key) or [])
-    strong_total = sum(suspect.option_counts_strong.values())
+    strong_total = sum(suspect.option_counts_strong.values()) + sum(suspect.answer_counts_strong.values())
     rows = []
     for n in range(1, max(options, len(suspect.option_counts)) + 1):
         marks = (["<b>정답 · key</b>"] if n in keys else []) + (
@@ -60,23 +74,34 @@ def evidence_html(suspect: Suspect, options: int, key: Any) -> str:
         rows.append(f'<tr data-option="{n}"><td>{n}</td><td>{" · ".join(marks)}</td>'
                     f'<td class="bs-count-all">{suspect.option_counts.get(str(n), 0)}</td>'
                     f'<td class="bs-count-strong">{suspect.option_counts_strong.get(str(n), 0)}</td></tr>')
+    heading = "보기 · Option"
+    if suspect.key_answer is not None:
+        heading, answer_rows = _answer_rows(suspect)
+        rows = [answer_rows]
 
     def figure(value: float | None, digits: int = 2) -> str:
         return "—" if value is None else f"{value:.{digits}f}"
 
-    consensus = "—" if suspect.consensus_option is None else (
-        f"{suspect.consensus_option} (posterior {figure(suspect.consensus_posterior)})")
+    shown = suspect.consensus_shown()
+    consensus = "—" if shown is None else f"{shown} (posterior {figure(suspect.consensus_posterior)})"
     return (f'<div class="bs-suspect" data-score="{suspect.score}">'
             f"<p><b>점수 · Score</b> {suspect.score:.3f} · <b>P(key wrong)</b> "
             f'<span id="suspects-key-wrong">{figure(suspect.key_wrong_posterior)}</span> · '
-            f"<b>합의 · Consensus option</b> {views.esc(consensus)} · "
+            f"<b>합의 · Consensus</b> {views.esc(consensus)} · "
             f"<b>변별도 · Discrimination</b> {figure(suspect.discrimination)}"
             + (f" (interval top {figure(suspect.discrimination_high)})" if suspect.discrimination_high is not None else "")
             + f" · <b>정답률 · Share correct</b> {figure(suspect.share_correct)} · {suspect.n} models answered</p>"
-            "<table class='bs-table bs-option-counts'><tr><th>보기 · Option</th><th></th>"
+            f"<table class='bs-table bs-option-counts'><tr><th>{heading}</th><th></th>"
             f"<th>모든 모델 · All models</th><th>상위 1/3 · Strongest third ({strong_total})</th></tr>"
             + "".join(rows) + "</table>"
             + views.reasons_html("근거 · Reasons", suspect.reasons) + "</div>")
+
+
+def _key_choices(suspect: Suspect | None, options: int) -> list[tuple[str, str]]:
+    """What Fix key offers: the option numbers, or an open item's answers the models gave."""
+    if suspect is not None and suspect.key_answer is not None:
+        return [(answer, answer) for answer in suspect.answer_counts if answer != suspect.key_answer]
+    return [(str(n), str(n)) for n in range(1, options + 1)]
 
 
 class SuspectsTab:
@@ -141,7 +166,7 @@ class SuspectsTab:
         return [session, views.esc(view.membership.summary()), views.status_html(shown), conflict,
                 gr.update(visible=view.conflict is not None), self.question_markdown(record, with_answer=True),
                 self.partners_html(suspect), evidence,
-                gr.update(choices=[(str(n), str(n)) for n in range(1, options + 1)], value=None),
+                gr.update(choices=_key_choices(suspect, options), value=None),
                 "" if view.saved else gr.skip(), history]
 
     def partners_html(self, suspect: Suspect | None) -> str:

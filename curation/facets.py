@@ -33,7 +33,7 @@ __all__ = ["FACETS", "IN_PLAY", "REVIEW_RANK", "STATUSES", "Facet", "facet", "re
 SubsetRule = Literal["flag", "split", "label"]
 QueryRule = Literal["equals", "any_of"]
 
-_RELEASE_DTYPES: dict[type, str] = {str: "string", int: "int32", bool: "bool"}
+_RELEASE_DTYPES: dict[type, str] = {str: "string", int: "int32", bool: "bool", float: "float64"}
 
 
 def resolved_part(item: Item) -> str | None:
@@ -47,7 +47,7 @@ def resolved_subject(item: Item) -> str | None:
 @dataclass(frozen=True)
 class Facet:
     name: str
-    type: type  # str, int or bool
+    type: type  # str, int, float or bool
     read: Callable[[Item], Any]
     store_column: bool = False
     required: bool = False  # never None (a NOT NULL column)
@@ -59,6 +59,9 @@ class Facet:
     release: bool = False  # a release column
     release_config: bool = False  # a release config of the items where it is true
     annotator_filter: bool = False  # a filter of the annotator's queues (over the store column)
+    label: str | None = None  # a `label` facet's subset prefix (default: its name): `format:numeric`
+    mixed_only: bool = False  # a `label` facet's subsets only where the items take two values or more
+    exam_score: bool = False  # read by the report's exam score (which paper an item is on, its points)
 
     @property
     def release_dtype(self) -> str:
@@ -67,7 +70,7 @@ class Facet:
     def subsets(self, value: Any) -> list[str]:
         """The report subsets an item with this value counts in."""
         if self.report == "label":
-            return [f"{self.name}:{value}"] if value else []
+            return [f"{self.label or self.name}:{value}"] if value else []
         if self.report == "flag":
             return [self.name] if value is True else []
         if self.report == "split":
@@ -79,8 +82,9 @@ FACETS: tuple[Facet, ...] = (
     Facet("status", str, lambda item: item.status, store_column=True, required=True, indexed=True, max_length=16,
           query="any_of", annotator_filter=True),
     Facet("exam", str, lambda item: item.source.exam, store_column=True, required=True, indexed=True,
-          query="equals", release=True, annotator_filter=True),
-    Facet("session", str, lambda item: item.source.session, store_column=True, max_length=64, release=True),
+          query="equals", release=True, annotator_filter=True, exam_score=True),
+    Facet("session", str, lambda item: item.source.session, store_column=True, max_length=64, release=True,
+          exam_score=True),
     Facet("subject", str, resolved_subject, store_column=True, indexed=True, query="equals", report="label",
           release=True, annotator_filter=True),
     Facet("part", str, resolved_part, store_column=True, query="equals", report="label", release=True),
@@ -93,6 +97,12 @@ FACETS: tuple[Facet, ...] = (
     Facet("korea_candidate", bool, lambda item: bool(item.flags.korea_reasons), store_column=True, required=True),
     Facet("needs_fix", bool, lambda item: bool(item.flags.review_reasons), store_column=True, required=True),
     Facet("has_rationale", bool, lambda item: item.rationale is not None, store_column=True, required=True),
+    # how the answer is checked (the key's format: choice, numeric, text, set …): `format:numeric` subsets
+    # (only in a dataset of several formats: in a pool of one, `format:choice` would repeat `overall`)
+    Facet("answer_format", str, lambda item: item.answer_format, store_column=True, max_length=16, query="equals",
+          report="label", label="format", mixed_only=True),
+    # 배점: the report's exam score (points earned out of the paper's total)
+    Facet("points", float, lambda item: item.points, store_column=True, exam_score=True),
     Facet("visual_type", str, lambda item: item.taxonomy.visual_type, release=True),
     Facet("question_format", str, lambda item: item.taxonomy.question_format, release=True),
 )
@@ -114,6 +124,11 @@ def query_facets() -> list[Facet]:
 
 def report_facets() -> list[Facet]:
     return [f for f in FACETS if f.report]
+
+
+def exam_score_facets() -> list[Facet]:
+    """What the report's exam score reads: the paper an item is on (exam, session) and its points."""
+    return [f for f in FACETS if f.exam_score]
 
 
 def release_facets() -> list[Facet]:

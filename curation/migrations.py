@@ -19,7 +19,7 @@ from curation.facets import values as facet_values
 from curation.identity import content_hash
 from curation.item import SCHEMA_VERSION, parse_item, upgrade_record
 
-STORE_VERSION = 5
+STORE_VERSION = 6
 
 
 def _add_identity_columns(conn: Connection) -> None:
@@ -74,9 +74,23 @@ def _add_review_facet_columns(conn: Connection) -> None:
                           "has_rationale = :has_rationale WHERE id = :id"), values)
 
 
+def _add_answer_format_and_points(conn: Connection) -> None:
+    """5 → 6: the key's format and the points (배점) become columns, filled from each snapshot, so the
+    report's `format:…` subsets and exam score read no JSON."""
+    conn.execute(text("ALTER TABLE items ADD COLUMN answer_format VARCHAR(16)"))
+    conn.execute(text("ALTER TABLE items ADD COLUMN points FLOAT"))
+    names = ("answer_format", "points")
+    rows = conn.execute(text("SELECT id, data FROM items")).all()
+    values = [{"id": item_id, **facet_values(parse_item(migrate_record(json.loads(data))), [facet(n) for n in names])}
+              for item_id, data in rows]
+    if values:
+        conn.execute(text("UPDATE items SET answer_format = :answer_format, points = :points WHERE id = :id"), values)
+
+
 # STORE_MIGRATIONS[n] upgrades a store from version n to n + 1.
 STORE_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_identity_columns, 2: _index_revision_stage_and_time,
-                                                              3: _resolve_part_and_subject, 4: _add_review_facet_columns}
+                                                              3: _resolve_part_and_subject, 4: _add_review_facet_columns,
+                                                              5: _add_answer_format_and_points}
 
 # RECORD_MIGRATIONS[n] upgrades an item record from schema_version n to n + 1.
 # 1 → 2: the answer (option numbers) becomes a typed choice key, all options required when the

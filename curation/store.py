@@ -20,6 +20,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     Engine,
+    Float,
     Integer,
     MetaData,
     String,
@@ -56,7 +57,8 @@ meta_table = Table(
 )
 
 def _facet_column(facet: Facet) -> Column:
-    kinds: dict[type, TypeEngine[Any]] = {str: String(facet.max_length), int: Integer(), bool: Boolean()}
+    kinds: dict[type, TypeEngine[Any]] = {str: String(facet.max_length), int: Integer(), bool: Boolean(),
+                                         float: Float()}
     kind = kinds[facet.type]
     return Column(facet.name, kind, nullable=not facet.required, index=facet.indexed or None)
 

@@ -23,7 +23,7 @@ from evaluation.records import AnswerRecord
 from evaluation.runlog import RESPONSES
 
 CELLS_FILE = "cells.parquet"
-CELLS_VERSION = "1"
+CELLS_VERSION = "2"  # 2: `decided_by` (a cells file of version 1 is rebuilt from the log when read)
 
 CELL_SCHEMA = pa.schema([
     ("item_id", pa.string()),
@@ -33,6 +33,7 @@ CELL_SCHEMA = pa.schema([
     ("choice", pa.int16()),  # the one option chosen, null for none or several
     ("latency_s", pa.float64()),
     ("tokens", pa.int64()),
+    ("decided_by", pa.string()),  # the Score's: checker | judge | human (null: a record before typed scores)
 ])
 
 
@@ -46,7 +47,7 @@ def _tokens(usage: dict[str, Any] | None) -> int | None:
     return sum(parts) if parts else None
 
 
-Row = tuple[str, "str | None", str, Any, "float | None", "dict[str, Any] | None"]
+Row = tuple[str, "str | None", str, Any, "float | None", "dict[str, Any] | None", "str | None"]
 
 
 def _parse(lines: list[bytes]) -> pa.Table:
@@ -57,7 +58,8 @@ def _parse(lines: list[bytes]) -> pa.Table:
             r = AnswerRecord.model_validate_json(line.decode("utf-8", errors="replace"))
         except (ValidationError, ValueError):
             continue
-        rows.append((r.item_id, r.content_hash, r.outcome, r.answer, r.latency_s, r.usage))
+        rows.append((r.item_id, r.content_hash, r.outcome, r.answer, r.latency_s, r.usage,
+                     r.score.decided_by if r.score is not None else None))
     return _table(rows)
 
 
@@ -72,7 +74,7 @@ def _answer_text(answer: Any) -> str | None:
 
 
 def _table(rows: list[Row]) -> pa.Table:
-    """(item, hash, outcome, answer, latency, usage) per record, in log order → the last per item."""
+    """(item, hash, outcome, answer, latency, usage, decided by) per record, in log order → the last per item."""
     latest: dict[str, Row] = {}
     for row in rows:
         latest.pop(row[0], None)  # a later line supersedes: it moves to the end
@@ -86,6 +88,7 @@ def _table(rows: list[Row]) -> pa.Table:
         "choice": [_choice(r[3]) for r in kept],
         "latency_s": [r[4] for r in kept],
         "tokens": [_tokens(r[5]) for r in kept],
+        "decided_by": [r[6] for r in kept],
     }, schema=CELL_SCHEMA)
 
 
@@ -134,9 +137,15 @@ def note_appended(run_dir: Path, records: list[dict[str, Any]], log_span: tuple[
     cached = _cached(cache_path) if cache_path.is_file() else None
     table, covered = cached if cached else (CELL_SCHEMA.empty_table(), 0)
     if covered == log_span[0] and log.stat().st_size == log_span[1]:
-        rows = [(r["item_id"], r.get("content_hash"), r["outcome"], r.get("answer"), r.get("latency_s"), r.get("usage"))
-                for r in records]
+        rows = [(r["item_id"], r.get("content_hash"), r["outcome"], r.get("answer"), r.get("latency_s"), r.get("usage"),
+                 _decided_by(r.get("score"))) for r in records]
         _save(_superseded(table, _table(rows)), cache_path, log_span[1])
+
+
+def _decided_by(score: Any) -> str | None:
+    if isinstance(score, dict):
+        return str(score.get("decided_by") or "checker")
+    return getattr(score, "decided_by", None)
 
 
 def _save(table: pa.Table, path: Path, log_bytes: int) -> None:

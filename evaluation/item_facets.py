@@ -1,8 +1,9 @@
 """What pool-scale readers need to know about a dataset's items, read as columns.
 
 A report, the solve matrix or a filter needs each item's content hash (to tell current records
-from stale ones) and the facets its subsets come from (modality, the Korea flag, part and
-subject) — not the item itself. For the store under the implicit variant these are store
+from stale ones) and the facets its subsets come from (modality, the Korea flag, part, subject
+and the answer format) — not the item itself; the report's exam score also the paper an item is
+on and its points (read only when asked). For the store under the implicit variant these are store
 columns, read once per command for every run that shares them (`FacetReader`); for a release,
 a JSONL file or another variant they come from the dataset's items, loaded once.
 """
@@ -12,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import pyarrow.compute as pc
 
 from curation.arrow import pa
-from curation.facets import report_facets
+from curation.facets import Facet, exam_score_facets, report_facets
 from curation.identity import content_hash
 from curation.item import Item
 from curation.store import Store
@@ -26,10 +27,20 @@ from curation.store import Store
 if TYPE_CHECKING:
     from evaluation.datasets import StoreDataset
 
-REPORT_FACETS = report_facets()  # modality, the Korea flag, part and subject (curation/facets.py)
+REPORT_FACETS = report_facets()  # modality, the Korea flag, part, subject, answer format (curation/facets.py)
+EXAM_SCORE_FACETS = exam_score_facets()  # exam, session, points
 # the facets that name one subset each (flags, splits) come first, labelled ones (part:…, subject:…) after
 _FIXED = [f for f in REPORT_FACETS if f.report != "label"]
 _LABELLED = sorted((f for f in REPORT_FACETS if f.report == "label"), key=lambda f: f.name)
+
+
+class ExamFacts(NamedTuple):
+    """What the exam score knows of an item: the paper it is on and its points (None: the paper
+    gives some of its items points, not this one)."""
+
+    exam: str
+    session: str | None
+    points: float | None
 
 
 @dataclass
@@ -40,6 +51,8 @@ class ItemFacets:
     hashes: dict[str, str]
     values: dict[str, list[Any]]  # report facet name → its value per item, in `ids` order
     position: dict[str, int] = field(default_factory=dict)
+    pointed: dict[str, ExamFacts] | None = None  # item → paper and points, on papers with points (read when asked)
+    store: Store | None = None  # where `pointed` is read from, when first asked
 
     def __post_init__(self) -> None:
         self.position = {item_id: index for index, item_id in enumerate(self.ids)}
@@ -48,13 +61,31 @@ class ItemFacets:
     def from_items(cls, items: Iterable[Item], variant: str) -> ItemFacets:
         items = list(items)
         return cls([i.id for i in items], {i.id: content_hash(i, variant) for i in items},
-                   {f.name: [f.read(i) for i in items] for f in REPORT_FACETS})
+                   {f.name: [f.read(i) for i in items] for f in REPORT_FACETS},
+                   pointed=_on_pointed_papers([(i.id, *(f.read(i) for f in EXAM_SCORE_FACETS)) for i in items]))
 
     @classmethod
     def from_store(cls, store: Store) -> ItemFacets:
-        c = store.columns(["content_hash", *(f.name for f in REPORT_FACETS)])
+        c = store.columns(["content_hash", *(f.name for f in REPORT_FACETS), "points"])
+        any_points = any(points is not None for points in c["points"])  # in the same scan: none, nothing more to read
         return cls(c["id"], {i: h for i, h in zip(c["id"], c["content_hash"], strict=True) if h},
-                   {f.name: c[f.name] for f in REPORT_FACETS})
+                   {f.name: c[f.name] for f in REPORT_FACETS}, pointed=None if any_points else {}, store=store)
+
+    def exam_facts(self, item_ids: Iterable[str]) -> dict[str, ExamFacts]:
+        """Item → its paper (exam, session) and points, for those of `item_ids` on a paper that gives
+        points (배점) to some of its items; {} at once where no item has points."""
+        if self.pointed is None:
+            assert self.store is not None
+            names = [f.name for f in EXAM_SCORE_FACETS]
+            c = self.store.columns(names)
+            self.pointed = _on_pointed_papers(list(zip(c["id"], *(c[name] for name in names), strict=True)))
+        pointed = self.pointed
+        return {item_id: pointed[item_id] for item_id in item_ids if item_id in pointed} if pointed else {}
+
+    def any_points(self) -> bool:
+        """Whether any item carries points (the exam score has nothing to say otherwise)."""
+        self.exam_facts(())
+        return bool(self.pointed)
 
     def __contains__(self, item_id: str) -> bool:
         return item_id in self.position
@@ -68,7 +99,14 @@ class ItemFacets:
         names = ["overall"]
         names += [name for f in _FIXED for name in f.subsets(self.values[f.name][index])]
         names += [name for name, ids in (named or {}).items() if item_id in ids]
-        return names + [name for f in _LABELLED for name in f.subsets(self.values[f.name][index])]
+        return names + [name for f in self._labelled for name in f.subsets(self.values[f.name][index])]
+
+    @cached_property
+    def _labelled(self) -> list[Facet]:
+        """The labelled facets that make subsets here: a `mixed_only` one where the items take two
+        values or more (the answer format: one subset per format only in a dataset of several)."""
+        labels = self._columns.labels
+        return [f for f in _LABELLED if not f.mixed_only or len(labels[f.name][1]) > 1]
 
     @cached_property
     def _columns(self) -> _FacetColumns:
@@ -98,12 +136,19 @@ class ItemFacets:
         for name, members in (named or {}).items():
             chosen = pa.array(sorted(members), pa.string())
             masks[name] = pc.fill_null(pc.is_in(ids, value_set=chosen), False).to_numpy(zero_copy_only=False) & known
-        for f in _LABELLED:
+        for f in self._labelled:
             codes, labels = columns.labels[f.name]
             present = codes[safe] if len(self.ids) else np.array([], dtype=np.int32)
             for code in sorted(set(np.unique(present[known]).tolist()) - {-1}, key=lambda c: labels[c]):
                 masks[f.subsets(labels[code])[0]] = known & (present == code)
         return {name: mask for name, mask in masks.items() if mask.any() or name == "overall"}
+
+
+def _on_pointed_papers(rows: list[tuple[Any, ...]]) -> dict[str, ExamFacts]:
+    """(id, exam, session, points) rows → the facts of the items on papers where some item has points."""
+    papers = {(exam, session) for _, exam, session, points in rows if points is not None}
+    return {item_id: ExamFacts(exam, session, None if points is None else float(points))
+            for item_id, exam, session, points in rows if (exam, session) in papers}
 
 
 def _positions(ids: pa.Array | pa.ChunkedArray, among: pa.Array) -> np.ndarray:

@@ -5,6 +5,15 @@ item) are counted as `not_sent`, outside the denominator, and said so — except
 dataset scored on every item (a release, as the harnesses score it), where they count in n
 as `not_answered` (never correct). Unparseable and error outcomes stay inside the
 denominator (they are not correct) and are reported as their own rates.
+
+Undecided outcomes (an answer was read, but no checker could tell; a judge or a person decides)
+are **outside** the denominator and reported as their own count: n = correct + wrong +
+unparseable + error (+ not answered). Counting them as wrong would score a model down for
+answers nobody has judged yet; counting them as right, up. The bounds a reader may want are
+beside it: the accuracy were every undecided answer wrong, and were every one right. Items
+undecided for some run are left out of `common` (the same items for every run).
+
+Each subset also counts the outcomes a judge or a person decided (the Score's `decided_by`).
 """
 
 from __future__ import annotations
@@ -99,6 +108,13 @@ class RunData:
         """Item id → the outcome of its current record."""
         return dict(zip(self.item_ids, self.outcomes.tolist(), strict=True))
 
+    @cached_property
+    def decided_ids(self) -> pa.Array:
+        """The items whose current record is decided one way or another (every outcome but
+        `undecided`): what accuracy is computed over."""
+        ids = self.cells["item_id"]
+        return ids.filter(pc.fill_null(pc.not_equal(self.cells["outcome"], "undecided"), True)).combine_chunks()
+
     def pending(self) -> int:
         return self.pending_count
 
@@ -152,7 +168,7 @@ def _subset_seed(seed: int, subset: str) -> int:
 @dataclass
 class SubsetScore:
     subset: str
-    n: int
+    n: int  # scored: correct + wrong + unparseable + error + not answered (undecided left out)
     correct: int
     unparseable: int
     error: int
@@ -160,6 +176,9 @@ class SubsetScore:
     accuracy: float | None
     ci: tuple[float, float] | None
     not_answered: int = 0  # not sent, yet counted in n (a dataset scored on every item)
+    undecided: int = 0  # left out of n: waiting for a judge or a person
+    by_judge: int = 0  # outcomes in n an answer judge decided
+    by_human: int = 0  # outcomes in n a person decided
 
     @property
     def unparseable_rate(self) -> float | None:
@@ -169,6 +188,12 @@ class SubsetScore:
     def error_rate(self) -> float | None:
         return self.error / self.n if self.n else None
 
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """The accuracy were every undecided answer wrong, and were every one right."""
+        total = self.n + self.undecided
+        return (self.correct / total, (self.correct + self.undecided) / total) if total else None
+
 
 def subset_order(names: Iterable[str]) -> list[str]:
     fixed = ["overall", "common", "korea_specific", "text_only", "multimodal", "hard"]
@@ -176,8 +201,10 @@ def subset_order(names: Iterable[str]) -> list[str]:
     return [n for n in fixed if n in names] + sorted(n for n in names if n not in fixed)
 
 
-OUTCOME_CODES = ("correct", "wrong", "unparseable", "error")
+OUTCOME_CODES = ("correct", "wrong", "unparseable", "error", "undecided")
 NOT_ANSWERED = len(OUTCOME_CODES) + 1  # the code of an item not sent that counts in n (after "unknown outcome")
+UNDECIDED = OUTCOME_CODES.index("undecided")
+DECIDERS = ("checker", "judge", "human")  # the Score's decided_by; a record before typed scores: the checker
 
 
 def outcome_codes(run: RunData) -> np.ndarray:
@@ -186,52 +213,72 @@ def outcome_codes(run: RunData) -> np.ndarray:
     return np.asarray(pc.fill_null(found, len(OUTCOME_CODES)).to_numpy(zero_copy_only=False), dtype=np.int8)
 
 
+def decider_codes(run: RunData) -> np.ndarray:
+    """Per current record: who decided its outcome, as an index in `DECIDERS`."""
+    found = pc.index_in(run.cells["decided_by"], value_set=pa.array(DECIDERS))
+    return np.asarray(pc.fill_null(found, 0).to_numpy(zero_copy_only=False), dtype=np.int8)
+
+
 def common_items(runs: list[RunData]) -> pa.Array:
-    """The ids every run has a current record for."""
-    common = runs[0].cells["item_id"].combine_chunks()
+    """The ids every run has a decided current record for (undecided ones wait: they are left out)."""
+    common = runs[0].decided_ids
     for run in runs[1:]:
-        common = common.filter(pc.is_in(common, value_set=run.cells["item_id"]))
+        common = common.filter(pc.is_in(common, value_set=run.decided_ids))
     return common
 
 
-def _subset_samples(run: RunData, common: pa.Array | None) -> tuple[dict[str, np.ndarray], dict[str, int]]:
+@dataclass
+class _Sample:
+    outcomes: np.ndarray  # outcome codes of the subset's records (and of its items not answered, where they count)
+    deciders: np.ndarray  # who decided each (DECIDERS index; an item not answered: the checker)
+
+
+def _subset_samples(run: RunData, common: pa.Array | None) -> tuple[dict[str, _Sample], dict[str, int]]:
     """Subset → the outcome codes of its current records (and of its items not answered, where
-    they count), and subset → items not sent and left out of n."""
+    they count) with who decided each, and subset → items not sent and left out of n."""
     masks = run.facets.masks(run.cells["item_id"], run.named_subsets)
     if common is not None:
         masks["common"] = pc.is_in(run.cells["item_id"], value_set=common).to_numpy(zero_copy_only=False)
-    codes = outcome_codes(run)
-    outcomes = {name: codes[mask] for name, mask in masks.items() if mask.any()}
+    codes, deciders = outcome_codes(run), decider_codes(run)
+    samples = {name: _Sample(codes[mask], deciders[mask]) for name, mask in masks.items() if mask.any()}
     unsent = {name: int(mask.sum()) for name, mask in run.facets.masks(list(run.skipped), run.named_subsets).items()
               if mask.any()}
+    empty = _Sample(np.array([], dtype=np.int8), np.array([], dtype=np.int8))
     for name, count in unsent.items():
-        answered = outcomes.get(name, np.array([], dtype=np.int8))
+        answered = samples.get(name, empty)
         if run.dataset.scores_every_item:
-            outcomes[name] = np.concatenate([answered, np.full(count, NOT_ANSWERED, dtype=np.int8)])
+            samples[name] = _Sample(np.concatenate([answered.outcomes, np.full(count, NOT_ANSWERED, dtype=np.int8)]),
+                                    np.concatenate([answered.deciders, np.zeros(count, dtype=np.int8)]))
         else:
-            outcomes[name] = answered
-    return outcomes, ({} if run.dataset.scores_every_item else unsent)
+            samples[name] = answered
+    return samples, ({} if run.dataset.scores_every_item else unsent)
 
 
 def accuracy_by_subsets(runs: list[RunData], *, seed: int = 0, resamples: int = 2000,
                         common: pa.Array | None = None) -> list[list[SubsetScore]]:
     """`accuracy_by_subset` of several runs at once: the runs' resamples of a subset are drawn once."""
     correct, unparseable, error = (OUTCOME_CODES.index(name) for name in ("correct", "unparseable", "error"))
+    judge, human = DECIDERS.index("judge"), DECIDERS.index("human")
     samples = [_subset_samples(run, common) for run in runs]
-    names = [subset_order(outcomes) for outcomes, _ in samples]
-    requests = [(_subset_seed(seed, name), outcomes[name] == correct)
-                for (outcomes, _), ordered in zip(samples, names, strict=True) for name in ordered]
+    names = [subset_order(found) for found, _ in samples]
+    scored = [{name: found[name].outcomes != UNDECIDED for name in ordered}
+              for (found, _), ordered in zip(samples, names, strict=True)]
+    requests = [(_subset_seed(seed, name), found[name].outcomes[kept[name]] == correct)
+                for (found, _), ordered, kept in zip(samples, names, scored, strict=True) for name in ordered]
     intervals = iter(binary_mean_intervals(requests, resamples=resamples))
     scores = []
-    for (outcomes, not_sent), ordered in zip(samples, names, strict=True):
+    for (found, not_sent), ordered, kept in zip(samples, names, scored, strict=True):
         run_scores = []
         for name in ordered:
-            values = outcomes[name]
+            values, deciders = found[name].outcomes[kept[name]], found[name].deciders[kept[name]]
             n, right = int(values.size), int(np.count_nonzero(values == correct))
             run_scores.append(SubsetScore(name, n, right, int(np.count_nonzero(values == unparseable)),
                                           int(np.count_nonzero(values == error)), not_sent.get(name, 0),
                                           right / n if n else None, next(intervals),
-                                          int(np.count_nonzero(values == NOT_ANSWERED))))
+                                          int(np.count_nonzero(values == NOT_ANSWERED)),
+                                          int(found[name].outcomes.size - values.size),
+                                          int(np.count_nonzero(deciders == judge)),
+                                          int(np.count_nonzero(deciders == human))))
         scores.append(run_scores)
     return scores
 

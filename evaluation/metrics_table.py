@@ -6,7 +6,8 @@ per axis (`reasoning:total`, `reasoning:depth`, …). External tables (other ben
 leaderboards) add columns of the same shape.
 
 Same items for every model: a subset's accuracy is computed, for every model compared, on the
-items of that subset that *every* model sent any of them answered. An item a model could not be
+items of that subset that *every* model sent any of them answered, and answered decidedly (an
+undecided answer waits for a judge or a person: `metrics`). An item a model could not be
 sent (an image item for a text-only model) is excluded for all, and counted in the notes; a
 model sent none of a subset's items has no value there (it is not compared on that subset).
 With `same_items=False` each model keeps its own answered items and the notes say the figures
@@ -89,7 +90,7 @@ def comparable_items(runs: dict[str, RunData], same_items: bool = True) -> list[
     answered: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))  # subset → model → items
     unsent: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
     for model, run in runs.items():
-        for item_id in run.item_ids:
+        for item_id in run.decided_ids.to_pylist():
             for subset in _item_subsets(run, item_id):
                 answered[subset][model].add(item_id)
         for item_id in run.skipped:
@@ -109,7 +110,8 @@ def comparable_items(runs: dict[str, RunData], same_items: bool = True) -> list[
             if union - common:
                 not_sent = set.union(*(unsent[subset][m] for m in compared)) & (union - common)
                 note = (f"{len(common)} items for every model; {len(union - common)} excluded for all "
-                        f"({len(not_sent)} not sent to some model, {len(union - common - not_sent)} not answered by all)")
+                        f"({len(not_sent)} not sent to some model, {len(union - common - not_sent)} not answered, or "
+                        "undecided, by some)")
             sets = {m: common for m in compared}
         else:
             sets = {m: answered[subset][m] for m in compared}

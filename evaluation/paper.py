@@ -1,8 +1,9 @@
 """`benchsmith report --paper`: the tables a paper needs, as Markdown and LaTeX.
 
 - leaderboard: accuracy with its item-bootstrap 95% CI per subset (every model on the same
-  items of the subset; see `metrics_table.comparable_items`), the judge's reasoning score per
-  axis, and the unparseable and error rates;
+  items of the subset, answered decidedly; see `metrics_table.comparable_items`), the exam score
+  (points earned / the paper's total) per paper with points (`exam_score`), the judge's reasoning
+  score per axis, the unparseable and error rates and the undecided answers;
 - correlations: Kendall τb / Spearman ρ between the metrics across models, and the τb heatmap;
 - judge agreement (with expert scores): α and ICC judge vs each expert and the expert mean,
   model-level τb with a CI;
@@ -21,6 +22,7 @@ import numpy as np
 from curation.errors import MissingExtraError
 from curation.workspace import Workspace
 from evaluation.correlation import correlate_table, correlation_table, plot_heatmap
+from evaluation.exam_score import exam_scores
 from evaluation.human_verdicts import VerdictSettings
 from evaluation.judge_agreement import (
     ScoreSheet,
@@ -58,8 +60,13 @@ def _pct_ci(values: list[bool], seed: int, resamples: int) -> str:
 
 
 def _rate(run: RunData, outcome: str) -> str:
-    total = len(run.item_ids)
+    """The share of the run's decided answers with this outcome (undecided ones wait, outside)."""
+    total = len(run.decided_ids)
     return "—" if not total else f"{100 * sum(o == outcome for o in run.outcomes) / total:.1f}"
+
+
+def _undecided(run: RunData) -> str:
+    return str(len(run.item_ids) - len(run.decided_ids))
 
 
 def leaderboard(runs: list[RunData], *, seed: int = 0, resamples: int = 2000) -> tuple[TextTable, list[str]]:
@@ -78,8 +85,9 @@ def leaderboard(runs: list[RunData], *, seed: int = 0, resamples: int = 2000) ->
             if chosen_items.note:
                 notes.append(f"{config} · {chosen_items.subset}: {chosen_items.note}")
             for model, items in chosen_items.items.items():
+                outcome_of = by_model[model].outcome_of
                 cells.setdefault((model, config), {})[chosen_items.subset] = _pct_ci(
-                    [by_model[model].records[i].outcome == "correct" for i in sorted(items)], seed, resamples)
+                    [outcome_of[i] == "correct" for i in sorted(items)], seed, resamples)
         reasoning = MetricTable()
         reasoning_columns(by_model, "reasoning", reasoning)
         notes += [f"{config} · {note}" for note in reasoning.notes]
@@ -88,15 +96,24 @@ def leaderboard(runs: list[RunData], *, seed: int = 0, resamples: int = 2000) ->
             axes += [axis] if axis not in axes else []
             for model, value in values.items():
                 cells.setdefault((model, config), {})[axis] = f"{value:.2f}"
-    header = ["model", "prompt", *subsets, *(f"reasoning{axis}" for axis in axes), "unparseable %", "error %"]
+    papers: list[str] = []
+    for key, run in chosen.items():
+        for score in exam_scores(run):
+            papers += [score.paper] if score.paper not in papers else []
+            cells.setdefault(key, {})[f"points: {score.paper}"] = f"{score.earned:g}/{score.total:g}"
+    header = ["model", "prompt", *subsets, *(f"points: {paper}" for paper in sorted(papers)),
+              *(f"reasoning{axis}" for axis in axes), "unparseable %", "error %", "undecided"]
     rows = []
     for (model, config), run in sorted(chosen.items()):
         shown = cells.get((model, config), {})
-        rows.append([model, config, *(shown.get(s, "n/s") for s in subsets), *(shown.get(a, "—") for a in axes),
-                     _rate(run, "unparseable"), _rate(run, "error")])
-    caption = ("Accuracy (%) with item-bootstrap 95% CI; each subset on the same items for every model "
-               "(n/s: the model was sent none of the subset's items); reasoning: judge score (total 4–20, axes 1–5); "
-               "unparseable and error rates over the items answered.")
+        rows.append([model, config, *(shown.get(s, "n/s") for s in subsets),
+                     *(shown.get(f"points: {paper}", "—") for paper in sorted(papers)), *(shown.get(a, "—") for a in axes),
+                     _rate(run, "unparseable"), _rate(run, "error"), _undecided(run)])
+    caption = ("Accuracy (%) with item-bootstrap 95% CI; each subset on the same items for every model, answered "
+               "and decided (n/s: the model was sent none of the subset's items)"
+               + ("; points: the exam score, raw points earned / the paper's total (배점)" if papers else "")
+               + "; reasoning: judge score (total 4–20, axes 1–5); unparseable and error rates over the items "
+               "answered and decided; undecided: answers waiting for a judge or a person (outside every n).")
     return TextTable(header, rows, caption), notes
 
 

@@ -611,6 +611,22 @@ class Suspect(BaseModel):
     option_counts: dict[str, int] = Field(default_factory=dict)  # option → models that chose it (all)
     option_counts_strong: dict[str, int] = Field(default_factory=dict)  # among the strongest third
     conflict_partners: list[str] = Field(default_factory=list)  # items dedup found with another key
+    # an open item (numeric, text, set …): its answers by name, normalised by the key's format
+    # (`scoring.answers`), the key's first; `key` and the option fields stay empty
+    answer_format: str | None = None
+    key_answer: str | None = None
+    consensus_answer: str | None = None
+    answer_counts: dict[str, int] = Field(default_factory=dict)  # answer → models that gave it (all)
+    answer_counts_strong: dict[str, int] = Field(default_factory=dict)  # among the strongest third
+
+    def key_shown(self) -> str:
+        """The key as a table shows it: the option number, or an open item's answer."""
+        return self.key_answer if self.key_answer is not None else str(self.key or "—")
+
+    def consensus_shown(self) -> str | None:
+        """What the consensus points to (an option number or an open answer); None: nothing."""
+        return self.consensus_answer if self.consensus_answer is not None else (
+            str(self.consensus_option) if self.consensus_option else None)
 
 
 class SuspectsResult(BaseModel):

@@ -1,5 +1,11 @@
 """`benchsmith report`: Markdown and CSV tables, a radar chart and per-subset bars.
 
+accuracy.csv: per run and subset, n (undecided left out: `metrics`), correct, the interval, the
+unparseable, error, not sent, not answered and undecided counts, the accuracy were every
+undecided answer wrong or right, and the outcomes a judge or a person decided. exam_scores.csv
+(where items carry points): per run and paper, the points earned out of its total
+(`exam_score`).
+
 matplotlib is imported only here and only for the charts (extra `report`); without it the
 tables are still written and the report says the charts were left out.
 """
@@ -13,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 
 from curation.errors import MissingExtraError
+from evaluation.exam_score import PaperScore, exam_scores, paper_cell
 from evaluation.human_verdicts import VerdictSettings
 from evaluation.metrics import (
     ReasoningScore,
@@ -30,6 +37,7 @@ class RunReport:
     run: RunData
     subsets: list[SubsetScore]
     reasoning: list[ReasoningScore]
+    papers: list[PaperScore] = field(default_factory=list)  # the exam score per paper with points
 
 
 @dataclass
@@ -50,7 +58,18 @@ def _cell(score: SubsetScore | None) -> str:
     if score.n == 0:
         return f"not sent ({score.not_sent})" if score.not_sent else "—"
     low, high = score.ci or (None, None)
-    return f"{_pct(score.accuracy)} [{_pct(low)}, {_pct(high)}] (n={score.n})"
+    return f"{_pct(score.accuracy)} [{_pct(low)}, {_pct(high)}] ({'; '.join(_counts(score))})"
+
+
+def _counts(score: SubsetScore) -> list[str]:
+    """n, who decided besides the checkers, and what waits (undecided, outside n)."""
+    parts = [f"n={score.n}"]
+    deciders = [f"{count} by {who}" for count, who in ((score.by_judge, "judge"), (score.by_human, "person")) if count]
+    if deciders:
+        parts.append(", ".join(deciders))
+    if score.undecided:
+        parts.append(f"{score.undecided} undecided")
+    return parts
 
 
 def unsent_note(skipped: dict[str, str], counted: bool) -> str:
@@ -64,7 +83,7 @@ def unsent_note(skipped: dict[str, str], counted: bool) -> str:
 def build_reports(runs: list[RunData], *, seed: int = 0, resamples: int = 2000) -> list[RunReport]:
     common = common_items(runs) if len(runs) > 1 else None
     subsets = accuracy_by_subsets(runs, seed=seed, resamples=resamples, common=common)
-    return [RunReport(run, scores, reasoning_scores(run, seed=seed, resamples=resamples))
+    return [RunReport(run, scores, reasoning_scores(run, seed=seed, resamples=resamples), exam_scores(run))
             for run, scores in zip(runs, subsets, strict=True)]
 
 
@@ -86,10 +105,26 @@ def _accuracy_rows(reports: list[RunReport]) -> list[list[object]]:
     for report in reports:
         for s in report.subsets:
             low, high = s.ci or (None, None)
+            if_wrong, if_right = s.bounds or (None, None)
             rows.append([report.run.run_id, report.run.model_name, report.run.manifest.prompt.name, s.subset, s.n,
                          s.correct, _round(s.accuracy), _round(low), _round(high), s.unparseable,
-                         _round(s.unparseable_rate), s.error, _round(s.error_rate), s.not_sent, s.not_answered])
+                         _round(s.unparseable_rate), s.error, _round(s.error_rate), s.not_sent, s.not_answered,
+                         s.undecided, _round(if_wrong), _round(if_right), s.by_judge, s.by_human])
     return rows
+
+
+ACCURACY_HEADER = ["run_id", "model", "prompt", "subset", "n", "correct", "accuracy", "ci_low", "ci_high", "unparseable",
+                   "unparseable_rate", "error", "error_rate", "not_sent", "not_answered", "undecided",
+                   "accuracy_if_undecided_wrong", "accuracy_if_undecided_correct", "decided_by_judge",
+                   "decided_by_human"]
+EXAM_HEADER = ["run_id", "model", "prompt", "exam", "session", "items", "total_points", "earned_points",
+               "undecided_points", "unanswered_points", "correct", "answered", "accuracy", "items_without_points"]
+
+
+def _exam_rows(reports: list[RunReport]) -> list[list[object]]:
+    return [[r.run.run_id, r.run.model_name, r.run.manifest.prompt.name, p.exam, p.session or "", p.items,
+             _round(p.total), _round(p.earned), _round(p.undecided), _round(p.unanswered), p.correct, p.answered,
+             _round(p.accuracy), p.unpointed] for r in reports for p in r.papers]
 
 
 def _reasoning_rows(reports: list[RunReport]) -> list[list[object]]:
@@ -105,23 +140,31 @@ def _reasoning_rows(reports: list[RunReport]) -> list[list[object]]:
 
 def _markdown(reports: list[RunReport], charts: list[Path], notes: list[str]) -> str:
     names = subset_order({s.subset for r in reports for s in r.subsets})
-    lines = ["# Evaluation report", "", "Accuracy in % with the item-bootstrap 95% CI and n (items scored).", ""]
+    lines = ["# Evaluation report", "",
+             "Accuracy in % with the item-bootstrap 95% CI and n (items scored: correct, wrong, unparseable and "
+             "error). Undecided answers (read, but no checker could tell; a judge or a person decides) are left "
+             "out of n and counted apart; `by judge` / `by person`: outcomes in n that an answer judge or a "
+             "person decided, not the checker. accuracy.csv adds the accuracy were every undecided answer "
+             "wrong, and were every one right.", ""]
     lines += ["| subset | " + " | ".join(r.run.label for r in reports) + " |",
               "|---|" + "---|" * len(reports)]
     for name in names:
         cells = [_cell(next((s for s in r.subsets if s.subset == name), None)) for r in reports]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     lines += ["", "## Runs", "",
-              "| run | model | prompt | n | pending | not sent | not answered | unparseable % | error % |",
-              "|---|---|---|---|---|---|---|---|---|"]
+              "| run | model | prompt | n | pending | not sent | not answered | unparseable % | error % | undecided | "
+              "by judge | by person |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in reports:
         overall = next(s for s in r.subsets if s.subset == "overall")
         lines.append(f"| `{r.run.run_id}` | {r.run.model_name} | {r.run.manifest.prompt.version} | {overall.n} | "
                      f"{r.run.pending()} | {overall.not_sent} | {overall.not_answered} | "
-                     f"{_pct(overall.unparseable_rate)} | {_pct(overall.error_rate)} |")
+                     f"{_pct(overall.unparseable_rate)} | {_pct(overall.error_rate)} | {overall.undecided} | "
+                     f"{overall.by_judge} | {overall.by_human} |")
     for r in reports:
         if r.run.skipped:
             lines.append(f"\n{r.run.model_name}: {unsent_note(r.run.skipped, r.run.dataset.scores_every_item)}.")
+    lines += _exam_section(reports)
     if any(r.reasoning for r in reports):
         lines += ["", "## Reasoning (judge score 4–20)", "", "| run | judge | mean [95% CI] | n | missing verdicts |",
                   "|---|---|---|---|---|"]
@@ -134,6 +177,27 @@ def _markdown(reports: list[RunReport], charts: list[Path], notes: list[str]) ->
         lines.append("\n`common`: the items every run in this report answered (same denominator for all).")
     lines += [""] + [f"![{chart.stem}]({chart.name})" for chart in charts] + [f"> {note}" for note in notes]
     return "\n".join(lines) + "\n"
+
+
+def _exam_section(reports: list[RunReport]) -> list[str]:
+    papers = sorted({(p.exam, p.session or "", p.paper) for r in reports for p in r.papers})
+    if not papers:
+        return []
+    lines = ["", "## Exam score (배점)", "",
+             "Raw points earned out of the paper's total (the points of its items in the run's selection; an item "
+             "not sent or not yet answered earns nothing), and the accuracy on the paper's items with points that "
+             "were answered and decided. Undecided points wait for a judge or a person; no partial credit. Per model "
+             "and paper in exam_scores.csv.", "",
+             "| paper | " + " | ".join(r.run.label for r in reports) + " |", "|---|" + "---|" * len(reports)]
+    for _, _, name in papers:
+        cells = []
+        for r in reports:
+            score = next((p for p in r.papers if p.paper == name), None)
+            cells.append("—" if score is None else f"{paper_cell(score)} · {_pct(score.accuracy)}%")
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    unpointed = {p.paper: p.unpointed for r in reports for p in r.papers if p.unpointed}
+    lines += [f"\n{name}: {count} item(s) without points, left out of the total." for name, count in unpointed.items()]
+    return lines
 
 
 def use_hangul_font(plt: ModuleType, cache_dir: Path) -> None:
@@ -213,12 +277,14 @@ def write_report(runs: list[RunData], out_dir: Path, *, seed: int = 0, resamples
     reports = build_reports(runs, seed=seed, resamples=resamples)
     result = ReportFiles(out_dir, out_dir / "report.md", notes=[note for run in runs for note in run.notes])
     accuracy_csv, reasoning_csv = out_dir / "accuracy.csv", out_dir / "reasoning.csv"
-    _write_csv(accuracy_csv, ["run_id", "model", "prompt", "subset", "n", "correct", "accuracy", "ci_low", "ci_high",
-                              "unparseable", "unparseable_rate", "error", "error_rate", "not_sent", "not_answered"],
-               _accuracy_rows(reports))
+    _write_csv(accuracy_csv, ACCURACY_HEADER, _accuracy_rows(reports))
     _write_csv(reasoning_csv, ["run_id", "model", "judge", "n", "missing", "mean_total", "ci_low", "ci_high",
                                "factuality", "logical_soundness", "depth", "clarity"], _reasoning_rows(reports))
     result.files += [accuracy_csv, reasoning_csv]
+    if any(r.papers for r in reports):
+        exam_csv = out_dir / "exam_scores.csv"
+        _write_csv(exam_csv, EXAM_HEADER, _exam_rows(reports))
+        result.files.append(exam_csv)
     chart_files: list[Path] = []
     if charts:
         try:

@@ -101,11 +101,13 @@ def config_hash(config: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(config, sort_keys=True, ensure_ascii=False, default=list).encode()).hexdigest()[:10]
 
 
-def select_items(items: Iterable[Answerable], spec: ModelSpec) -> tuple[list[Answerable], dict[str, str]]:
-    """The items this model can be asked, and why each other item is left out."""
+def select_items(items: Iterable[Answerable], spec: ModelSpec, variant: Variant = "implicit"
+                 ) -> tuple[list[Answerable], dict[str, str]]:
+    """The items this model can be asked under `variant`, and why each other item is left out."""
     chosen: list[Answerable] = []
     skipped: dict[str, str] = {}
     option_only = spec.backend == "baseline"  # the baselines choose an option: they answer choice keys only
+    probe = variant in ("options_only", "question_only")  # a shortcut probe hides the question or the options
     for item in items:
         if not item.options and item.answer_format in (None, "choice"):
             skipped[item.id] = "no options"  # a choice key needs its options; other formats need none
@@ -113,6 +115,8 @@ def select_items(items: Iterable[Answerable], spec: ModelSpec) -> tuple[list[Ans
             skipped[item.id] = "no answer key"
         elif option_only and item.answer_format != "choice":
             skipped[item.id] = "not a choice item"
+        elif probe and item.answer_format != "choice":
+            skipped[item.id] = f"not a choice item ({variant.replace('_', '-')} probes choice items only)"
         elif item.multimodal and not spec.capabilities.vision:
             skipped[item.id] = "has images; the model is text-only"
         else:
@@ -214,7 +218,7 @@ class _Selection:
                       {item_id: digest for item_id, (_, digest) in found.items()})
 
     def _add(self, fresh: Sequence[Answerable], hashes: dict[str, str | None]) -> None:
-        chosen, skipped = select_items(fresh, self._spec)
+        chosen, skipped = select_items(fresh, self._spec, self._variant)
         self.skipped.update(skipped)
         for item in chosen:
             digest = hashes.get(item.id) or content_hash(_whole(item), self._variant)

@@ -5,7 +5,8 @@ items every stronger model misses. Both are the same decision over a set of mode
 
 - removed: some model solved it (any of its attempts correct);
 - survivor: every model that could be asked missed it (all attempts wrong);
-- undetermined: otherwise — an unparseable or error outcome, or a missing attempt, is never
+- undetermined: otherwise — an unparseable, error or undecided outcome (the last waits for a
+  judge or a person: `run --judge` or `runs judge` decides it), or a missing attempt, is never
   taken as a miss, so such items are listed instead of silently kept or removed.
 
 `--sequential` asks each next model only about the items still in play (survivors and

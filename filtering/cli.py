@@ -85,10 +85,12 @@ def matrix_show_command(workspace: WorkspaceOption = None, as_json: JsonOption =
         return
     from rich.table import Table
 
-    table = Table("model", "n", "correct", "wrong", "unparseable", "error", "accuracy", "not sent", "attempts")
+    table = Table("model", "n", "correct", "wrong", "unparseable", "error", "undecided", "accuracy", "not sent",
+                  "attempts")
     for model, row in per_model.items():
         accuracy = f"{row['accuracy']:.1%}" if row["accuracy"] is not None else "-"
-        table.add_row(model, *(str(row[k]) for k in ("n", "correct", "wrong", "unparseable", "error")), accuracy,
+        table.add_row(model, *(str(row[k]) for k in ("n", "correct", "wrong", "unparseable", "error", "undecided")),
+                      accuracy,
                       str(row["not_sent"]), str(row["attempts"]))
     out.print(table)
     out.print("items solved by k models: " + ", ".join(f"k={k}: {n}" for k, n in sorted(histogram.items())),
@@ -118,7 +120,7 @@ def _filter(kind: FilterKind, models: list[str], workspace: Path | None, attempt
     _print_stale(record.stale_skipped)
     out.print(f"{kind} filter over {summary['pool']} items with {len(record.models)} models: {summary['removed']} "
               f"solved (removed), {summary['survivors']} missed by every model, {summary['undetermined']} undetermined "
-              f"(unparseable/error, listed — never counted as unsolved); record: {path}", highlight=False)
+              f"(unparseable, error or undecided: listed, never counted as unsolved); record: {path}", highlight=False)
 
 
 @filter_app.command("adversarial")
@@ -165,7 +167,9 @@ def probe_command(
         return
     _print_stale(result["stale_skipped"])
     for name, counts in result["accuracy"].items():
-        out.print(f"{name}: {counts['correct']}/{counts['n']} correct", highlight=False)
+        skipped = "; ".join(f"{n} skipped: {why}" for why, n in counts["skipped"].items())
+        out.print(f"{name}: {counts['correct']}/{counts['n']} correct" + (f" ({skipped})" if skipped else ""),
+                  highlight=False)
     out.print(f"{len(result['solvable_without_question'])} items solvable without the question "
               f"(by any options-only run or baseline); report: {result['path']}", highlight=False)
 
@@ -432,7 +436,7 @@ def suspects_command(
 
     table = Table("item", "score", "key", "consensus", "reasons")
     for row in shown:
-        table.add_row(row.item_id, f"{row.score:.3f}", str(row.key or "—"), str(row.consensus_option or "—"),
+        table.add_row(row.item_id, f"{row.score:.3f}", row.key_shown(), row.consensus_shown() or "—",
                       "; ".join(row.reasons))
     out.print(table)
     out.print(f"{len(rows)} suspect item(s) of {len(responses.items)} (score ≥ {min_score}); "

@@ -1,5 +1,6 @@
 """Model comparisons over current run records: a paired bootstrap of two runs, and the ranking
-agreement between all items and the hard subset. Stale records never enter either."""
+agreement between all items and the hard subset. Stale records never enter either, nor items
+some run left undecided (they wait for a judge or a person: `metrics.common_items`)."""
 
 from __future__ import annotations
 

@@ -2,7 +2,8 @@
 
 A *model* here is one answering configuration (model identity, prompt version, variant);
 each run of it (another seed, say) is one *attempt*. Every cell keeps the outcome
-(correct | wrong | unparseable | error), the parsed answer and the option chosen, latency,
+(correct | wrong | unparseable | error | undecided: only correct and wrong ever count as solved
+or missed), the parsed answer and the option chosen, latency,
 token usage and the content hash of the item it was answered on. Each run's cells come from
 its log's columnar index (`evaluation.cells`, updated from the lines added since it was last
 read); cells whose item changed since are stale: dropped by comparing the hash columns with the
@@ -92,7 +93,8 @@ class SolveMatrix:
         return table
 
     def per_model(self) -> dict[str, dict[str, Any]]:
-        """Accuracy over determined outcomes, with n and the unparseable/error counts apart."""
+        """Accuracy with n and the unparseable/error counts apart; undecided cells (waiting for a
+        judge or a person) are counted apart and left out of n, as the report does."""
         counts: dict[str, Counter] = defaultdict(Counter)
         grouped = self.table.group_by(["model", "outcome"]).aggregate([([], "count_all")])
         for model, outcome, n in zip(*(grouped[name].to_pylist() for name in ("model", "outcome", "count_all")),
@@ -101,9 +103,10 @@ class SolveMatrix:
         summary = {}
         for model, c in sorted(counts.items()):
             answered = c["correct"] + c["wrong"]
-            total = sum(c.values())
+            total = sum(c.values()) - c["undecided"]
             summary[model] = {"n": total, "correct": c["correct"], "wrong": c["wrong"], "unparseable": c["unparseable"],
-                              "error": c["error"], "accuracy": c["correct"] / total if total else None,
+                              "error": c["error"], "undecided": c["undecided"],
+                              "accuracy": c["correct"] / total if total else None,
                               "accuracy_answered": c["correct"] / answered if answered else None,
                               "not_sent": len(self.not_sent.get(model, {})),
                               "attempts": len(self.models.get(model, {}).get("run_ids", []))}
@@ -182,7 +185,7 @@ def _is(column: pa.ChunkedArray, value: str) -> np.ndarray:
 def model_verdict(outcomes: list[str], attempts: int | None = None) -> str:
     """solved (any attempt correct) | missed (every attempt wrong) | undetermined.
 
-    An unparseable or error outcome never counts as a miss, and a missing attempt never
+    An unparseable, error or undecided outcome never counts as a miss, and a missing attempt never
     counts at all: such an item is undetermined unless some attempt solved it.
     """
     if "correct" in outcomes:

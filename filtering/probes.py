@@ -1,9 +1,14 @@
 """Shortcut probes: can an item be answered without its question (options only), or without
-its options (question only)? Items solvable from the options alone carry answer artifacts."""
+its options (question only)? Items solvable from the options alone carry answer artifacts.
+
+Only choice items are probed: an open item (numeric, text, set …) has no options to show alone
+or to hide. The probe runs leave them out with the reason (their manifests' `skipped`), and the
+result counts them per probe; the option baselines answer choice items only too."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -36,7 +41,9 @@ def run_probes(ws: Workspace, specs: list, query: ItemQuery, *, baselines: bool 
         run = load_run(summary.run_dir, ws)
         stale += run.stale
         correct = sorted(item for item, outcome in run.outcome_of.items() if outcome == "correct")
-        accuracy[label] = {"n": len(run.item_ids), "correct": len(correct), "run_id": summary.run_id}
+        undecided = sum(outcome == "undecided" for outcome in run.outcome_of.values())
+        accuracy[label] = {"n": len(run.item_ids) - undecided, "correct": len(correct), "undecided": undecided,
+                           "run_id": summary.run_id, "skipped": dict(sorted(Counter(summary.skipped.values()).items()))}
         if variant != "question_only":
             for item in correct:
                 solvable.setdefault(item, []).append(label)

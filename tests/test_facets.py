@@ -130,12 +130,13 @@ def test_the_store_columns_are_the_catalogues_store_facets():
     own = ["id", "rev", "content_hash", "data", "updated_at", "updated_by"]
     assert [c.name for c in items_table.columns if c.name not in own] == _with("store_column")
     assert _with("store_column") == ["status", "exam", "session", "subject", "part", "number", "korea_specific",
-                                     "multimodal", "korea_candidate", "needs_fix", "has_rationale"]
+                                     "multimodal", "korea_candidate", "needs_fix", "has_rationale", "answer_format",
+                                     "points"]
 
 
 def test_item_query_fields_are_ids_and_the_queryable_facets():
     assert [f.name for f in dataclasses.fields(ItemQuery)] == ["ids", *_with("query")]
-    assert _with("query") == ["status", "exam", "subject", "part", "korea_specific", "multimodal"]
+    assert _with("query") == ["status", "exam", "subject", "part", "korea_specific", "multimodal", "answer_format"]
 
 
 def test_release_features_and_rows_are_the_catalogues_release_facets(tmp_path):
@@ -163,9 +164,25 @@ def test_report_subsets_are_the_catalogues_report_facets():
 
     record = _record("f-4", LABELS["f-4"], 4) | {"flags": {"korea_specific": True}}
     facets = ItemFacets.from_items([parse_item(record)], "implicit")
-    assert set(facets.values) == set(_with("report")) == {"subject", "part", "korea_specific", "multimodal"}
+    assert set(facets.values) == set(_with("report")) == {"subject", "part", "korea_specific", "multimodal",
+                                                          "answer_format"}
     assert facets.subsets("f-4", {"hard": {"f-4"}}) == ["overall", "korea_specific", "text_only", "hard", "part:2과목",
-                                                         "subject:일기분석"]
+                                                         "subject:일기분석"]  # one answer format: no format:… subset
+
+
+def test_answer_format_subsets_only_in_a_dataset_of_several_formats():
+    from curation.item import parse_item
+    from evaluation.item_facets import ItemFacets
+
+    choice = _record("f-4", LABELS["f-4"], 4)
+    numeric = _record("f-5", LABELS["f-4"], 5) | {"options": [], "answer": {"format": "numeric", "value": "7"}}
+    facets = ItemFacets.from_items([parse_item(choice), parse_item(numeric)], "implicit")
+    assert [name for name in facets.subsets("f-5") if name.startswith("format:")] == ["format:numeric"]
+    masks = facets.masks(["f-4", "f-5", "f-9"])
+    assert masks["format:choice"].tolist() == [True, False, False]
+    assert masks["format:numeric"].tolist() == [False, True, False]
+    alone = ItemFacets.from_items([parse_item(choice)], "implicit")
+    assert not [name for name in alone.masks(["f-4"]) if name.startswith("format:")]
 
 
 def test_release_configs_of_facets_are_release_config_names():

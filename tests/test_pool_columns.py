@@ -39,14 +39,37 @@ def test_a_version_2_store_gets_its_revision_indexes_when_opened(store_url):
     with reopened.engine.connect() as conn:
         names = {index["name"] for index in inspect(conn).get_indexes("revisions")}
         version = conn.execute(select(meta_table.c.value).where(meta_table.c.key == "store_version")).scalar_one()
-    assert {"ix_revisions_stage", "ix_revisions_created_at"} <= names and version == "5"
+    assert {"ix_revisions_stage", "ix_revisions_created_at"} <= names and version == "6"
 
 
 REVIEW_COLUMNS = ("korea_candidate", "needs_fix", "has_rationale")
 
 
+def _downgrade_to_version_5(store: Store) -> None:
+    """The store as version 5 wrote it: no answer-format and points columns."""
+    with store._write() as conn, conn.begin():
+        for column in ("answer_format", "points"):
+            conn.execute(text(f"ALTER TABLE items DROP COLUMN {column}"))
+        conn.execute(update(meta_table).where(meta_table.c.key == "store_version").values(value="5"))
+
+
+def test_a_version_5_store_gets_its_answer_format_and_points_columns_from_each_snapshot_when_opened(store_url):
+    store = Store(store_url, create=True)
+    choice, numeric, legacy = make_record("q-0"), make_record("q-1"), make_record("q-2")
+    choice["points"] = 2
+    numeric |= {"options": [], "answer": {"format": "numeric", "value": "17"}, "points": 4}
+    store.save_items([parse_item(r) for r in (choice, numeric, legacy)], author="t", stage="import")
+    _downgrade_to_version_5(store)
+    store.close()
+    reopened = Store(store_url)
+    assert reopened.columns(["answer_format", "points"]) == {
+        "id": ["q-0", "q-1", "q-2"], "answer_format": ["choice", "numeric", "choice"], "points": [2.0, 4.0, None]}
+    assert reopened.ids(ItemQuery(answer_format="numeric")) == ["q-1"]
+
+
 def _downgrade_to_version_4(store: Store) -> None:
     """The store as version 4 wrote it: no review-state columns."""
+    _downgrade_to_version_5(store)
     with store._write() as conn, conn.begin():
         for column in REVIEW_COLUMNS:
             conn.execute(text(f"ALTER TABLE items DROP COLUMN {column}"))

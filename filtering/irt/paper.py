@@ -126,13 +126,14 @@ def suspects_table(fitted: Fitted, rows: int = SUSPECT_ROWS) -> TextTable:
         text = "; ".join(suspect.reasons)
         return text if len(text) <= 140 else text[:139] + "…"
 
-    body = [[str(rank), s.item_id, num(s.score, 3), str(s.key or "—"),
-             f"{s.consensus_option} ({num(s.consensus_posterior)})" if s.consensus_option else "—",
+    body = [[str(rank), s.item_id, num(s.score, 3), s.key_shown(),
+             f"{s.consensus_shown()} ({num(s.consensus_posterior)})" if s.consensus_shown() else "—",
              num(s.key_wrong_posterior), num(s.discrimination), num(s.share_correct), str(s.n), reasons(s)]
             for rank, s in enumerate(fitted.suspects[:rows], start=1)]
     caption = (f"Top suspect items of {len(fitted.record.items)} ({len(fitted.suspects)} score at least {MIN_SCORE}; "
                f"{len(fitted.record.models)} models): score = 1 − Π(1 − s) over the signals; consensus: the option "
-               "the models' answers point to, with its posterior; P(key wrong) from the consensus models.")
+               "(an open item's normalised answer) the models' answers point to, with its posterior; P(key wrong) "
+               "from the consensus models.")
     return TextTable(["#", "item", "score", "key", "consensus", "P(key wrong)", "discrimination", "share correct", "n",
                       "reasons"], body, caption)
 

@@ -2,9 +2,17 @@
 or from a wide 0/1 file (`--matrix`: first column the model id, one column per item).
 
 A cell's value is the share of the model's determined attempts that were correct (0 or 1 for a
-single attempt), NaN where it has none. `unparseable` and `error` outcomes are missing, not
-wrong, unless `unparseable_as_wrong`. Only cells answered on the item's current content count;
-the rest are counted in `stale_skipped`.
+single attempt), NaN where it has none: a choice item and an open one (numeric, text, set …)
+alike, by their Score's outcome. `unparseable` and `error` outcomes are missing, not wrong,
+unless `unparseable_as_wrong`; `undecided` ones (waiting for a judge or a person) are always
+missing. Only cells answered on the item's current content count; the rest are counted in
+`stale_skipped`.
+
+What each model answered is kept for the suspects' consensus: the option chosen for a choice
+item (`choice`), and for an open item its answer normalised by the key's format
+(`scoring.answers`), as a code per item (`votes`: 1 = the key's answer, 2… the others, most
+given first; `answer_labels` names them). A correct answer is the key's whatever its wording;
+an undecided one votes with what it said.
 """
 
 from __future__ import annotations
@@ -21,6 +29,8 @@ import pyarrow.compute as pc
 
 from curation.errors import BenchsmithError
 from filtering.matrix import SolveMatrix
+from scoring.answers import normalised_answer, normalised_key
+from scoring.keys import key_text
 
 
 @dataclass
@@ -31,6 +41,7 @@ class ItemFacts:
     key: int | None  # the one correct option (None: none or several)
     options: int
     conflicts: list[str] = field(default_factory=list)
+    open_key: dict | None = None  # an open item's key (numeric, text, set …) as a dict: its answers are compared
 
 
 @dataclass
@@ -47,6 +58,9 @@ class Responses:
     conflicts: dict[str, list[str]] = field(default_factory=dict)  # item → dedup answer-conflict reasons
     stale_skipped: int = 0
     source: str = "workspace"
+    votes: np.ndarray | None = None  # models × items: an open item's answer code (1 = the key's; 0 = none)
+    answer_labels: dict[str, list[str]] = field(default_factory=dict)  # open item → answer per code (code − 1)
+    formats: dict[str, str] = field(default_factory=dict)  # open item → its key's format
 
     @property
     def answered(self) -> np.ndarray:
@@ -60,6 +74,9 @@ class Responses:
         digest.update(np.nan_to_num(self.correct, nan=-1.0).astype("<f8").tobytes())
         if self.choice is not None:
             digest.update(self.choice.astype("<i2").tobytes())
+        if self.votes is not None:
+            digest.update(self.votes.astype("<i2").tobytes())
+            digest.update(json.dumps(self.answer_labels, ensure_ascii=False, sort_keys=True).encode())
         return digest.hexdigest()[:32]
 
     def models_without_answers(self) -> list[str]:
@@ -79,7 +96,10 @@ class Responses:
                          per_item(self.keys), per_item(self.options),
                          {i: self.hashes[i] for i in item_ids if i in self.hashes}, per_item(self.unparseable),
                          per_item(self.cells), {i: self.conflicts[i] for i in item_ids if i in self.conflicts},
-                         self.stale_skipped, self.source)
+                         self.stale_skipped, self.source,
+                         None if self.votes is None else self.votes[np.ix_(rows, cols)],
+                         {i: self.answer_labels[i] for i in item_ids if i in self.answer_labels},
+                         {i: self.formats[i] for i in item_ids if i in self.formats})
 
 
 def from_solve_matrix(matrix: SolveMatrix, facts: dict[str, ItemFacts], unparseable_as_wrong: bool = False) -> Responses:
@@ -113,13 +133,72 @@ def from_solve_matrix(matrix: SolveMatrix, facts: dict[str, ItemFacts], unparsea
     keep = order[chosen[order] > 0]
     choice[rows[keep], cols[keep]] = chosen[keep]
     n_items = len(item_ids)
-    return Responses(
+    responses = Responses(
         item_ids, models, correct, choice,
         np.array([facts[i].key or 0 for i in item_ids], dtype=np.int16),
         np.array([facts[i].options for i in item_ids], dtype=np.int16),
         {i: h for i in item_ids if (h := facts[i].content_hash)},
         np.bincount(cols[problem], minlength=n_items), np.bincount(cols, minlength=n_items),
         {i: facts[i].conflicts for i in item_ids if facts[i].conflicts}, int(stale))
+    open_items = [i for i in item_ids if facts[i].open_key is not None]
+    if open_items:
+        _add_votes(responses, table.filter(fresh_cells), {i: facts[i].open_key for i in open_items})  # type: ignore[misc]
+    return responses
+
+
+def _add_votes(responses: Responses, cells: pa.Table, keys: dict[str, dict]) -> None:
+    """The open items' answers as codes per item (module docstring): one Python step per cell of
+    an open item only (a pool of choice items costs nothing here)."""
+    chosen = cells.filter(pc.is_in(cells["item_id"], value_set=pa.array(list(keys), pa.string())))
+    order = pc.sort_indices(chosen, [("attempt", "descending")])  # the first attempt's answer is read last and wins
+    chosen = chosen.take(order)
+    said: dict[str, dict[str, str]] = {item_id: {} for item_id in keys}  # item → model → normalised answer
+    shown: dict[tuple[str, str], str] = {}  # (item, normalised) → the answer as first given
+    key_forms = {item_id: set(normalised_key(key)) for item_id, key in keys.items()}
+    for item_id, model, outcome, answer in zip(*(chosen[name].to_pylist() for name in
+                                                 ("item_id", "model", "outcome", "answer")), strict=True):
+        if outcome not in ("correct", "wrong", "undecided"):
+            continue
+        extracted = _loaded(answer)
+        form = normalised_answer(keys[item_id], extracted)
+        if outcome == "correct" or (form is not None and form in key_forms[item_id]):
+            form = ""  # the key's answer
+        if form is None:
+            continue
+        said[item_id][model] = form
+        if form:
+            shown[(item_id, form)] = _as_text(extracted)
+    votes = np.zeros(responses.correct.shape, dtype=np.int16)
+    row = {model: r for r, model in enumerate(responses.models)}
+    col = {item_id: c for c, item_id in enumerate(responses.items)}
+    for item_id, key in keys.items():
+        counts: dict[str, int] = {}
+        for form in said[item_id].values():
+            counts[form] = counts.get(form, 0) + 1
+        others = sorted((form for form in counts if form), key=lambda f: (-counts[f], f))
+        code = {"": 1, **{form: n for n, form in enumerate(others, start=2)}}
+        responses.answer_labels[item_id] = [key_text(key), *(shown[(item_id, form)] for form in others)]
+        responses.formats[item_id] = str(key.get("format"))
+        for model, form in said[item_id].items():
+            votes[row[model], col[item_id]] = code[form]
+    responses.votes = votes
+
+
+def _as_text(extracted: object) -> str:
+    """An answer as a reviewer reads (and could type) it: a set's members joined by commas."""
+    if isinstance(extracted, list):
+        return ", ".join(map(str, extracted))
+    return extracted if isinstance(extracted, str) else json.dumps(extracted, ensure_ascii=False)
+
+
+def _loaded(answer: str | None) -> object:
+    """A cell's answer column (JSON text) as the Score's extracted answer."""
+    if answer is None:
+        return None
+    try:
+        return json.loads(answer)
+    except json.JSONDecodeError:
+        return answer
 
 
 def _positions(column: pa.ChunkedArray, values: list[str]) -> np.ndarray:

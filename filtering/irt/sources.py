@@ -1,5 +1,6 @@
 """Where the answers come from: the workspace (its solve matrix, rebuilt from the run logs, and
-the store's keys, option counts and dedup conflicts) or a wide 0/1 matrix file."""
+the store's keys — an open item's whole key, to compare its answers —, option counts and dedup
+conflicts) or a wide 0/1 matrix file."""
 
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ def from_workspace(ws: Workspace, unparseable_as_wrong: bool = False, run_ids: l
     for found in ws.store.iter_many(pc.unique(matrix.table["item_id"]).to_pylist()):  # streamed: no pool of items held
         item = found.item
         keys = item.answer_list()
+        open_key = item.answer.as_dict() if item.answer is not None and item.answer_format != "choice" else None
         facts[item.id] = ItemFacts(found.content_hash, keys[0] if len(keys) == 1 else None, len(item.options),
-                                   [r for r in item.flags.review_reasons if r.startswith(CONFLICT_PREFIX)])
+                                   [r for r in item.flags.review_reasons if r.startswith(CONFLICT_PREFIX)], open_key)
     return from_solve_matrix(matrix, facts, unparseable_as_wrong)
 
 

@@ -2,7 +2,11 @@
 
 Signals, each a strength s in [0, 1], combined as a noisy-or: evidence = Σ −log(1 − s) ranks the
 items (it does not saturate), score = 1 − exp(−evidence) = 1 − Π(1 − s) is what a person reads.
-- the models-as-annotators consensus puts the key in doubt (`consensus`): s = P(key wrong);
+- the models-as-annotators consensus puts the key in doubt (`consensus`): s = P(key wrong). A
+  choice item's ballots are the options chosen; an open item's (numeric, text, set …) the
+  answers normalised by its format (`responses.Responses.votes`: the key's answer, and each
+  other answer given), so strong models agreeing on one value that is not the key's put a
+  numeric key in doubt as they do an option;
 - negative or near-zero discrimination: the stronger a model, the likelier it misses the item;
 - no option chosen above chance by the strongest third of the models (ambiguous or broken);
 - dedup found the same question with another key (an answer conflict);
@@ -18,6 +22,7 @@ import numpy as np
 from evaluation.records import Suspect
 from filtering.irt.analysis import Analysis
 from filtering.irt.consensus import consensus
+from filtering.irt.responses import Responses
 
 NEGATIVE_SURE, NEGATIVE, FLAT = 0.5, 0.3, 0.15
 AMBIGUOUS, CONFLICT = 0.3, 0.4
@@ -25,6 +30,23 @@ FLAT_BELOW = 0.2  # discrimination under this counts as near zero
 MIN_STRONG = 3  # strong models that must have chosen an option before "no option above chance" is said
 UNPARSEABLE_FROM = 0.25
 CONFLICT_PARTNER = re.compile(r"answer conflict with (\S+)")  # dedup's wording (curation/steps/dedup_stage.py)
+
+
+def ballots(r: Responses) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """What the consensus reads, models × items: a choice item's option chosen, with its key option
+    and option count; an open item's answer code (`Responses.votes`), with the key's code (1) and
+    the number of answers given (at least 2). None when no model chose or said anything."""
+    n_items = len(r.items)
+    shape = r.correct.shape
+    chosen = r.choice.copy() if r.choice is not None else np.zeros(shape, dtype=np.int16)
+    keys = r.keys.copy() if r.keys is not None else np.zeros(n_items, dtype=np.int16)
+    options = r.options.copy() if r.options is not None else np.zeros(n_items, dtype=np.int16)
+    if r.votes is not None and r.answer_labels:
+        cols = np.array([j for j, item_id in enumerate(r.items) if item_id in r.answer_labels], dtype=np.int64)
+        chosen[:, cols] = r.votes[:, cols]
+        keys[cols] = 1
+        options[cols] = [max(2, len(r.answer_labels[r.items[j]])) for j in cols.tolist()]
+    return (chosen, keys, options) if chosen.any() else None
 
 
 def find_suspects(analysis: Analysis, min_score: float = 0.2, key_prior: float = 0.8) -> list[Suspect]:
@@ -36,18 +58,23 @@ def find_suspects(analysis: Analysis, min_score: float = 0.2, key_prior: float =
     option = np.zeros(n_items, dtype=int)
     option_post = np.full(n_items, np.nan)
     keys = r.keys if r.keys is not None else np.zeros(n_items, dtype=np.int16)
-    if r.choice is not None and r.choice.any():
-        found = consensus(r.choice, fit.theta, keys,
-                          r.options if r.options is not None else np.zeros(n_items, dtype=np.int16), fit.priors, key_prior)
+    labels = r.answer_labels
+    found_ballots = ballots(r)
+    if found_ballots is not None:
+        chosen, ballot_keys, ballot_options = found_ballots
+        found = consensus(chosen, fit.theta, ballot_keys, ballot_options, fit.priors, key_prior)
         key_wrong, option = found.key_wrong, found.option
         option_post = found.posterior[np.arange(n_items), np.maximum(option, 1) - 1]
         evidence += np.nan_to_num(found.key_surprise)
         for j in np.flatnonzero(np.isfinite(key_wrong)).tolist():
+            said = labels.get(r.items[j])
+            pick = f"option {option[j]}" if said is None else f"the answer {said[option[j] - 1]!r}"
+            key = str(keys[j]) if said is None else repr(said[0])
             if key_wrong[j] >= 0.5:
-                reasons[j].append(f"models' consensus picks option {option[j]} (posterior {option_post[j]:.2f}), "
-                                  f"the key says {keys[j]}: P(key wrong) = {key_wrong[j]:.2f}")
+                reasons[j].append(f"models' consensus picks {pick} (posterior {option_post[j]:.2f}), "
+                                  f"the key says {key}: P(key wrong) = {key_wrong[j]:.2f}")
             elif key_wrong[j] >= min_score:
-                reasons[j].append(f"models' consensus doubts the key {keys[j]}: P(key wrong) = {key_wrong[j]:.2f}")
+                reasons[j].append(f"models' consensus doubts the key {key}: P(key wrong) = {key_wrong[j]:.2f}")
     for j in range(n_items):
         a, high = fit.a[j], analysis.a_high[j]
         if analysis.n[j] < 2:
@@ -93,6 +120,11 @@ def find_suspects(analysis: Analysis, min_score: float = 0.2, key_prior: float =
         if score < min_score or not reasons[j]:
             continue
         strong = analysis.option_share_strong
+        said = labels.get(item_id)
+        if said is not None and r.votes is not None:
+            rows.append(_open_suspect(analysis, j, said, score, float(evidence[j]), reasons[j], key_wrong[j], option[j],
+                                      option_post[j]))
+            continue
         rows.append(Suspect(
             item_id=item_id, content_hash=r.hashes.get(item_id), score=round(score, 4),
             evidence=round(float(evidence[j]), 3), reasons=reasons[j],
@@ -110,6 +142,31 @@ def find_suspects(analysis: Analysis, min_score: float = 0.2, key_prior: float =
             conflict_partners=sorted({m.group(1) for reason in r.conflicts.get(item_id, [])
                                       if (m := CONFLICT_PARTNER.match(reason))})))
     return rows
+
+
+def _open_suspect(analysis: Analysis, j: int, said: list[str], score: float, evidence: float, reasons: list[str],
+                  key_wrong: float, option: int, posterior: float) -> Suspect:
+    """An open item's suspect: the answers by name (the key's first), never option numbers."""
+    r, fit = analysis.responses, analysis.fit
+    assert r.votes is not None
+    item_id = r.items[j]
+
+    def counted(votes: np.ndarray) -> dict[str, int]:
+        return {said[code - 1]: int(n) for code in range(1, len(said) + 1) if (n := int((votes == code).sum()))}
+
+    return Suspect(
+        item_id=item_id, content_hash=r.hashes.get(item_id), score=round(score, 4), evidence=round(evidence, 3),
+        reasons=reasons, answer_format=r.formats.get(item_id), key_answer=said[0],
+        consensus_answer=said[option - 1] if option else None,
+        key_wrong_posterior=None if not np.isfinite(key_wrong) else round(float(key_wrong), 4),
+        consensus_posterior=None if not np.isfinite(posterior) else round(float(posterior), 4),
+        discrimination=round(float(fit.a[j]), 4),
+        discrimination_high=None if not np.isfinite(analysis.a_high[j]) else round(float(analysis.a_high[j]), 4),
+        share_correct=None if not np.isfinite(analysis.share[j]) else round(float(analysis.share[j]), 4),
+        n=int(analysis.n[j]), answer_counts=counted(r.votes[:, j]),
+        answer_counts_strong=counted(r.votes[analysis.strong, j]),
+        conflict_partners=sorted({m.group(1) for reason in r.conflicts.get(item_id, [])
+                                  if (m := CONFLICT_PARTNER.match(reason))}))
 
 
 def _counts(row: np.ndarray) -> dict[str, int]:
