@@ -188,6 +188,10 @@ CSS = """
 .bs-field .bs-preview:has(.katex), .bs-previews-all .bs-field .bs-preview { display: block !important; }
 .bs-key-field { outline: 3px solid #16a34a; outline-offset: 2px; border-radius: 6px; }
 .bs-key { background: #dcfce7; outline: 2px solid #16a34a; border-radius: 4px; font-weight: 600; }
+.bs-key-editor { border: 2px solid #16a34a !important; border-radius: 8px; }
+.bs-key-line { padding: 4px 8px; }
+.bs-key-badge { padding: 1px 6px; margin-right: 4px; }
+.bs-key-text { background: #dcfce7; border-radius: 4px; padding: 1px 4px; }
 .bs-item-box { border: 3px solid #e11d48; background: rgba(225, 29, 72, 0.08); }
 .bs-crop-box { border: 2px dashed #2563eb; }
 .bs-crops { display: flex; flex-wrap: wrap; gap: 8px; }
