@@ -470,6 +470,7 @@ def build_item_tab(ctx: AppContext, users: list[str], choices: dict[str, list[st
             for n in range(1, MAX_OPTIONS + 1):
                 tab.text_field(f"options.{n}.text", f"보기 {n} · Option {n}", lines=1)
             tab.editors.append(KeyEditor("item"))
+            ctx.field_ids.update({element: ("item", "") for element in tab.editors[-1].text_ids})
             reason = gr.Textbox(label="사유 (수정 필요·반려 시 필수) · Reason (needed for needs-fix and reject)",
                                 lines=1, elem_id="item-reason")
             decision_buttons(tab, [("저장 · Save (S)", None, "bs-save", "secondary"),

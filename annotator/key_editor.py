@@ -147,6 +147,11 @@ class KeyEditor:
         self.controls[name] = gr.Checkbox(False, label=label, scale=1, min_width=120,
                                           elem_id=f"{self.queue}-key-{name.replace('_', '-')}")
 
+    @property
+    def text_ids(self) -> list[str]:
+        """The element ids of the text controls (the edit relay nudges them on IME input)."""
+        return [self.points.elem_id, *(c.elem_id for c in self.controls.values() if isinstance(c, gr.Textbox))]
+
     # -- values ------------------------------------------------------------------------------
     @property
     def inputs(self) -> list[Any]:
@@ -196,11 +201,12 @@ class KeyEditor:
         live = [self.badge, self.expression_preview, tab.draft_note]
 
         def edited(show_groups: bool) -> Callable[..., list[Any]]:
-            def handler(session: Session, *given: Any, request: gr.Request) -> list[Any]:
+            def handler(data: dict[Any, Any], request: gr.Request) -> list[Any]:
                 """Keeps the key and 배점 in the user's draft (not in the session state: see
                 ItemQueueTab._edit_handler) and shows the key as it now reads, or what is wrong."""
                 user = ctx.member(request, q)
-                fields = self.values(list(given))
+                session: Session = data[tab.state]
+                fields = self.values_from(data)
                 form = fields["answer"]
                 key: Any = form  # shown with what is wrong unless it makes a key
                 try:
@@ -216,7 +222,7 @@ class KeyEditor:
                 return [key_markdown(key, fields["points"]), preview, draft, *groups]
             return handler
 
-        inputs = [tab.state, *self.inputs]
+        inputs = {tab.state, *self.inputs}  # a set: one dict argument
         self.format.input(edited(True), inputs, [*live, *self.groups.values()], api_visibility="private",
                           **fast(tab.draft_note))
         for component in [self.points, *self.controls.values()]:
