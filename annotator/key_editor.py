@@ -150,7 +150,8 @@ class KeyEditor:
     @property
     def text_ids(self) -> list[str]:
         """The element ids of the text controls (the edit relay nudges them on IME input)."""
-        return [self.points.elem_id, *(c.elem_id for c in self.controls.values() if isinstance(c, gr.Textbox))]
+        boxes = [self.points, *(c for c in self.controls.values() if isinstance(c, gr.Textbox))]
+        return [box.elem_id for box in boxes if box.elem_id]
 
     # -- values ------------------------------------------------------------------------------
     @property
