@@ -172,3 +172,18 @@ def test_over_http_an_annotators_key_save_is_refused_and_an_experts_is_stored(wo
         saved = signed_in(url, "bob").predict("item", "numeric-001", 1, changed, "", "", api_name="/save_item")
         assert saved["status"] == "saved" and saved["rev"] == 2
     assert workspace.store.get("numeric-001").item.answer == NumericKey(value="7", tolerance=0.5, unit="℃")
+
+
+def test_a_key_edit_made_on_an_older_revision_is_a_conflict_that_shows_the_key(desk):
+    from annotator.views import conflict_html
+
+    alice = desk.reviewer.open("alice", "item", "numeric-001").session
+    bob = desk.reviewer.open("bob", "item", "numeric-001").session
+    desk.reviewer.sync(ALICE, alice, {"points": "5"})
+    assert desk.reviewer.save(ALICE, alice).session.rev == 2
+    desk.reviewer.sync(BOB, bob, {"answer": _form(NUMERIC["answer"], numeric_tolerance="0.5")})
+    refused = desk.reviewer.save(BOB, bob)
+    assert refused.conflict is not None and any("points" in line for line in refused.conflict.since)
+    shown = conflict_html(refused.conflict)
+    assert "&quot;tolerance&quot;: 0.5" in shown and "key_form" not in shown  # the key the edit makes
+    assert desk.workspace.store.get("numeric-001").item.answer == NumericKey(value="7", unit="℃")
