@@ -40,8 +40,8 @@ def find_key_start(lines: list[Line]) -> int | None:
 
 def parse_key_lines(lines: list[Line]) -> AnswerKey:
     """{question number: option number(s)} of the keys that are option numbers."""
-    return {number: entry.answer for number, entry in parse_key_entries(lines).items()  # type: ignore[misc]
-            if entry.format == "choice"}
+    return {number: entry.answer for number, entry in parse_key_entries(lines).items()
+            if entry.format == "choice" and not isinstance(entry.answer, str)}
 
 
 def parse_key_entries(lines: list[Line]) -> dict[int, KeyEntry]:
