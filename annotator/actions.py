@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from annotator import adjudication, claims, decisions, drafts, queues
+from annotator import adjudication, claims, decisions, drafts, key_form, queues
 from annotator.auth import User
 from annotator.queue_specs import Decision
 from annotator.queues import Filters
@@ -108,9 +108,21 @@ def answer_text(answer: Any) -> str:
 
 
 def to_change(path: str, value: Any, record: dict[str, Any] | None = None) -> Any:
-    """A UI value as the item field wants it: the answer box's option numbers become a choice
-    key (requiring all of them as the item's key does; `record` is the item it is for)."""
+    """A UI value as the item field wants it: the key editor's form becomes the key it makes
+    (key_form.py); option numbers typed as text become a choice key (requiring all of them as the
+    item's key does; `record` is the item it is for); 배점 as typed becomes a number. Raises
+    EditError for a value the field cannot take."""
+    if path == "points":
+        try:
+            return key_form.points_of(value)
+        except key_form.KeyFormError as error:
+            raise EditError(str(error)) from None
     if path == "answer":
+        if key_form.is_form(value):
+            try:
+                return key_form.key_of(value, (record or {}).get("answer"))
+            except key_form.KeyFormError as error:
+                raise EditError(str(error)) from None
         if isinstance(value, dict):  # a key already
             return value
         current = (record or {}).get("answer")
@@ -432,7 +444,15 @@ def _editable_field(path: str, allowed: tuple[str, ...]) -> str | None:
 
 def _same(path: str, value: Any, stored: Any) -> bool:
     """Does a form value mean the stored value? (An empty box for a missing field does.)"""
+    if path == "points":
+        return key_form.same_points(value, stored)
     if path == "answer":
+        if key_form.is_form(value):
+            try:
+                return key_form.key_of(value, stored) == (stored.model_dump(mode="json") if isinstance(stored, BaseModel)
+                                                          else stored)
+            except key_form.KeyFormError:
+                return False
         if isinstance(value, dict) or (stored is not None and key_options(stored) is None):
             return value == stored or answer_text(value) == answer_text(stored)  # a key of another format
         try:

@@ -24,6 +24,7 @@ from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
 from annotator.bulk_panel import BulkPanel
 from annotator.events import fast
 from annotator.guidelines_panel import GuidelinesPanel
+from annotator.key_editor import KeyEditor, key_markdown
 from annotator.order_control import order_control
 from annotator.pages import EXPERT_PATH, EXPERT_TITLE, REVIEW_TITLE, PageHeader
 from annotator.preview import LATEX_DELIMITERS, to_markdown
@@ -137,8 +138,11 @@ def item_markdown(record: dict[str, Any] | None, *, with_answer: bool = False) -
         image = " 〔그림 · image〕" if option.get("image") else ""
         line = f"{marker} {to_markdown(option.get('text', ''))}{image}"
         lines.append(f'<span class="bs-key bs-key-option-{n}">{line} ✔ 정답 · key</span>' if n in keys else line)
-    if with_answer:
-        lines.append(f"**정답 · Gold answer**: {to_markdown(answer_text(record.get('answer')))}")
+    answer = record.get("answer")
+    if answer is not None and not keys:  # a key of another format: its own highlighted line
+        lines.append(key_markdown(answer, record.get("points")))
+    elif with_answer:
+        lines.append(f"**정답 · Gold answer**: {to_markdown(answer_text(answer))}")
     return "\n\n".join(lines)
 
 
@@ -164,6 +168,7 @@ class ItemQueueTab:
     def __init__(self, ctx: AppContext, queue: str):
         self.ctx, self.queue = ctx, queue
         self.fields: list[tuple[str, Any, Any, Any]] = []  # (path, textbox, preview, row)
+        self.editors: list[KeyEditor] = []  # fields edited with several controls (the key and 배점)
         self.extra_outputs: list[Any] = []
         self.extra_render: Callable[[View], list[Any]] = lambda view: []
         self.decisions: list[tuple[Any, str | None, Any | None]] = []  # wired once every output exists
@@ -246,10 +251,18 @@ class ItemQueueTab:
     def outputs(self) -> list[Any]:
         base = [self.state, self.status, self.progress, self.draft_note, self.conflict, self.conflict_row, self.history,
                 self.revert_rev, self.revert_preview, self.b_revert]
-        return base + [c for _, box, shown, row in self.fields for c in (box, shown, row)] + self.extra_outputs
+        fields = [c for _, box, shown, row in self.fields for c in (box, shown, row)]
+        return base + fields + [c for editor in self.editors for c in editor.outputs] + self.extra_outputs
 
-    def render(self, view: View, user: str | None) -> list[Any]:
+    def render(self, view: View, user: str | None, role: str | None = None) -> list[Any]:
+        """Every output for the view; `role` (when the tab opens) also makes each field editable or
+        read-only as the queue's spec gives that role."""
         shown = view.shown or {}
+        spec = QUEUES[self.queue]
+
+        def editable(path: str) -> bool | None:
+            return None if role is None else spec.may_edit(role, path)
+
         item_id = view.session.item_id
         rows = self.ctx.shown_history(item_id, user) if view.stored and item_id is not None else []
         history = views.history_html(rows) if rows else ""
@@ -265,12 +278,15 @@ class ItemQueueTab:
             text = "" if value is None else (value if isinstance(value, str) else
                                              answer_text(value) if path == "answer" else str(value))
             key = _option_number(path) in keys
+            interactive = editable(path)
             # update dicts, not gr.Column(...): a component made in a handler costs ~1 ms, a dict nothing
-            values += [text, to_markdown(text),
+            values += [text if interactive is None else gr.update(value=text, interactive=interactive), to_markdown(text),
                        gr.update(visible=present, elem_classes=["bs-field", "bs-key-field"] if key else ["bs-field"])]
         return [view.session, views.status_html(view), self.ctx.progress.html(self.queue, user), views.draft_html(view.session),
                 views.conflict_html(view.conflict), gr.update(visible=view.conflict is not None), history, *revert,
                 *values,
+                *(c for editor in self.editors
+                  for c in editor.render(view.shown if view.stored else None, editable("answer"))),
                 *self.extra_render(view)]
 
     # -- wiring -------------------------------------------------------------------------
@@ -345,6 +361,8 @@ class ItemQueueTab:
 
         self.b_revert.click(revert, [self.state, self.revert_rev, self.revert_reason], self.outputs,
                             api_visibility="private", **fast(self.status))
+        for editor in self.editors:
+            editor.wire(self)
         for path, box, shown, _ in self.fields:
             # input fires while typing (edit_relay.py makes it fire without key presses too); blur as a backstop
             for event in (box.input, box.blur):
@@ -378,18 +396,22 @@ class ItemQueueTab:
                 # the form's values, not only the state: a save must not overtake the last keystroke
                 if session.item_id is not None:
                     values = {path: data[box] for path, box, _, _ in self.fields}
+                    for editor in self.editors:
+                        values.update(editor.values_from(data))
                     session = ctx.reviewer.sync(user, session, values)
                 view = ctx.reviewer.save(user, session, decision, data[reason] or "")
             ctx.progress.decided(q)
             return self.render(view, user.name)
 
-        inputs = {self.state, reason, *(box for _, box, _, _ in self.fields)}  # a set: one dict argument
+        # a set: one dict argument
+        inputs = {self.state, reason, *(box for _, box, _, _ in self.fields),
+                  *(c for editor in self.editors for c in editor.inputs)}
         button.click(handler, inputs, self.outputs, api_visibility="private", **fast(self.status))
 
     def load(self, user: auth.User) -> list[Any]:
         if user.role not in QUEUES[self.queue].roles:
             return self.render(View(Session(self.queue)), None)
-        return self.render(self.ctx.reviewer.resume(user.name, self.queue, self.ctx.order), user.name)
+        return self.render(self.ctx.reviewer.resume(user.name, self.queue, self.ctx.order), user.name, user.role)
 
     @property
     def open_outputs(self) -> list[Any]:
@@ -450,7 +472,8 @@ def build_item_tab(ctx: AppContext, users: list[str], choices: dict[str, list[st
             tab.text_field("stem", "문제 · Stem", lines=4)
             for n in range(1, MAX_OPTIONS + 1):
                 tab.text_field(f"options.{n}.text", f"보기 {n} · Option {n}", lines=1)
-            tab.text_field("answer", "정답 (번호) · Answer (option number)", lines=1)
+            tab.editors.append(KeyEditor("item"))
+            ctx.field_ids.update({element: ("item", "") for element in tab.editors[-1].text_ids})
             reason = gr.Textbox(label="사유 (수정 필요·반려 시 필수) · Reason (needed for needs-fix and reject)",
                                 lines=1, elem_id="item-reason")
             decision_buttons(tab, [("저장 · Save (S)", None, "bs-save", "secondary"),

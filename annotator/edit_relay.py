@@ -8,7 +8,7 @@ nudges the textbox with a synthetic `keypress` (one per field per tick) so Gradi
 edit at once. When the page goes away (reload, closed tab) the edits of the past seconds
 that no render has settled since (save, reload, another item) are also posted to `/bs/draft`
 with `fetch(keepalive)`, so a reload right after typing keeps the text even if Gradio's
-round trip had not finished.
+round trip had not finished (a text field's; the key editor's controls are only nudged).
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ SCRIPT = """
     return null;
   };
   const remember = (el, id) => {
+    if (!FIELDS[id][1]) return;  // a control of a field made of several (the key editor): nudged only
     const stamp = document.querySelector("#" + FIELDS[id][0] + "-status .bs-rev");
     if (!stamp) return;
     recent.set(id, {queue: FIELDS[id][0], path: FIELDS[id][1], item_id: stamp.dataset.item,
@@ -80,5 +81,6 @@ DRAFT_URL = "/bs/draft"
 
 
 def edit_relay_script(fields: dict[str, tuple[str, str]]) -> str:
-    """`fields`: element id of a review textbox → (queue, dotted field path)."""
+    """`fields`: element id of a review textbox → (queue, dotted field path); a path "" for a control
+    of a field made of several controls (the key editor), which is nudged but not posted on unload."""
     return SCRIPT.replace("%FIELDS%", json.dumps(fields)).replace("%DRAFT_URL%", DRAFT_URL)

@@ -121,6 +121,10 @@ class QueueSpec:
             raise NotAllowed(f"the {role} role may not run bulk actions in the {self.name} queue")
         return decision
 
+    def may_edit(self, role: str, path: str) -> bool:
+        """Whether the role may change the field here (what the page shows editable or read-only)."""
+        return role in self.roles and any(role in rule.roles for rule in self.editable if re.fullmatch(rule.pattern, path))
+
     def edits_for(self, role: str) -> tuple[str, ...]:
         return tuple(rule.pattern for rule in self.editable if role in rule.roles)
 
@@ -140,8 +144,8 @@ QUEUES: dict[str, QueueSpec] = {queue.name: queue for queue in (
         editable=(Editable(r"stem", EVERYONE), Editable(r"options\.\d+\.text", EVERYONE),
                   Editable(r"source\.bbox", EVERYONE), Editable(r"images\.\d+", EVERYONE),
                   Editable(r"options\.\d+\.image", EVERYONE),
-                  # the key decides every model's score: an expert's call, as in the Suspects queue
-                  Editable(r"answer", EXPERTS)),
+                  # the key and its 배점 decide every model's score: an expert's call, as in the Suspects queue
+                  Editable(r"answer", EXPERTS), Editable(r"points", EXPERTS)),
         decisions=(
             Decision("accept", "승인 · Accept", EVERYONE, {"status": "accepted"}, bulk=True),
             Decision("needs_fix", "수정 필요 · Needs fix", EVERYONE,

@@ -8,6 +8,7 @@ import time
 from html import escape
 from typing import Any
 
+from annotator import key_form
 from annotator.actions import Conflict, View, key_options
 from annotator.render import PageInfo
 from curation.store import Revision
@@ -133,11 +134,21 @@ def conflict_html(conflict: Conflict | None) -> str:
         return ""
     since = "".join(f"<li>{esc(line)}</li>" for line in conflict.since)
     rows = "".join(
-        f"<tr><td><code>{esc(path)}</code></td><td>{esc(base)}</td><td>{esc(now)}</td><td>{esc(mine)}</td></tr>"
+        f"<tr><td><code>{esc(path)}</code></td><td>{esc(base)}</td><td>{esc(now)}</td><td>{esc(_typed(mine))}</td></tr>"
         for path, base, now, mine in conflict.fields)
     return (f'<div class="bs-conflict"><b>충돌 · Conflict</b>: {esc(conflict.message)}<ul>{since}</ul>'
             "<table><tr><th>field</th><th>your revision</th><th>now (theirs)</th><th>yours</th></tr>"
             f"{rows}</table></div>")
+
+
+def _typed(value: Any) -> Any:
+    """An edit as it will be saved: the key editor's form as the key it makes (else as typed)."""
+    if key_form.is_form(value):
+        try:
+            return key_form.key_of(value)
+        except key_form.KeyFormError:
+            return {name: v for name, v in value.items() if v not in ("", None, False)}
+    return value
 
 
 def history_html(rows: list[tuple[Revision, list[tuple[str, Any, Any]]]]) -> str:
@@ -188,6 +199,10 @@ CSS = """
 .bs-field .bs-preview:has(.katex), .bs-previews-all .bs-field .bs-preview { display: block !important; }
 .bs-key-field { outline: 3px solid #16a34a; outline-offset: 2px; border-radius: 6px; }
 .bs-key { background: #dcfce7; outline: 2px solid #16a34a; border-radius: 4px; font-weight: 600; }
+.bs-key-editor { border: 2px solid #16a34a !important; border-radius: 8px; }
+.bs-key-line { padding: 4px 8px; }
+.bs-key-badge { padding: 1px 6px; margin-right: 4px; }
+.bs-key-text { background: #dcfce7; border-radius: 4px; padding: 1px 4px; }
 .bs-item-box { border: 3px solid #e11d48; background: rgba(225, 29, 72, 0.08); }
 .bs-crop-box { border: 2px dashed #2563eb; }
 .bs-crops { display: flex; flex-wrap: wrap; gap: 8px; }

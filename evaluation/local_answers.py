@@ -17,7 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from curation.item import Answerable
-from evaluation.backends.baseline import Chooser, chooser_for
+from evaluation.backends.baseline import RULES, Chooser, chooser_for
 from evaluation.cells import note_appended
 from evaluation.models import ModelSpec
 from evaluation.runlog import RunLog, now_iso
@@ -31,7 +31,7 @@ _BATCH = 2000
 
 def local_chooser(spec: ModelSpec) -> Chooser | None:
     """The heuristic that answers for this model here and now, or None for a model that must be asked."""
-    if spec.backend != "baseline" or spec.model in ("overlap", "rubric-checks"):
+    if spec.backend != "baseline" or spec.model in RULES:
         return None
     return chooser_for(spec.model)
 

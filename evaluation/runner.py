@@ -35,6 +35,7 @@ from curation.query import (
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.backends.base import BackendError, Completion
+from evaluation.backends.echo import NAME as ECHO
 from evaluation.cache import cache_key
 from evaluation.cells import run_cells
 from evaluation.datasets import Dataset, StoreDataset
@@ -106,7 +107,8 @@ def select_items(items: Iterable[Answerable], spec: ModelSpec, variant: Variant 
     """The items this model can be asked under `variant`, and why each other item is left out."""
     chosen: list[Answerable] = []
     skipped: dict[str, str] = {}
-    option_only = spec.backend == "baseline"  # the baselines choose an option: they answer choice keys only
+    # the baselines choose an option: they answer choice keys only (but the rule that echoes the question)
+    option_only = spec.backend == "baseline" and spec.model != ECHO
     probe = variant in ("options_only", "question_only")  # a shortcut probe hides the question or the options
     for item in items:
         if not item.options and item.answer_format in (None, "choice"):

@@ -24,6 +24,7 @@ def differences(truth: Item, got: Item, *, bbox_tolerance: float = 1.0) -> list[
         ("stem", truth.stem, got.stem),
         ("options", _option_view(truth), _option_view(got)),
         ("answer", truth.answer, got.answer),
+        ("points", truth.points, got.points),
         ("images", [(i.blob, i.kind, i.latex) for i in truth.images], [(i.blob, i.kind, i.latex) for i in got.images]),
         ("subject", truth.source.subject, got.source.subject),
         ("part", truth.source.part, got.source.part),

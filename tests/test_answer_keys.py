@@ -10,7 +10,7 @@ import pytest
 from curation.answers import CIRCLED
 from curation.extract import ocr
 from curation.extract.answer_keys import AnswerKeyError
-from curation.extract.key_files import read_key_file
+from curation.extract.key_files import read_key_file, read_key_sheet_file
 from curation.extract.pipeline import ExtractOptions, extract_items
 
 from .extract_truth import load_truth
@@ -25,13 +25,22 @@ def split_sample(sample_exam_dir, tmp_path):
     key.insert_pdf(source, from_page=source.page_count - 1, to_page=source.page_count - 1)
     questions.save(tmp_path / "questions.pdf")
     key.save(tmp_path / "key.pdf")
-    truth = {item.source.number: item.answer_list()[0] for item in load_truth(sample_exam_dir / "sample.truth.jsonl")}
+    truth = {item.source.number: item.answer_list()[0] for item in load_truth(sample_exam_dir / "sample.truth.jsonl")
+             if item.answer_list()}  # the option numbers of the multiple-choice questions
     return tmp_path / "questions.pdf", tmp_path / "key.pdf", truth
 
 
-def test_key_pdf_with_text_layer(split_sample):
+def test_key_pdf_with_text_layer(split_sample, sample_exam_dir):
     _, key_pdf, truth = split_sample
-    assert read_key_file(key_pdf) == truth
+    items = load_truth(sample_exam_dir / "sample.truth.jsonl")
+    short = {item.source.number: item.answer.text() for item in items if not item.options}
+    assert short == {27: "28.8", 28: "7", 29: "60", 30: "안개"}
+    assert read_key_file(key_pdf) == truth | short  # option numbers; a short answer's number or word as written
+    sheet = read_key_sheet_file(key_pdf)  # every key with its format and 배점
+    keys = {entry.number: entry for entry in sheet.forms[0].sections[0].keys}
+    assert {n: (entry.format, entry.points) for n, entry in keys.items()} == {
+        item.source.number: ({"choice": "choice", "numeric": "numeric", "text": "text"}[item.answer.format], item.points)
+        for item in items}
 
 
 def test_csv_with_circled_digits_and_json_with_plain_digits(split_sample, tmp_path):
@@ -42,16 +51,18 @@ def test_csv_with_circled_digits_and_json_with_plain_digits(split_sample, tmp_pa
     json_key.write_text(json.dumps({"answers": {str(n): a for n, a in truth.items()}}), encoding="utf-8")
     assert read_key_file(csv_key) == truth == read_key_file(json_key)
     extraction = extract_items(questions, ExtractOptions(), key=read_key_file(csv_key))
-    assert {item.source.number: item.answer_list()[0] for item in extraction.items} == truth
-    assert all(item.answer_format == "choice" for item in extraction.items)
+    assert {item.source.number: item.answer_list()[0] for item in extraction.items if item.options} == truth
+    assert all(item.answer_format == "choice" for item in extraction.items if item.answer is not None)
 
 
 def test_missing_and_extra_keys_are_reported(split_sample, tmp_path):
     questions, _, truth = split_sample
-    partial = {n: a for n, a in truth.items() if n != 5} | {27: 1}
+    beyond = max(truth) + 10  # no such question: the paper ends with its short-answer questions
+    partial = {n: a for n, a in truth.items() if n != 5} | {beyond: 1}
     extraction = extract_items(questions, ExtractOptions(), key=partial)
-    assert extraction.report.keys_without_question == [27]
-    assert extraction.report.questions_without_key == [5]
+    assert extraction.report.keys_without_question == [beyond]
+    short = [item.source.number for item in extraction.items if not item.options]  # the key file has none of them
+    assert extraction.report.questions_without_key == [5, *short] and len(short) == 4
     assert next(item for item in extraction.items if item.source.number == 5).answer is None
 
 

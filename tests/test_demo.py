@@ -1,6 +1,7 @@
 """The README's main job: `benchsmith demo` on the embedded default, offline."""
 
 import json
+import re
 
 from curation.item import parse_item
 
@@ -13,12 +14,20 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
     assert first.returncode == 0, first.stderr
     assert first.stdout.rstrip().endswith(f"benchsmith annotate -w {ws.resolve()}")  # the demo's last line
     for stage in ("sample exam", "extract", "dedup", "shuffle", "korea", "taxonomy", "rationales", "stats", "export",
-                  "evaluate", "judge",
+                  "evaluate", "exam score", "judge",
                   "filter", "item analysis", "shift", "release"):
         assert f"✓ {stage}" in first.stdout, stage
     truth = [parse_item(json.loads(line)) for line in (ws / "sample-exam.truth.jsonl").read_text(encoding="utf-8").splitlines()]
     text_only = sum(1 for item in truth if not item.multimodal)
-    assert len(truth) == 26 and text_only == 22  # the sample exam's ground truth
+    short = [item for item in truth if not item.options]  # 단답형: numbers and a word, no options
+    assert len(short) == 4 and all(item.points for item in truth)  # the sample exam's ground truth, 배점 for each
+    # each run's exam score: the points it earned out of the exam's, per answer format; the open
+    # items are answered by baseline:echo (the option-only baselines leave them)
+    total = sum(item.points for item in truth)
+    numeric = sum(1 for item in short if item.answer.format == "numeric")
+    assert re.search(rf"baseline:echo \d+/{total:g} points \(\d+%\): choice \d+/{len(truth) - len(short)}, "
+                     rf"numeric \d+/{numeric}, text \d+/{len(short) - numeric}", first.stdout), first.stdout
+    assert re.search(rf"baseline:longest \d+/{total:g} points .*numeric not asked", first.stdout)
     # the demo's few models feed the item analysis and the Suspects queue, with a plain warning;
     # they read text only, so the items with pictures are not in it
     suspects = json.loads((ws / "filtering" / "item_analysis" / "suspects.json").read_text(encoding="utf-8"))
@@ -31,16 +40,18 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
     assert stats["flags"]["multimodal"].get("True", 0) == len(truth) - text_only
     exported = (ws / "items.jsonl").read_text(encoding="utf-8").splitlines()
     assert len(exported) == stats["items"]
-    assert all(json.loads(line)["original_option_order"] for line in exported)  # shuffled, original kept
+    records = [json.loads(line) for line in exported]  # shuffled, original kept (short answers have no options)
+    assert all(record["original_option_order"] for record in records if record["options"])
     assert (ws / "releases" / "v0.1.0" / "README.md").is_file()
-    _every_queue_has_work(ws, stats["items"], text_only)
+    choice_text_only = sum(1 for item in truth if not item.multimodal and item.options)
+    _every_queue_has_work(ws, stats["items"], choice_text_only)
     second = run_cli("demo", "-w", str(ws))
     assert second.returncode == 0, second.stderr
     assert "release v0.1.1" in second.stdout
     assert json.loads(run_cli("items", "stats", "--json", "-w", str(ws)).stdout)["revisions"] == stats["revisions"]
 
 
-def _every_queue_has_work(ws, items: int, text_only: int) -> None:
+def _every_queue_has_work(ws, items: int, choice_text_only: int) -> None:
     from annotator import queues, scoring
     from curation.steps.korea import KoreaLexicon
     from curation.workspace import open_workspace
@@ -49,11 +60,12 @@ def _every_queue_has_work(ws, items: int, text_only: int) -> None:
     engine = workspace.store.engine
     korea = sum(1 for s in workspace.store.iter_items() if KoreaLexicon().reasons(s.item))
     assert queues.count(engine, "korea", queues.Filters()) == korea > 2
-    with_answer = sum(1 for s in workspace.store.iter_items() if s.item.answer_list() and s.item.status != "excluded")
+    with_answer = sum(1 for s in workspace.store.iter_items() if s.item.answer is not None and s.item.status != "excluded")
     assert with_answer == items  # every sample question has a key
-    assert queues.count(engine, "rationale", queues.Filters()) == with_answer  # a drafted rationale each
+    with_choice = sum(1 for s in workspace.store.iter_items() if s.item.answer_list() and s.item.status != "excluded")
+    assert queues.count(engine, "rationale", queues.Filters()) == with_choice  # a drafted rationale each
     # scoring tasks: each drafted rationale, and each rationale baseline:overlap wrote (text items only)
-    assert len(scoring.tasks(engine)) == with_answer + text_only
+    assert len(scoring.tasks(engine)) == with_choice + choice_text_only
     judged = [row for row in scoring.score_table(engine) if row["judge"]]
     assert any(row["model"] == "baseline:overlap" for row in judged)  # judged by baseline:rubric-checks
     assert queues.count(engine, "item", queues.Filters()) == items

@@ -91,4 +91,4 @@ def test_engine_mineru_reads_given_output_through_the_cli(sample_exam_dir, tmp_p
     result = CliRunner().invoke(app, ["extract", "-w", str(workspace.root), "--engine", "mineru",
                                       "--mineru-output", str(out), str(pdf), "--json"])
     assert result.exit_code == 0, result.output
-    assert sum(1 for _ in workspace.store.iter_items()) == 26
+    assert sum(1 for _ in workspace.store.iter_items()) == len(load_truth(pdf.with_suffix(".truth.jsonl")))

@@ -25,7 +25,9 @@ def test_every_question_option_answer_image_and_formula_recovered(sample_exam_di
     problems = [problem for item in truth for problem in differences(item, got[item.source.number].item)]
     assert problems == []
     assert report.questions == len(truth) and report.answers_merged == len(truth)
-    assert report.numbering_gaps == [] and report.option_counts == {"4": len(truth)}
+    short = [item.source.number for item in truth if not item.options]  # 단답형: a number or a word, with 배점
+    assert report.numbering_gaps == [] and report.option_counts == {"0": len(short), "4": len(truth) - len(short)}
+    assert report.short_answer == short and len(short) == 4
     assert any("1–4" in warning for warning in report.warnings)  # the cover's numbered instructions
     # rev 2 for the Korea-specific candidates: the tagging stage right after extraction
     assert all(stored.rev == (2 if stored.item.flags.korea_reasons else 1) and stored.item.status == "extracted"
@@ -47,11 +49,12 @@ def test_other_seeds_also_match(tmp_path, workspace):
 
 def test_same_pdf_twice_does_not_duplicate_and_force_rewrites(sample_exam_dir, workspace):
     pdf = sample_exam_dir / "sample.pdf"
+    questions = len(load_truth(pdf.with_suffix(".truth.jsonl")))
     first = extract_pdf(pdf, workspace, ExtractOptions(exam="기상기사"))
     again = extract_pdf(pdf, workspace, ExtractOptions(exam="기상기사"))
-    assert first.created == 26 and again.created == 0 and again.skipped and "--force" in again.skipped
-    assert sum(1 for _ in workspace.store.iter_items()) == 26
+    assert first.created == questions and again.created == 0 and again.skipped and "--force" in again.skipped
+    assert sum(1 for _ in workspace.store.iter_items()) == questions
     forced = extract_pdf(pdf, workspace, ExtractOptions(exam="기상기사 2024", force=True))
-    assert forced.updated == 26 and sum(1 for _ in workspace.store.iter_items()) == 26
+    assert forced.updated == questions and sum(1 for _ in workspace.store.iter_items()) == questions
     item_id = next(workspace.store.iter_items()).item.id
     assert [revision.rev for revision in workspace.store.history(item_id)] == [1, 2]

@@ -77,3 +77,31 @@ def test_overlap_run_judged_by_rubric_checks_through_the_cli(workspace):
     for item_id, verdict in verdicts.items():  # the rule names the option it chose: the key exactly when correct
         correct = answers[item_id].outcome == "correct"
         assert (verdict.scores.factuality >= 3) == correct and (not verdict.factual_errors) == correct
+
+
+def test_echo_answers_short_answer_items_through_the_runner_and_the_option_baselines_skip_them(workspace):
+    from evaluation.backends.echo import echo_answer
+
+    assert echo_answer("고도 2 km에서의 기온(℃)을 구하시오.") == "2" and echo_answer("현상의 이름을 쓰시오.") == "쓰시오"
+    seed_items(workspace, n_text=2, n_image=0)
+    short = [{"id": "short-numeric", "source": {"exam": "기상기사", "number": 27}, "points": 4,
+              "stem": "풍속 10 m/s로 부는 바람을 따라 공기가 60 km를 이동하는 데 걸리는 시간(분)을 구하시오.",
+              "answer": {"format": "numeric", "value": "100"}},
+             {"id": "short-echoed", "source": {"exam": "기상기사", "number": 28}, "stem": "1 더하기 2는 몇인지 구하시오.",
+              "answer": {"format": "numeric", "value": "2"}},
+             {"id": "short-text", "source": {"exam": "기상기사", "number": 29}, "stem": "지면 가까이 떠 있는 물방울 현상을 쓰시오.",
+              "answer": {"format": "text", "accepted": ["안개"]}}]
+    workspace.store.save_items([parse_item(record) for record in short], author="test", stage="test")
+    ws = str(workspace.root)
+    for model in ("baseline:echo", "baseline:longest"):
+        ran = run_cli("run", "-m", model, "-w", ws)
+        assert ran.returncode == 0, ran.stderr
+    (echo,) = [p for p in workspace.runs_dir.iterdir() if p.name.startswith("baseline-echo")]
+    answers = read_jsonl_records(echo / "responses.jsonl", AnswerRecord)
+    assert {item_id: record.outcome for item_id, record in answers.items() if item_id.startswith("short")} == {
+        "short-numeric": "wrong", "short-echoed": "correct", "short-text": "undecided"}  # a text key not strict: a judge decides
+    assert all("not a model" in record.text for item_id, record in answers.items() if item_id.startswith("short"))
+    assert {record.outcome for item_id, record in answers.items() if not item_id.startswith("short")} <= {"correct", "wrong"}
+    (longest,) = [p for p in workspace.runs_dir.iterdir() if p.name.startswith("baseline-longest")]
+    assert set(read_jsonl_records(longest / "responses.jsonl", AnswerRecord)) == {
+        item_id for item_id in answers if not item_id.startswith("short")}  # option-only: choice items alone

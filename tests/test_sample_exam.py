@@ -4,11 +4,13 @@ import pymupdf
 
 from curation.item import parse_item
 from curation.sample_exam import blobs_dir_for, write_sample_exam
-from curation.sample_exam.content import SUBJECTS
-from scoring.keys import ChoiceKey
+from curation.sample_exam.content import SHORT_ANSWERS, SUBJECTS
+from scoring.keys import ChoiceKey, NumericKey, TextKey
 
-# the questions the content declares for the default layout (no passage or table variant): each subject's
-QUESTIONS = sum(len(subject.questions) for subject in SUBJECTS)
+# the questions the content declares for the default layout (no passage or table variant): each
+# subject's multiple-choice questions, then the short-answer ones
+CHOICE_QUESTIONS = sum(len(subject.questions) for subject in SUBJECTS)
+QUESTIONS = CHOICE_QUESTIONS + len(SHORT_ANSWERS)
 
 
 def _truth(path):
@@ -26,9 +28,14 @@ def test_same_arguments_give_the_same_bytes(tmp_path, sample_exam_dir):
 
 def test_truth_is_valid_items_covering_every_feature(sample_exam_dir):
     items = _truth(sample_exam_dir / "sample.truth.jsonl")
-    assert QUESTIONS == 26 and len(items) == QUESTIONS
+    assert (CHOICE_QUESTIONS, QUESTIONS) == (26, 30) and len(items) == QUESTIONS
     assert [item.source.number for item in items] == list(range(1, len(items) + 1))
-    assert all(len(item.options) == 4 and item.answer in [ChoiceKey(options=[n]) for n in range(1, 5)] for item in items)
+    choice, short = items[:CHOICE_QUESTIONS], items[CHOICE_QUESTIONS:]
+    assert all(len(item.options) == 4 and item.answer in [ChoiceKey(options=[n]) for n in range(1, 5)] for item in choice)
+    # 단답형: three numbers and a word, no options; every question has its 배점
+    assert [type(item.answer) for item in short] == [NumericKey, NumericKey, NumericKey, TextKey]
+    assert all(not item.options for item in short) and short[0].answer == NumericKey(value="28.8")
+    assert all(item.points in (2, 3, 4) for item in items) and {item.points for item in short} <= {3, 4}
     assert len({item.source.subject for item in items}) == 5
     assert any("〈보기〉\nㄱ." in item.stem for item in items)
     assert any("^{-5}" in item.stem for item in items) and any("_{d}" in item.stem for item in items)
@@ -46,7 +53,9 @@ def test_text_layer_reads_back_hangul_and_circled_digits(sample_exam_dir):
     items = _truth(sample_exam_dir / "sample.truth.jsonl")
     assert all(marker in text for marker in "①②③④")
     assert items[0].stem.split()[0] in text and "1과목 기상학개론" in text
-    assert "정답표" in doc[-1].get_text()
+    key_page = doc[-1].get_text()
+    assert "정답표" in key_page and "배점" in key_page and "28.8" in key_page and "안개" in key_page
+    assert "단답형" in text
 
 
 def test_interleaved_stream_looks_the_same_but_is_ordered_differently(sample_exam_dir):

@@ -151,7 +151,7 @@ def test_extract_many_pdfs_in_a_pool_writes_what_one_process_writes(tmp_path) ->
     reports = json.loads(many.stdout)
     assert reports[0]["path"] == str(bad) and str(bad) in reports[0]["error"]
     assert [r["path"] for r in reports[1:]] == [str(p) for p in pdfs]
-    assert stored_items(pooled) == stored_items(alone) and len(stored_items(alone)) == truth_questions(pdfs) == 4 * 26
+    assert stored_items(pooled) == stored_items(alone) and len(stored_items(alone)) == truth_questions(pdfs) > 0
     assert [r["created"] for r in reports[1:]] == [r["created"] for r in json.loads(one.stdout)]
 
 

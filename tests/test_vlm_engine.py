@@ -16,6 +16,7 @@ from curation.extract.latex_check import text_problems
 from curation.extract.pipeline import LATEX_REPAIRED_REASON, ExtractOptions, extract_items, extract_pdf
 from curation.extract.vlm import VLM_REASON
 from curation.extract.vlm_prompt import TranscriptionError, house_delimiters, parse_transcription
+from curation.item import parse_item
 from curation.llm import TextRequest
 from curation.sample_exam import write_sample_exam
 from curation.workspace import init_workspace
@@ -131,7 +132,7 @@ def test_faults_end_in_items_or_one_error_each_and_a_rerun_resumes(canonical_exa
         for number, item in stored.items():
             assert item.id == _item_id(pdf, number)
             assert item.source.page == layout[number].page and item.source.bbox == layout[number].bbox
-            assert item.answer_list() == [truth[number - 1]["answer"]]  # the PDF's own key, merged as always
+            assert item.answer == parse_item(truth[number - 1]).answer  # the PDF's own key, merged as always
             _assert_read_by_the_model(item)
 
         # the rerun sends only what failed at the backend: the others come from the run log and cache

@@ -6,7 +6,8 @@ by their ring (`key_ocr.ring_digit`), plain digits with a digits-only Tesseract,
 form's name (`( 홀수 )형`) with Korean Tesseract. The rows above the first row of answers are
 headings: the lowest heading over a column group names its section (공통 과목, 화법과 작문 …).
 A page where no table reads (a key written as rows of numbers and answers, or inline
-`1 ② 2 ⑤`) is read as before: `answer_keys.parse_key_lines` or `key_ocr.read_key_table`.
+`1 ② 2 ⑤`) is read as before: `answer_keys.parse_key_entries` (with a 배점 row's points, a
+short answer's number or word) or `key_ocr.read_key_table`.
 
 An answer written as a circled digit is an option number; a plain number is a numeric answer
 where the file has circled answers, and otherwise an option number when it is one digit.
@@ -23,7 +24,7 @@ from typing import Protocol
 import numpy as np
 
 from curation.answers import CIRCLED
-from curation.extract.answer_keys import parse_key_lines
+from curation.extract.answer_keys import parse_key_entries
 from curation.extract.key_grid import Grid, Table, Value, find_tables, read_groups, section_names, tidy_name
 from curation.extract.key_sheet import (
     NUMBER,
@@ -125,15 +126,11 @@ def _older_layouts(page: pymupdf.Page, number: int, glyphs: list[Glyph] | None, 
 
     if glyphs is not None:
         lines, _ = page_lines(page, number, glyphs)
-        key = parse_key_lines(lines)
-        plain = False
+        keys = [RawKey(n, _value(entry), entry.points) for n, entry in sorted(parse_key_entries(lines).items())]
     else:
-        key = dict(key_ocr.read_key_table(page))
-        plain = True
-    if not key:
+        keys = [RawKey(n, Value(str(a)), None) for n, a in sorted(key_ocr.read_key_table(page).items())]
+    if not keys:
         return []
-    keys = [RawKey(n, Value(",".join(map(str, a)) if isinstance(a, list) else str(a), circled=not plain), None)
-            for n, a in sorted(key.items())]
     form = form_name(reader.text_between(0.0, float(page.rect.height * SCALE * TITLE_SHARE)))
     return [PageTable(number, form, [RawSection(None, keys)])]
 
@@ -398,8 +395,18 @@ def _merge_section(form: KeyForm, section: KeySection) -> None:
     form.sections.append(section)
 
 
+def _value(entry: KeyEntry) -> Value:
+    """A key read from rows of a text layer as a cell's value (a circled option number, else as written)."""
+    if entry.format == "choice":
+        answer = entry.answer if isinstance(entry.answer, list) else [entry.answer]
+        return Value(",".join(map(str, answer)), circled=entry.explicit)
+    return Value(str(entry.answer))
+
+
 def _entry(key: RawKey, circled_file: bool) -> KeyEntry:
     text = key.answer.text
+    if not key.answer.circled and not NUMBER.match(text) and not SINGLE_DIGITS.match(text):
+        return KeyEntry(key.number, "text", text, key.points)  # a word (read from a text layer's rows)
     if key.answer.circled:
         numbers = sorted({int(part) for part in text.split(",") if part})
         return KeyEntry(key.number, "choice", numbers[0] if len(numbers) == 1 else numbers, key.points)

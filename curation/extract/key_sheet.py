@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from curation.errors import BenchsmithError
-from scoring.keys import ChoiceKey, NumericKey
+from scoring.keys import ChoiceKey, NumericKey, TextKey
 
-KeyFormat = Literal["choice", "numeric"]
+KeyFormat = Literal["choice", "numeric", "text"]
 LegacyAnswer = int | list[int]
 
 
@@ -28,7 +28,8 @@ class AnswerKeyError(BenchsmithError):
 @dataclass(frozen=True)
 class KeyEntry:
     """One question's key. `answer`: the 1-based option number (a sorted list when several are
-    right) for `choice`; the number as written (`"7"`, `"120"`, `"0.5"`) for `numeric`.
+    right) for `choice`; the number as written (`"7"`, `"120"`, `"0.5"`) for `numeric`; the word
+    as written (`"안개"`) for `text`.
     `explicit` is False for a plain digit taken as an option number (a table without circled
     digits): a question with no options reads it as a number instead."""
 
@@ -38,9 +39,11 @@ class KeyEntry:
     points: float | None = None
     explicit: bool = True
 
-    def typed(self) -> ChoiceKey | NumericKey:
+    def typed(self) -> ChoiceKey | NumericKey | TextKey:
         if self.format == "numeric":
             return NumericKey(value=str(self.answer))
+        if self.format == "text":
+            return TextKey(accepted=[str(self.answer)])
         options = self.answer if isinstance(self.answer, list) else [int(self.answer)]  # type: ignore[arg-type]
         return ChoiceKey(options=options)
 
@@ -53,7 +56,7 @@ class KeyEntry:
         return {"number": self.number, "format": self.format, "answer": self.answer, "points": _points(self.points)}
 
     def answer_text(self) -> str:
-        if self.format == "numeric":
+        if self.format != "choice":
             return str(self.answer)
         values = self.answer if isinstance(self.answer, list) else [self.answer]
         return ", ".join(_circled(int(value)) for value in values)  # type: ignore[arg-type]
@@ -157,6 +160,8 @@ def _typed_entry(number: int, value: dict[str, Any], points: float | None) -> Ke
         return KeyEntry(number, "choice", typed.options[0] if len(typed.options) == 1 else sorted(typed.options), points)
     if isinstance(typed, NumericKey):
         return KeyEntry(number, "numeric", typed.value, points)
+    if isinstance(typed, TextKey) and len(typed.accepted) == 1:
+        return KeyEntry(number, "text", typed.accepted[0], points)
     raise ValueError(f"question {number}: {typed.format} keys are not read from key files")
 
 
@@ -208,11 +213,11 @@ class KeyChoice:
         return []
 
     def short_answer_numbers(self) -> frozenset[int]:
-        """Numbers some section of the form (the chosen one, where chosen) answers with a number."""
+        """Numbers some section of the form (the chosen one, where chosen) answers with a number (or a word)."""
         form = self._form()
         shared, alternatives = form.shared_and_alternatives()
         sections = shared + ([self._section(form)] if self.section is not None else alternatives)
-        return frozenset(entry.number for section in sections for entry in section.keys if entry.format == "numeric")
+        return frozenset(entry.number for section in sections for entry in section.keys if entry.format != "choice")
 
     def keys_for(self, numbers: Iterable[int]) -> dict[int, KeyEntry]:
         """{number: key} for a paper with these question numbers. Raises AnswerKeyError when the

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from curation.errors import BenchsmithError
-from curation.extract.answer_keys import find_key_start, parse_key_lines
+from curation.extract.answer_keys import find_key_start, parse_key_entries
 from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
 from curation.extract.confidence import confidence_record
 from curation.extract.document import ReadDocument, read_document
@@ -112,13 +112,15 @@ def extract_items_from_entries(opened: OpenedPdf, entries: list[Line | Figure], 
     own_key: dict[int, KeyEntry] = {}
     if key_start is not None:
         cut = entries.index(lines[key_start])
-        own_key = {number: KeyEntry(number, "choice", answer)
-                   for number, answer in parse_key_lines([e for e in entries[cut:] if isinstance(e, Line)]).items()}
+        own_key = parse_key_entries([e for e in entries[cut:] if isinstance(e, Line)])
         entries = entries[:cut]
     chosen = as_key_choice(key, options)
     if chosen is not None:
         chosen = chosen.for_paper_form(paper_form(opened))
-    questions, stats = segment(entries, chosen.short_answer_numbers() if chosen is not None else frozenset())
+    short_numbers = {number for number, entry in own_key.items() if entry.format != "choice"}
+    if chosen is not None:
+        short_numbers |= chosen.short_answer_numbers()
+    questions, stats = segment(entries, frozenset(short_numbers))
     if stats.dropped_runs:
         report.warnings += [f"numbered lines {span} have no options: taken for instructions, not questions"
                             for span in stats.dropped_runs]
@@ -181,16 +183,17 @@ def paper_form(opened: OpenedPdf) -> str | None:
 
 def merge_key(entry: KeyEntry, options: int) -> tuple[dict[str, Any] | None, str | None]:
     """The typed key (as a dict) for a question with `options` options, or the reason it does
-    not fit. A question with no options takes a number; a plain digit read as an option number
-    (a key table without circled digits) is that number."""
+    not fit. A question with no options takes a number or a word; a plain digit read as an option
+    number (a key table without circled digits) is that number."""
     if options == 0:
         if entry.format == "choice" and not entry.explicit and not isinstance(entry.answer, list):
             entry = entry.as_numeric()
-        if entry.format == "numeric":
+        if entry.format in ("numeric", "text"):
             return entry.typed().as_dict(), None
         return None, f"key answer {entry.answer_text()} is not one of its 0 options; left empty"
-    if entry.format == "numeric":
-        return None, f"key answer {entry.answer} is a number but the question has {options} options; left empty"
+    if entry.format != "choice":
+        kind = "a number" if entry.format == "numeric" else "a word"
+        return None, f"key answer {entry.answer} is {kind} but the question has {options} options; left empty"
     values = entry.answer if isinstance(entry.answer, list) else [entry.answer]
     if not all(isinstance(value, int) and 1 <= value <= options for value in values):
         return None, f"key answer {entry.answer_text()} is not one of its {options} options; left empty"

@@ -212,12 +212,13 @@ def transcribe(regions: list[Region], model: TextModel, max_tries: int = MAX_TRI
 
 
 def _checked(transcription: Transcription, region: Region) -> Transcription:
-    """A question's own region must yield that question whole."""
+    """A question's own region must yield that question whole (a short-answer question the layout
+    found: its stem, no options)."""
     if region.question is None:
         return transcription
     if not transcription.questions:
         raise TranscriptionError(f"no question found in the region of question {region.question.number}")
-    if not _matching(transcription, region.question.number).complete():
+    if not _matching(transcription, region.question.number).complete(region.question.short_answer):
         raise TranscriptionError(f"question {region.question.number} read without its stem or with fewer than "
                                  "two options")
     return transcription

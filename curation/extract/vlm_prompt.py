@@ -94,9 +94,9 @@ class TranscribedQuestion(_Strict):
             raise ValueError("a question needs its stem or its options")
         return self
 
-    def complete(self) -> bool:
-        """A whole question: a stem and at least two options."""
-        return bool(self.stem.strip()) and len(self.options) >= 2
+    def complete(self, short_answer: bool = False) -> bool:
+        """A whole question: a stem and at least two options (a short-answer question: its stem)."""
+        return bool(self.stem.strip()) and (len(self.options) >= 2 or (short_answer and not self.options))
 
 
 class Transcription(_Strict):

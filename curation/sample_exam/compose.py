@@ -14,10 +14,12 @@ from curation.sample_exam import drawing
 from curation.sample_exam.content import (
     PASSAGE,
     PASSAGE_QUESTIONS,
+    SHORT_ANSWERS,
     SUBJECTS,
     TABLE_QUESTION,
     FigureKind,
     QuestionSpec,
+    ShortAnswerSpec,
     SubjectSpec,
 )
 from curation.sample_exam.glyph_variant import GLYPH_PICTURE_REASON, pictured_runs
@@ -37,6 +39,8 @@ CONTENT_TOP, CONTENT_BOTTOM = 72.0, 790.0
 SIZE, LINE = 9.5, 14.5
 OPTION_INDENT = 12.0
 EXAM, TITLE = "기상기사", "2024년 표본 기상기사 필기시험 문제지"
+SHORT_LABEL = "단답형"  # printed before the first short-answer question
+KEY_COLUMNS = 10  # questions per row of the key table
 INSTRUCTIONS = (
     "1. 시험 문제지의 총 면수와 문제 번호 순서를 확인하십시오.",
     "2. 답안카드에는 검은색 사인펜만 사용하십시오.",
@@ -59,6 +63,8 @@ class Placed:
     order: list[int] = field(default_factory=list)  # printed position -> index in spec.options
     pictured: bool = False  # some of its characters are drawn as pictures (glyph variant)
     passage: tuple[str, int, int] | None = None  # (header and text, first, last) of a shared passage
+    short: ShortAnswerSpec | None = None  # a short-answer question (no options)
+    short_label: bool = False  # the 단답형 label is printed before it
 
 
 @dataclass
@@ -120,7 +126,8 @@ class Composer:
         self.new_page()
         title = "국가기술자격 필기시험 표본 문제지"
         runs = [self.set.run((PAGE_WIDTH - self.set.width(title, 16)) / 2, 88, title, 16)]
-        info = f"자격종목: {EXAM}    시험시간: 150분    문항 수: {sum(len(s.questions) for s in SUBJECTS)}문항"
+        count = sum(len(s.questions) for s in SUBJECTS) + (len(SHORT_ANSWERS) if self.variant.short_answers else 0)
+        info = f"자격종목: {EXAM}    시험시간: 150분    문항 수: {count}문항"
         runs.append(self.set.run((PAGE_WIDTH - self.set.width(info, 10)) / 2, 112, info, 10))
         runs.append(self.set.run(MARGIN_X + 10, 140, "수험자 유의사항", 10))
         baseline = 160.0
@@ -149,16 +156,22 @@ class Composer:
         if self.variant.table:
             number += 1
             self.place(number, SUBJECTS[-1], TABLE_QUESTION, with_header=False)
+        if self.variant.short_answers:
+            for index, short in enumerate(SHORT_ANSWERS):
+                number += 1
+                self.place(number, SUBJECTS[-1], QuestionSpec(short.stem, (), points=short.points), with_header=False,
+                           short=short, short_label=index == 0)
         self.mark_gutters()
 
     def place(self, number: int, subject: SubjectSpec, spec: QuestionSpec, with_header: bool,
-              passage: tuple[str, int, int] | None = None) -> None:
+              passage: tuple[str, int, int] | None = None, short: ShortAnswerSpec | None = None,
+              short_label: bool = False) -> None:
         order = list(range(len(spec.options)))
         random.Random(self.seed * 1000 + number).shuffle(order)
         for _attempt in range(3):
             saved_y = self.y
             trial = PageContent()
-            placed = Placed(number, subject, spec, order=order, passage=passage)
+            placed = Placed(number, subject, spec, order=order, passage=passage, short=short, short_label=short_label)
             self.lay_out(trial, placed, with_header)
             if self.y <= CONTENT_BOTTOM:
                 self.commit(trial, placed)
@@ -184,6 +197,9 @@ class Composer:
             out.drawings.append(lambda page: page.draw_rect(band, color=None, fill=(0.9, 0.9, 0.9)))
             out.add(self.region, [self.set.run(x + 6, self.y + 13, header, 10.5)])
             self.y += 26
+        if placed.short_label:  # a line of its own, outside the question's box
+            out.add(self.region, [self.set.run(x, self.baseline(), SHORT_LABEL, SIZE)])
+            self.y += LINE + 4
         if placed.passage is not None and placed.passage[1] == placed.number:  # printed once, before its first question
             self.text_block(out, Placed(0, placed.subject, placed.spec), [], (placed.passage[0],), x, width, x)
             self.y += 4
@@ -197,7 +213,8 @@ class Composer:
             self.bogi_box(out, placed, x, width)
         if placed.spec.figure:
             self.figure(out, placed, placed.spec.figure, x, width)
-        self.options(out, placed, x, width)
+        if placed.short is None:
+            self.options(out, placed, x, width)
 
     def text_block(self, out: PageContent, placed: Placed, lead: list[Run], rich, first_x: float,  # noqa: ANN001
                    width: float, rest_x: float, first_width: float | None = None) -> None:
@@ -332,16 +349,21 @@ class Composer:
 
     # -- answer key ----------------------------------------------------------------------------
     def answer_key_page(self) -> None:
+        """정답표: rows of question numbers, each over a row of answers (a circled option number, or
+        a short answer as written) and a row of 배점."""
         self.new_page()
         title = "정답표"
         runs = [self.set.run((PAGE_WIDTH - self.set.width(title, 14)) / 2, 90, title, 14)]
-        answers = [CIRCLED[placed.order.index(0)] for placed in self.placed]
-        label_width, cell = 43.0, (PAGE_WIDTH - 2 * MARGIN_X - 43.0) / 13
+        answers = [placed.short.answer if placed.short is not None else CIRCLED[placed.order.index(0)]
+                   for placed in self.placed]
+        points = [str(placed.spec.points) for placed in self.placed]
+        label_width, cell = 43.0, (PAGE_WIDTH - 2 * MARGIN_X - 43.0) / KEY_COLUMNS
         top = 110.0
         rows: list[float] = []
-        for start in range(0, len(answers), 13):
-            for label, values in (("번호", [str(n) for n in range(start + 1, min(start + 13, len(answers)) + 1)]),
-                                  ("정답", answers[start:start + 13])):
+        for start in range(0, len(answers), KEY_COLUMNS):
+            end = min(start + KEY_COLUMNS, len(answers))
+            for label, values in (("번호", [str(n) for n in range(start + 1, end + 1)]), ("정답", answers[start:end]),
+                                  ("배점", points[start:end])):
                 baseline = top + 15
                 runs.append(self.set.run(MARGIN_X + (label_width - self.set.width(label, 9.5)) / 2, baseline, label, 9.5))
                 for column, value in enumerate(values):
@@ -355,7 +377,7 @@ class Composer:
         def grid(page: pymupdf.Page, rows: list[float] = rows) -> None:
             for row_top in rows:
                 page.draw_rect(pymupdf.Rect(MARGIN_X, row_top, PAGE_WIDTH - MARGIN_X, row_top + 20), width=0.6)
-                for column in range(14):
+                for column in range(KEY_COLUMNS + 1):
                     x = MARGIN_X + label_width + column * cell if column else MARGIN_X + label_width
                     page.draw_line((x, row_top), (x, row_top + 20), width=0.6)
 
@@ -379,11 +401,18 @@ def item_id(seed: int, number: int) -> str:
     return f"sample-gisanggisa-s{seed}-{number:03d}"
 
 
+def short_answer_key(short: ShortAnswerSpec) -> dict[str, Any]:
+    """The typed key a short answer's printed text is (what extraction reads from the key table)."""
+    if short.format == "numeric":
+        return {"format": "numeric", "value": short.answer}
+    return {"format": "text", "accepted": [short.answer]}
+
+
 def truth_record(placed: Placed, seed: int, pdf_sha256: str, image_refs: dict[str, Any], origin: str) -> dict[str, Any]:
     """The ground-truth item; `image_refs` maps 'figure' / 'option:N' to ImageRef dicts."""
     spec = placed.spec
     options: list[dict[str, Any]] = []
-    for position, index in enumerate(placed.order):
+    for position, index in enumerate(placed.order if placed.short is None else []):
         if spec.image_options:
             options.append({"text": "", "image": image_refs[f"option:{position + 1}"]})
         else:
@@ -405,7 +434,8 @@ def truth_record(placed: Placed, seed: int, pdf_sha256: str, image_refs: dict[st
                    "page": placed.page, "bbox": union(placed.boxes), "origin": origin},
         "stem": stem,
         "options": options,
-        "answer": placed.order.index(0) + 1,
+        "answer": short_answer_key(placed.short) if placed.short is not None else placed.order.index(0) + 1,
+        "points": spec.points,
         "images": [image_refs["figure"]] if "figure" in image_refs else [],
         "flags": {"review_reasons": ([GLYPH_PICTURE_REASON] if placed.pictured else []) + list(spec.review)},
         "status": "extracted",

@@ -3,6 +3,8 @@
 A stem or option is a list of pieces: plain text, or a `Formula` that the typesetter draws with
 raised/lowered smaller spans and the ground truth writes as LaTeX. The correct option is always
 listed first here; the generator shuffles options with the seed and records where it went.
+Every question has its 배점 (`points`), printed in the key table. The short-answer questions
+(단답형, at the end of the paper) have no options: their key is a number or a word, as printed.
 """
 
 from __future__ import annotations
@@ -36,6 +38,18 @@ class QuestionSpec:
     image_options: bool = False
     review: tuple[str, ...] = field(default=())
     table: tuple[tuple[str, ...], ...] = ()  # a ruled table under the stem (first row: header)
+    points: int = 2  # 배점
+
+
+@dataclass(frozen=True)
+class ShortAnswerSpec:
+    """A short-answer question: no options; the key table prints `answer`, a number (`numeric`)
+    or a word (`text`)."""
+
+    stem: Rich
+    answer: str
+    format: Literal["numeric", "text"]
+    points: int = 4
 
 
 @dataclass(frozen=True)
@@ -72,14 +86,14 @@ SUBJECTS: tuple[SubjectSpec, ...] = (
            ["ㄱ, ㄴ", "ㄱ", "ㄴ, ㄷ", "ㄱ, ㄴ, ㄷ"], layout="row",
            bogi=("ㄱ. 공기가 단열 상승하면 냉각되어 상대습도가 높아진다.",
                  "ㄴ. 응결핵이 있으면 과포화가 작아도 응결이 시작된다.",
-                 "ㄷ. 이슬점온도가 기온보다 높을 때 구름이 소멸한다.")),
+                 "ㄷ. 이슬점온도가 기온보다 높을 때 구름이 소멸한다."), points=3),
         _q("상대습도에 대한 설명으로 가장 옳은 것은?",
            ["현재 수증기압을 그 온도의 포화수증기압으로 나눈 백분율이다.",
             "단위 부피의 공기에 들어 있는 수증기의 질량이다.",
             "건조공기 1 kg에 포함된 수증기의 질량이다.",
             "공기가 포화될 때까지 냉각해야 하는 온도이다."], layout="lines"),
         _q("그림은 어느 관측소에서 측정한 기온의 연직 분포이다. 기온 역전층이 나타나는 고도 구간으로 가장 알맞은 것은?",
-           ["0.5~1.0 km", "0~0.5 km", "1.5~2.0 km", "2.5~3.0 km"], layout="grid", figure="chart"),
+           ["0.5~1.0 km", "0~0.5 km", "1.5~2.0 km", "2.5~3.0 km"], layout="grid", figure="chart", points=3),
         _q("해륙풍에 대한 설명으로 옳지 않은 것은?",
            ["해풍은 주로 밤에 육지에서 바다 쪽으로 분다.",
             "낮에는 육지가 바다보다 빨리 가열된다.",
@@ -93,7 +107,7 @@ SUBJECTS: tuple[SubjectSpec, ...] = (
         _q("겨울철 한반도에 영향을 주는 대표적인 기단은?",
            ["시베리아 기단", "북태평양 기단", "적도 기단", "오호츠크해 기단"], layout="grid"),
         _q("그림과 같은 연직 단면을 갖는 전선으로 가장 알맞은 것은?",
-           ["한랭전선", "온난전선", "정체전선", "폐색전선"], layout="row", figure="diagram"),
+           ["한랭전선", "온난전선", "정체전선", "폐색전선"], layout="row", figure="diagram", points=3),
         _q("기상청 단기예보에서 강수확률 70 %의 의미로 가장 옳은 것은?",
            ["같은 예보 조건에서 10번 중 약 7번 강수가 있었다.", "예보 구역의 70 %에 비가 온다.",
             "하루 중 70 %의 시간 동안 비가 온다.", "강수량이 70 mm 이상이다."], layout="lines"),
@@ -101,7 +115,7 @@ SUBJECTS: tuple[SubjectSpec, ...] = (
            ["ㄱ, ㄷ", "ㄱ", "ㄴ", "ㄴ, ㄷ"], layout="row",
            bogi=("ㄱ. 태풍 자체의 바람과 이동 속도가 더해진다.",
                  "ㄴ. 왼쪽 반원보다 기압이 항상 높다.",
-                 "ㄷ. 바람이 강해 해상에서 파고가 높아진다.")),
+                 "ㄷ. 바람이 강해 해상에서 파고가 높아진다."), points=3),
     )),
     SubjectSpec(3, "기상관측법", (
         _q("우리나라 지상기상관측에서 기온을 측정하는 백엽상 또는 통풍식 센서의 설치 높이로 가장 알맞은 것은?",
@@ -118,7 +132,7 @@ SUBJECTS: tuple[SubjectSpec, ...] = (
     )),
     SubjectSpec(4, "대기역학", (
         _q(("지구 자전 각속도를 ", OMEGA, "라 할 때 위도 45°에서 코리올리 인자에 가장 가까운 값은?"),
-           [(CORIOLIS,), (CORIOLIS_B,), (CORIOLIS_C,), (CORIOLIS_D,)], layout="grid"),
+           [(CORIOLIS,), (CORIOLIS_B,), (CORIOLIS_C,), (CORIOLIS_D,)], layout="grid", points=3),
         _q("지균풍에 대한 설명으로 옳은 것은?",
            ["기압경도력과 전향력이 평형을 이룬 바람이다.", "마찰력과 원심력이 평형을 이룬 바람이다.",
             "지표 부근에서만 부는 바람이다.", "등압선을 직각으로 가로질러 분다."], layout="lines"),
@@ -138,7 +152,7 @@ SUBJECTS: tuple[SubjectSpec, ...] = (
            ["ㄱ, ㄴ", "ㄱ", "ㄷ", "ㄴ, ㄷ"], layout="row",
            bogi=("ㄱ. 적도 동태평양의 해수면 온도가 평년보다 높다.",
                  "ㄴ. 무역풍이 평년보다 약해진다.",
-                 "ㄷ. 페루 연안의 용승이 강해진다.")),
+                 "ㄷ. 페루 연안의 용승이 강해진다."), points=3),
         _q("온실효과에 가장 크게 기여하는 자연 대기의 기체는?",
            ["수증기", "질소", "아르곤", "산소"], layout="row"),
         _q("도시 열섬 현상에 대한 설명으로 옳지 않은 것은?",
@@ -166,3 +180,15 @@ TABLE_QUESTION = _q("다음 표는 세 관측소에서 같은 날 관측한 최�
                     ["대전", "서울", "부산", "세 곳이 같다"], layout="grid",
                     table=(("관측소", "최고기온(℃)", "최저기온(℃)"), ("서울", "31.2", "22.5"),
                            ("대전", "33.0", "21.8"), ("부산", "29.4", "24.1")))
+
+# The short-answer questions (단답형) that end the paper: three numbers and a word.
+SHORT_ANSWERS: tuple[ShortAnswerSpec, ...] = (
+    ShortAnswerSpec(("어느 관측소의 1월 평균기온이 -2.5 ℃이고 8월 평균기온이 26.3 ℃일 때 기온의 연교차(℃)를 구하시오.",),
+                    "28.8", "numeric"),
+    ShortAnswerSpec(("지상 기온이 20 ℃이고 기온감률이 6.5 ℃/km로 일정할 때 고도 2 km에서의 기온(℃)을 구하시오.",),
+                    "7", "numeric"),
+    ShortAnswerSpec(("풍속 10 m/s로 부는 바람을 따라 공기가 36 km를 이동하는 데 걸리는 시간(분)을 구하시오.",),
+                    "60", "numeric", points=3),
+    ShortAnswerSpec(("지표 부근의 수증기가 응결한 작은 물방울이 떠 있어 수평 시정이 1 km 미만이 되는 현상의 이름을 쓰시오.",),
+                    "안개", "text", points=3),
+)

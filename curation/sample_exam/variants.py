@@ -1,6 +1,7 @@
 """Named variants of the sample exam, one per layout the extractor must handle. Each changes how
 the same questions are printed (and, for passages and tables, adds questions at the end); each
-comes with its own ground truth."""
+comes with its own ground truth. The canonical paper ends with short-answer questions (단답형);
+the layout variants print the multiple-choice questions only."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ class Variant:
     columns: int = 2  # 3: three narrow columns (options one per line, figures scaled to the column)
     table: bool = False  # one more question whose stem holds a ruled table (truth: a Markdown table)
     broken_font: bool = False  # every font's ToUnicode map removed: the text layer reads as private-use glyphs
+    short_answers: bool = False  # the 단답형 questions after the others (numbers and a word, no options)
 
 
-CANONICAL = Variant()
+CANONICAL = Variant(short_answers=True)
 VARIANTS: dict[str, Variant] = {
     "glyphs": Variant(glyph_pictures=True),
     "numbering-mun": Variant(numbering="문 {n}. "),

@@ -37,9 +37,11 @@ MODEL_RATIONALES = {
 JUDGE = {"model-alpha": (5, 5, 4, 5), "model-beta": (1, 2, 2, 4), "model-gamma": (5, 4, 3, 4)}
 
 
-def prepare(root: Path) -> None:
+def prepare(root: Path) -> dict[str, str]:
     """The sample exam as the demo makes it: extracted from its PDF, Korea candidates tagged,
-    explicit variants proposed; one draft rationale and three blind model rationales."""
+    explicit variants proposed; one draft rationale and three blind model rationales; one 〈보기〉
+    question's key made a set key (as an expert would). Returns the ids of a short-answer (numeric
+    key) question and of that set-key question."""
 
     from curation.extract.pipeline import ExtractOptions, extract_pdf
     from curation.revise import active_items, revise
@@ -76,9 +78,16 @@ def prepare(root: Path) -> None:
         for expert, values in (("bob", bob), ("erin", erin)):
             scoring.save_score(engine, task.id, expert, dict(zip(scoring.AXES, values, strict=True)), "", 0)
     item_ids = workspace.store.ids()
-    queues.assign(engine, "item", ["alice", "carol"], 2)
+    queues.assign(engine, "item", ["alice", "carol"], 1)  # one reviewer an item: a save needs no decision
     for item_id in item_ids[3:5]:
         queues.record_review(engine, "item", item_id, "carol", "accept", 1)
+    numeric = next(s.item for s in active_items(workspace.store) if s.item.answer_format == "numeric")
+    bogi = next(s for s in active_items(workspace.store) if "〈보기〉" in s.item.stem and s.item.answer_format == "choice")
+    [key] = bogi.item.answer_list()
+    members = [m.strip() for m in bogi.item.options[key - 1].text.split(",")]
+    workspace.store.update_fields(bogi.item.id, {"answer": {"format": "set", "members": members}}, expect_rev=bogi.rev,
+                                  author="bob", stage="annotate", reason="ㄱㄴㄷ 묶음으로 채점")
+    return {"numeric": numeric.id, "set": bogi.item.id}
 
 
 def save(page, name: str) -> None:
@@ -107,10 +116,35 @@ def open_page(page, title: str) -> None:
     time.sleep(1.0)
 
 
+def key_screens(browser, url: str, ids: dict[str, str]) -> None:  # noqa: ANN001
+    """The item review at 1366×768 with a short answer's numeric key and with a set key, each
+    edited in its own format's controls (an admin's view)."""
+    page = browser.new_page(viewport={"width": 1366, "height": 768})
+    page.goto(url)
+    page.locator("input[type=text]").first.fill("alice")
+    page.locator("input[type=password]").fill("password-alice")
+    page.get_by_role("button", name="Login").click()
+    expect(page.locator("#whoami")).to_contain_text("alice", timeout=60_000)
+    for kind, item_id in ids.items():
+        page.locator("#item-search textarea, #item-search input").first.fill(item_id)
+        page.locator("#item-find").click()
+        expect(page.locator("#item-status")).to_contain_text(item_id, timeout=30_000)
+        expect(page.locator("#item-key-badge .bs-key-badge")).to_be_visible(timeout=30_000)
+        if kind == "numeric":
+            tolerance = page.locator("#item-key-numeric-tolerance textarea, #item-key-numeric-tolerance input").first
+            tolerance.fill("0.1")
+            tolerance.press("Tab")
+            expect(page.locator("#item-key-badge")).to_contain_text("± 0.1", timeout=30_000)
+        # the key editor at the bottom of the window: the source page, the stem and the options above it
+        page.evaluate("document.querySelector('#item-key').scrollIntoView({block: 'end'}); window.scrollBy(0, 12)")
+        save(page, f"item-review-{kind}")
+    page.close()
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "ws"
-        prepare(root)
+        ids = prepare(root)
         port = 7931
         server = subprocess.Popen([sys.executable, "-m", "benchsmith.cli", "annotate", "-w", str(root), "--port", str(port)])
         url = f"http://127.0.0.1:{port}/"
@@ -156,6 +190,8 @@ def main() -> None:
                 page.locator("#item-status-filter input").first.click()
                 page.locator("ul[role=listbox] li", has_text="extracted").first.click()
                 page.locator("#whoami").click()
+                page.locator("#item-find").click()  # bulk acts on the queue shown: apply the filter first
+                time.sleep(1.5)
                 page.locator("#item-bulk-count").click()
                 expect(page.locator("#item-bulk-note")).to_contain_text("items match", timeout=30_000)
                 save(page, "bulk-actions")
@@ -188,6 +224,7 @@ def main() -> None:
                 page.locator("#stats-refresh").click()
                 time.sleep(1.0)
                 save(page, "stats")
+                key_screens(browser, url, ids)
                 browser.close()
         finally:
             server.terminate()

@@ -4,9 +4,11 @@ artifacts (the key is often the longest option, or the one most like the others)
     baseline:longest   baseline:shortest   baseline:similar   baseline:position-N   baseline:last
     baseline:random-N  (a seeded guesser: N names the model; cheap stand-ins for many models at pool scale)
 
-Two more rules stand in for models where none is installed (the demo), each saying so in its output:
+Three more rules stand in for models where none is installed (the demo), each saying so in its output:
 `baseline:overlap` reads the question too and writes a rationale (evaluation/backends/overlap.py),
-`baseline:rubric-checks` is a judge made of checks (evaluation/backends/rubric_checks.py).
+`baseline:echo` answers every format, short answers too, from the question's own words and numbers
+(evaluation/backends/echo.py), `baseline:rubric-checks` is a judge made of checks
+(evaluation/backends/rubric_checks.py).
 """
 
 from __future__ import annotations
@@ -19,11 +21,13 @@ from collections.abc import Callable
 from rapidfuzz import fuzz
 
 from evaluation.backends.base import ChatRequest, Completion
+from evaluation.backends.echo import EchoBackend
 from evaluation.backends.overlap import OverlapBackend
 from evaluation.backends.rubric_checks import RubricChecksBackend
 from evaluation.models import ModelConfigError, ModelSpec
 
 Chooser = Callable[[tuple[str, ...]], int]  # option texts → 1-based option number
+RULES = ("overlap", "echo", "rubric-checks")  # baselines that read the question (sent as requests, not chosen here)
 
 
 def _longest(options: tuple[str, ...]) -> int:
@@ -68,16 +72,18 @@ def chooser_for(name: str) -> Chooser:
                                  "last": lambda options: len(options)}
     if name not in named:
         raise ModelConfigError(f"unknown baseline {name!r} (choose longest, shortest, similar, last, position-N, "
-                               "random-N, overlap or rubric-checks)")
+                               "random-N, overlap, echo or rubric-checks)")
     return named[name]
 
 
 BASELINE_NAMES = ("longest", "shortest", "similar", "position-1", "last")
 
 
-def baseline_backend(spec: ModelSpec) -> BaselineBackend | OverlapBackend | RubricChecksBackend:
+def baseline_backend(spec: ModelSpec) -> BaselineBackend | OverlapBackend | EchoBackend | RubricChecksBackend:
     if spec.model == "overlap":
         return OverlapBackend(spec)
+    if spec.model == "echo":
+        return EchoBackend(spec)
     if spec.model == "rubric-checks":
         return RubricChecksBackend(spec)
     return BaselineBackend(spec)
