@@ -110,3 +110,18 @@ def test_the_suspects_queue_fixes_an_open_key_to_the_answer_given(suspected):
     assert outcome.rev == stored.rev == rev + 1
     assert stored.item.answer == NumericKey(value=RIGHT)
     assert stored.item.points == 4  # the rest of the item as it was
+
+
+def test_the_suspects_tab_shows_an_open_items_answers_by_value_and_offers_them_as_the_new_key():
+    from annotator.suspects_tab import _key_choices, evidence_html
+    from evaluation.records import Suspect
+
+    suspect = Suspect(item_id=MISKEYED, score=0.99, evidence=5.0, reasons=["consensus"], answer_format="numeric",
+                      key_answer=STORED, consensus_answer=RIGHT, consensus_posterior=0.99,
+                      answer_counts={RIGHT: 3, "30": 1}, answer_counts_strong={RIGHT: 2})
+    html = evidence_html(suspect, 0, None)
+    assert f'data-answer="{STORED}"' in html and f'data-answer="{RIGHT}"' in html and "data-option" not in html
+    assert f"{RIGHT} (posterior 0.99)" in html
+    assert _key_choices(suspect, 0) == [(RIGHT, RIGHT), ("30", "30")]
+    choice = Suspect(item_id="c", score=0.5, evidence=1.0, reasons=["r"], key=1, consensus_option=2)
+    assert _key_choices(choice, 4) == [(str(n), str(n)) for n in range(1, 5)]
