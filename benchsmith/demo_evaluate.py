@@ -14,6 +14,7 @@ from pathlib import Path
 from curation.facets import IN_PLAY
 from curation.item import Item
 from curation.workspace import Workspace
+from evaluation.exam_score import PaperScore, exam_scores
 from evaluation.metrics import RunData, load_run
 from evaluation.models import resolve_model
 from evaluation.paper import add_paper_to_report
@@ -32,40 +33,40 @@ def local_model_available() -> bool:
 
 @dataclass
 class ExamScore:
-    """One run on the exam: points earned out of the total, and outcomes per answer format."""
+    """One run on the exam: its paper scores (the report's exam score, evaluation/exam_score.py)
+    and its outcomes per answer format."""
 
     model: str
-    earned: float
-    total: float
+    papers: list[PaperScore]
     items: Counter[str] = field(default_factory=Counter)  # format → items of the exam
     outcomes: dict[str, Counter[str]] = field(default_factory=dict)  # format → outcome → items
 
     def line(self) -> str:
-        share = f" ({100 * self.earned / self.total:.0f}%)" if self.total else ""
+        earned, total = sum(p.earned for p in self.papers), sum(p.total for p in self.papers)
+        pending = [f"{sum(p.undecided for p in self.papers):g} undecided", f"{sum(p.unanswered for p in self.papers):g} unanswered"]
+        notes = [f"{100 * earned / total:.0f}%" if total else "", ", ".join(n for n in pending if not n.startswith("0 "))]
+        share = f" ({'; '.join(n for n in notes if n)})" if any(notes) else ""
+        points = f"{earned:g} / {total:g}" if self.papers else "no"
         formats = []
         for name, n in self.items.items():
             counts = self.outcomes.get(name, Counter())
             others = ", ".join(f"{count} {outcome}" for outcome, count in sorted(counts.items())
                                if outcome not in ("correct", "wrong") and count)
-            answered = sum(counts.values())
             shown = f"{name} {counts['correct']}/{n}" + (f" ({others})" if others else "")
-            formats.append(shown if answered else f"{name} not asked")
-        return f"{self.model} {self.earned:g}/{self.total:g} points{share}: {', '.join(formats)}"
+            formats.append(shown if sum(counts.values()) else f"{name} not asked")
+        return f"{self.model} {points} points{share}: {', '.join(formats)}"
 
 
 def exam_score(run: RunData, items: dict[str, Item]) -> ExamScore:
-    """The run's points: each item it got right counts its 배점 (an item without one counts 1)."""
-    score = ExamScore(run.model_name, 0.0, 0.0)
+    """The run's points on each paper (the report's rule: an item earns its 배점 when its current
+    record is correct), and what it got per answer format over the exam's `items`."""
+    score = ExamScore(run.model_name, exam_scores(run))
     outcome = run.outcome_of
     for item_id, item in items.items():
-        worth = item.points if item.points is not None else 1.0
         kind = item.answer_format or "no key"
-        score.total += worth
         score.items[kind] += 1
         if item_id in outcome:
             score.outcomes.setdefault(kind, Counter())[outcome[item_id]] += 1
-            if outcome[item_id] == "correct":
-                score.earned += worth
     return score
 
 

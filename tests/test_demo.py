@@ -25,9 +25,10 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
     # items are answered by baseline:echo (the option-only baselines leave them)
     total = sum(item.points for item in truth)
     numeric = sum(1 for item in short if item.answer.format == "numeric")
-    assert re.search(rf"baseline:echo \d+/{total:g} points \(\d+%\): choice \d+/{len(truth) - len(short)}, "
+    assert re.search(rf"baseline:echo \d+ / {total:g} points \(\d+%[^)]*\): choice \d+/{len(truth) - len(short)}, "
                      rf"numeric \d+/{numeric}, text \d+/{len(short) - numeric}", first.stdout), first.stdout
-    assert re.search(rf"baseline:longest \d+/{total:g} points .*numeric not asked", first.stdout)
+    assert re.search(rf"baseline:longest \d+ / {total:g} points \(\d+%; \d+ unanswered\): .*numeric not asked",
+                     first.stdout)
     # the demo's few models feed the item analysis and the Suspects queue, with a plain warning;
     # they read text only, so the items with pictures are not in it
     suspects = json.loads((ws / "filtering" / "item_analysis" / "suspects.json").read_text(encoding="utf-8"))
