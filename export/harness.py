@@ -168,7 +168,9 @@ def formats_section(rows_by_config: dict[str, list[dict[str, Any]]]) -> list[str
         "A `judged` key, and a `text` key a reply matches none of the accepted answers of (unless the key",
         "is strict), leave the reply *undecided*: a judge or a person decides (`benchsmith evaluate",
         "--judge SPEC`, or `benchsmith runs import` of a harness's log with `--judge SPEC`), and until",
-        "then it counts in n, never as correct, in every harness as in benchsmith.",
+        "then every harness counts it in n, never as correct; `benchsmith report` shows it apart, outside",
+        "n (with both bounds in accuracy.csv), so the harnesses' accuracy is correct / rows and",
+        "benchsmith's correct / (rows − undecided) until the undecided replies are decided.",
         "",
     ]
     if any(missing.values()):

@@ -93,13 +93,21 @@ def _truth(rows) -> dict[str, dict[str, str]]:
     return {config: {row["id"]: expected_outcome(row) for row in config_rows} for config, config_rows in rows.items()}
 
 
+def _counts(truth: dict[str, str]) -> tuple[int, int, int]:
+    """(rows, correct, undecided) of one config's truth."""
+    outcomes = list(truth.values())
+    return len(outcomes), outcomes.count("correct"), outcomes.count("undecided")
+
+
 def test_benchsmith_scores_every_item_as_the_replies_say(rows, benchsmith_run):
+    """benchsmith's report keeps an undecided answer outside n (a judge or a person decides it);
+    the harnesses, which keep no verdict, count it in n as not correct (`harness/README.md`)."""
     scores, reported, _ = benchsmith_run
     truth = _truth(rows)
     for config, per_item in scores.items():
         assert per_item == truth[config], config
-        correct = sum(outcome == "correct" for outcome in truth[config].values())
-        assert reported[config] == (len(truth[config]), pytest.approx(correct / len(truth[config]), abs=1e-4))
+        n, correct, undecided = _counts(truth[config])
+        assert reported[config] == (n - undecided, pytest.approx(correct / (n - undecided), abs=1e-4))
 
 
 def _lm_eval_outcome(sample: dict) -> str:
@@ -123,9 +131,10 @@ def test_lm_eval_scores_every_config_as_benchsmith_does(release, rows, benchsmit
         samples = [json.loads(line) for line in next(out.rglob(f"samples_{task}_*.jsonl"))
                    .read_text(encoding="utf-8").splitlines()]
         per_item = {sample["doc"]["id"]: _lm_eval_outcome(sample) for sample in samples}
-        assert len(per_item) == n == reported[config][0]
+        rows_n, correct, undecided = _counts(truth[config])
+        assert len(per_item) == n == rows_n == reported[config][0] + undecided
         assert per_item == truth[config] == scores[config], config
-        assert results[task]["acc,none"] == pytest.approx(reported[config][1])
+        assert results[task]["acc,none"] == pytest.approx(correct / n)
         for outcome in ("unparseable", "error", "undecided"):  # the shares benchsmith reports apart
             share = sum(value == outcome for value in truth[config].values()) / n
             assert results[task][f"{outcome},none"] == pytest.approx(share), (config, outcome)
@@ -155,11 +164,12 @@ def test_inspect_scores_every_config_as_benchsmith_does(release, rows, benchsmit
         log = logs[config]
         scored = {str(s["id"]): s["scores"]["benchsmith_score"] for s in log["samples"]}
         per_item = {item_id: score["metadata"]["outcome"] for item_id, score in scored.items()}
-        assert len(per_item) == n == reported[config][0]
+        rows_n, correct, undecided = _counts(truth[config])
+        assert len(per_item) == n == rows_n == reported[config][0] + undecided
         assert per_item == truth[config] == scores[config], config
         assert all((score["value"] == "C") == (per_item[item_id] == "correct") for item_id, score in scored.items())
         accuracy = log["results"]["scores"][0]["metrics"]["accuracy"]["value"]
-        assert accuracy == pytest.approx(reported[config][1])
+        assert accuracy == pytest.approx(correct / n)
     _assert_images_sent(sent, rows)
 
 
