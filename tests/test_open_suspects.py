@@ -125,3 +125,12 @@ def test_the_suspects_tab_shows_an_open_items_answers_by_value_and_offers_them_a
     assert _key_choices(suspect, 0) == [(RIGHT, RIGHT), ("30", "30")]
     choice = Suspect(item_id="c", score=0.5, evidence=1.0, reasons=["r"], key=1, consensus_option=2)
     assert _key_choices(choice, 4) == [(str(n), str(n)) for n in range(1, 5)]
+
+
+def test_an_open_consensus_on_no_named_answer_is_said_so_not_an_index_error():
+    """With only the key's answer given by name, the consensus reads a second code for "something
+    else" (KMMMU's set and parts items: models wrong in ways no checker normalises to one value)."""
+    from filtering.irt.suspects import _named
+
+    assert _named(["ㄱ, ㄴ"], 1) == "the answer 'ㄱ, ㄴ'"
+    assert _named(["ㄱ, ㄴ"], 2) == "an answer other than the key's (none given by name)"

@@ -14,6 +14,7 @@ import pytest
 pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'benchsmith[ray]')")
 
 from curation.execution.executors import ProcessPoolExecutor, Started  # noqa: E402
+from curation.sample_exam.content import SHORT_ANSWERS  # noqa: E402
 from curation.workspace import init_workspace  # noqa: E402
 from evaluation.models import resolve_model  # noqa: E402
 from evaluation.runlog import RESPONSES, read_records  # noqa: E402
@@ -128,7 +129,7 @@ def test_extracting_20_pdfs_on_ray_gives_the_items_of_a_local_run(tmp_path, ray_
     assert here.returncode == 0, here.stderr
     assert there.returncode == 0, there.stderr
     items = stored_items(on_ray)
-    assert items == stored_items(local) and len(items) == truth_questions(pdfs) == 20 * 26
+    assert items == stored_items(local) and len(items) == truth_questions(pdfs) == 20 * (26 + len(SHORT_ANSWERS))
     assert len({record["source"]["pdf_sha256"] for record in items.values()}) == 20
 
 

@@ -68,7 +68,7 @@ def find_suspects(analysis: Analysis, min_score: float = 0.2, key_prior: float =
         evidence += np.nan_to_num(found.key_surprise)
         for j in np.flatnonzero(np.isfinite(key_wrong)).tolist():
             said = labels.get(r.items[j])
-            pick = f"option {option[j]}" if said is None else f"the answer {said[option[j] - 1]!r}"
+            pick = f"option {option[j]}" if said is None else _named(said, option[j])
             key = str(keys[j]) if said is None else repr(said[0])
             if key_wrong[j] >= 0.5:
                 reasons[j].append(f"models' consensus picks {pick} (posterior {option_post[j]:.2f}), "
@@ -157,7 +157,7 @@ def _open_suspect(analysis: Analysis, j: int, said: list[str], score: float, evi
     return Suspect(
         item_id=item_id, content_hash=r.hashes.get(item_id), score=round(score, 4), evidence=round(evidence, 3),
         reasons=reasons, answer_format=r.formats.get(item_id), key_answer=said[0],
-        consensus_answer=said[option - 1] if option else None,
+        consensus_answer=said[option - 1] if 0 < option <= len(said) else None,
         key_wrong_posterior=None if not np.isfinite(key_wrong) else round(float(key_wrong), 4),
         consensus_posterior=None if not np.isfinite(posterior) else round(float(posterior), 4),
         discrimination=round(float(fit.a[j]), 4),
@@ -167,6 +167,14 @@ def _open_suspect(analysis: Analysis, j: int, said: list[str], score: float, evi
         answer_counts_strong=counted(r.votes[analysis.strong, j]),
         conflict_partners=sorted({m.group(1) for reason in r.conflicts.get(item_id, [])
                                   if (m := CONFLICT_PARTNER.match(reason))}))
+
+
+def _named(said: list[str], option: int) -> str:
+    """The consensus answer of an open item by name. With one answer given (the key's), the consensus
+    reads two codes, the second standing for "something else"; no model said it by name."""
+    if 0 < option <= len(said):
+        return f"the answer {said[option - 1]!r}"
+    return "an answer other than the key's (none given by name)"
 
 
 def _counts(row: np.ndarray) -> dict[str, int]:
