@@ -507,10 +507,10 @@ def calibrate_command(
     records only), content hash and facet, the calibrating models' abilities, and the error and interval
     coverage of an adaptive run measured by leaving each model family out. With --matrix and -w, the
     matrix's items that are in the workspace's store take their content hash and facet from it."""
-    from filtering.irt.bank import calibrate, write_bank
+    from filtering.irt.bank import calibrate, store_facets, write_bank
 
     ws, responses = _irt_inputs(workspace, matrix_file, unparseable_as_wrong, runs)
-    facets = _item_facets(ws, responses.items) if ws is not None else None
+    facets = store_facets(ws, responses.items) if ws is not None else None
     if ws is not None and matrix_file is not None:  # a matrix of the workspace's items: their hashes from its store
         known = ws.store.hashes()
         responses.hashes = {i: known[i] for i in responses.items if i in known}
@@ -534,11 +534,3 @@ def calibrate_command(
                   f"{validation.mae:.3f} ({validation.ratio:.2f}× {validation.k} random items' {validation.random_mae:.3f}), "
                   f"90% intervals holding the truth for {validation.coverage:.0%} of {validation.models} models",
                   highlight=False)
-
-
-def _item_facets(ws, item_ids: list[str]) -> dict[str, str | None]:  # noqa: ANN001
-    """Each item's part (else subject): what an adaptive run balances its items over."""
-    from curation.facets import resolved_part, resolved_subject
-
-    return {found.item.id: resolved_part(found.item) or resolved_subject(found.item)
-            for found in ws.store.iter_many(item_ids)}

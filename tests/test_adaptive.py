@@ -26,7 +26,7 @@ from tests.conftest import run_cli
 
 def test_seeds_and_checkpoints_of_one_configuration_are_one_family():
     models = ["roberta-base-10M-1_50", "roberta-base-10M-2_best", "roberta-base-10M-3_1", "roberta-base_1",
-              "roberta-base_best", "albert-xxlarge-v2_10", "gpt-4", "gpt-3", "lone-model-2"]
+              "openai-compatible:roberta-base_best", "albert-xxlarge-v2_10", "gpt-4", "gpt-3", "lone-model-2"]
     assert model_families(models) == ["roberta-base-10M"] * 3 + ["roberta-base"] * 2 + [
         "albert-xxlarge-v2", "gpt-4", "gpt-3", "lone-model-2"]
     assert family_folds(models) == [[0, 1, 2], [3, 4], [5], [6], [7], [8]]
@@ -242,3 +242,49 @@ def test_bank_items_edited_after_calibration_are_not_asked_and_counted(matrix_wo
     assert any(note.startswith(f"{len(edited)} bank item(s) edited since calibration") for note in row["notes"])
     asked = {r["item_id"] for r in _logged(ws, row["run_id"])}
     assert len(asked) == 300 and asked.isdisjoint(edited)
+
+
+def test_a_release_carries_its_bank_and_evaluate_adaptive_works_without_the_workspace(tmp_path):
+    from curation.workspace import open_workspace
+    from tests.fault_server import ServerConfig, ServerThread
+    from tests.release_support import accept_all
+
+    rng = np.random.default_rng(11)
+    n_items = 120
+    items = [f"gen_{j:03d}" for j in range(n_items)]
+    records = _records(items)
+    keys = {r["id"]: r["answer"] for r in records}
+    models = [f"fam{f}-base-{s}_{c}" for f in "abc" for s in (1, 2) for c in (1, 10)]
+    theta, a, b = rng.normal(0, 1, len(models) + 1), rng.uniform(0.6, 2, n_items), rng.normal(0, 1, n_items)
+    y = rng.random((len(models) + 1, n_items)) < probability(theta, a, b)
+    rows = {m: dict(zip(items, map(float, y[i]), strict=True)) for i, m in enumerate([*models, "newcomer"])}
+    ws = tmp_path / "ws"
+    assert run_cli("init", str(ws)).returncode == 0
+    pool = tmp_path / "pool.jsonl"
+    pool.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    assert run_cli("items", "import", str(pool), "-w", str(ws)).returncode == 0
+    accept_all(open_workspace(ws))
+    with ServerThread(ServerConfig(responder=_responder(rows, keys))) as server:
+        specs = [x for m in models for x in ("-m", f"openai-compatible:{m}@{server.url}/v1")]
+        done = run_cli("run", *specs, "--no-progress", "-w", str(ws))
+        assert done.returncode == 0, done.stderr
+        built = run_cli("release", "build", "--version", "1.0.0", "-w", str(ws), "--json")
+        assert built.returncode == 0, built.stderr
+        release = Path(json.loads(built.stdout)["path"])
+        bank = json.loads((release / "adaptive" / "bank.json").read_text(encoding="utf-8"))
+        assert len(bank["items"]) == n_items and {m["family"] for m in bank["models"]} == {
+            "fama-base", "famb-base", "famc-base"}
+        assert bank["validation"]["families"] == 3 and bank["validation"]["models"] == len(models)
+        card = (release / "README.md").read_text(encoding="utf-8")
+        assert "## Adaptive evaluation" in card and f"{bank['validation']['coverage']:.0%}" in card
+        assert "adaptive/bank.json" in json.loads((release / "checksums.json").read_text(encoding="utf-8"))
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        done = run_cli("evaluate", "--release", f"{release}:full", "--adaptive", "40", "-m",
+                       f"openai-compatible:newcomer@{server.url}/v1", "--json", cwd=elsewhere,
+                       env={"XDG_DATA_HOME": str(tmp_path / "xdg"), "BENCHSMITH_WORKSPACE": ""})
+        assert done.returncode == 0, done.stderr
+    row = json.loads(done.stdout)["models"][0]
+    truth = float(y[-1].mean())
+    assert row["asked"] == 40 and row["items"] == n_items
+    assert row["low"] <= truth <= row["high"], (row, truth)

@@ -13,6 +13,8 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curation.errors import BenchsmithError
+from curation.facets import resolved_part, resolved_subject
+from curation.workspace import Workspace
 from evaluation.records import now_iso
 from filtering.irt.adaptive import AdaptiveTest, simulate
 from filtering.irt.analysis import usable
@@ -72,7 +74,8 @@ class ItemBank(BaseModel):
 
     def test(self, items: list[str] | None = None) -> AdaptiveTest:
         """An adaptive test over these bank items (all by default)."""
-        chosen = self.items if items is None else [self.by_id()[i] for i in items]
+        by_id = self.by_id()
+        chosen = self.items if items is None else [by_id[i] for i in items]
         facets = [item.facet for item in chosen]
         return AdaptiveTest([i.id for i in chosen], np.array([i.discrimination for i in chosen]),
                             np.array([i.difficulty for i in chosen]), [m.ability for m in self.models],
@@ -148,6 +151,12 @@ def random_subset_mae(row: np.ndarray, k: int, draws: int = 400, seed: int = 1) 
     truth = row.mean()
     picks = np.argsort(rng.random((draws, len(row))), axis=1)[:, :k]
     return float(np.abs(row[picks].mean(axis=1) - truth).mean())
+
+
+def store_facets(ws: Workspace, item_ids: list[str]) -> dict[str, str | None]:
+    """Each item's part (else subject) in the workspace's store: what an adaptive run balances over."""
+    return {found.item.id: resolved_part(found.item) or resolved_subject(found.item)
+            for found in ws.store.iter_many(item_ids)}
 
 
 def write_bank(bank: ItemBank, path: Path) -> Path:

@@ -7,7 +7,7 @@ the same things, so they are one family: `roberta-base-10M-1_50`, `-2_best` and 
 `roberta-base-10M`. (Taking the name up to its last `_` alone made each seed a family of its own,
 and a held-out model's sibling seeds stayed among the training models.)
 
-A trailing `-N` (one or two digits, or `-seedN`) is read as a seed only where the rest of the name
+A backend prefix (`openai-compatible:`) is not part of the family. A trailing `-N` (one or two digits, or `-seedN`) is read as a seed only where the rest of the name
 still has a `-` in it and another model of the list shares that rest: `gpt-4` stays `gpt-4`, and a
 lone `model-x-2` stays itself.
 """
@@ -20,7 +20,11 @@ from collections.abc import Sequence
 _SEED = re.compile(r"^(?P<stem>[^-].*-[^-]+)-(?:seed)?(?P<seed>\d{1,2})$")
 
 
+_BACKEND = re.compile(r"^[a-z][a-z0-9-]*:")  # `openai-compatible:`, `hf:` … as a workspace's runs name their models
+
+
 def _checkpoint_run(name: str) -> str:
+    name = _BACKEND.sub("", name, count=1)
     return name.rsplit("_", 1)[0] if "_" in name else name
 
 
