@@ -50,6 +50,7 @@ def add_release_bank(workspace: Workspace, root: Path, released: list[str], note
     for item in bank.items:
         item.content_hash = hashes.get(item.id)
     bank.source = f"workspace runs on the release's items ({len(bank.models)} models)"
+    bank.created_at = _answers_as_of(workspace)  # a rebuild of the same workspace is byte for byte the same
     write_bank(bank, root / BANK_FILE)
     card = root / "README.md"
     text = card.read_text(encoding="utf-8")
@@ -57,6 +58,14 @@ def add_release_bank(workspace: Workspace, root: Path, released: list[str], note
     at = text.find(CARD_ANCHOR)
     card.write_text(text[:at] + section + text[at:] if at >= 0 else text + section, encoding="utf-8")
     return bank
+
+
+def _answers_as_of(workspace: Workspace) -> str:
+    """When the newest run log was last written: the date of the answers the bank is calibrated on."""
+    from datetime import UTC, datetime
+
+    newest = max((log.stat().st_mtime for log in workspace.runs_dir.glob("*/responses.jsonl")), default=0.0)
+    return datetime.fromtimestamp(newest, UTC).isoformat(timespec="seconds")
 
 
 def card_text(bank: ItemBank) -> str:
@@ -79,8 +88,8 @@ def card_text(bank: ItemBank) -> str:
 {len(bank.items)} items with 2PL parameters in `{BANK_FILE}`, each drawn by its information at the
 model's current ability, and estimates its accuracy on every bank item of the config with a 90%
 interval (a model that answers every item right or every item wrong is said to lie outside the
-calibrated range rather than given a narrow interval). The bank was calibrated on {bank.created_at[:10]}
-from the answers of {len(bank.models)} models in {len(families)} families
+calibrated range rather than given a narrow interval). The bank was calibrated on the answers as of
+{bank.created_at[:10]} of {len(bank.models)} models in {len(families)} families
 ({', '.join(families[:12])}{' …' if len(families) > 12 else ''}); their abilities, the ability
 scale's support, are in the file. {measured}
 """
