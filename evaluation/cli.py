@@ -164,6 +164,9 @@ def run_command(
     if adaptive is not None or bank is not None:
         if adaptive is None or bank is None:
             raise BenchsmithError("an adaptive run needs both --adaptive K and --bank BANK.json")
+        if executor != "local" or (judge is not None and judge.strip().lower() != "none"):
+            raise BenchsmithError("--adaptive runs the models here, one item at a time: leave out --executor and "
+                                  "--judge (judge the runs afterwards with `runs judge`)")
         _run_adaptive(ws, requests, adaptive, bank, stop_se, batch, show, as_json)
         return
 
