@@ -14,6 +14,7 @@ import pytest
 
 from curation.errors import BenchsmithError
 from filtering.irt.analysis import analyse, to_record
+from filtering.irt.families import model_families
 from filtering.irt.responses import Responses, read_matrix_file
 from filtering.irt.subset import estimate, make_subset, subset_answers
 from filtering.irt.suspects import find_suspects
@@ -139,7 +140,8 @@ def test_malformed_matrix_files_are_one_clear_line(tmp_path):
 
 
 def _families(models: list[str]) -> np.ndarray:
-    return np.array([m.rsplit("_", 1)[0] for m in models])
+    """Whole families: checkpoints and seeds of one configuration together (`roberta-base-10M-1/-2/-3`)."""
+    return np.array(model_families(models))
 
 
 @pytest.mark.realdata
@@ -150,7 +152,7 @@ def test_subset_predicts_held_out_families_better_than_random_subsets(realdata):
         responses = read_matrix_file(realdata / "irt_matrices" / f"{name}.csv")
         family = _families(responses.models)
         for split in range(4):
-            held = set(rng.choice(sorted(set(family)), 4, replace=False))
+            held = set(rng.choice(sorted(set(family)), 2, replace=False))  # 2 of the 10 families
             test_rows = np.flatnonzero([f in held for f in family])
             train = responses.take(models=np.flatnonzero([f not in held for f in family]))
             spec = make_subset(train, 100, seed=split)
@@ -165,7 +167,9 @@ def test_subset_predicts_held_out_families_better_than_random_subsets(realdata):
                                                                                  replace=False)], axis=1) - truth).mean()
                                   for _ in range(100)])
             ratios.append(ours / random_mae)
-    # measured: mean 0.76 over these 12 splits, 90% intervals holding the truth for 0.98 of the models
+    # measured: mean 0.75 over these 12 splits (single splits 0.58–1.09), 90% intervals holding the truth for 0.97
+    # of the models; over 20 splits per matrix (benchmarks/item_analysis_bench.py) 0.86 with whole families held
+    # out, against 0.77 when each seed counted as a family and a held-out model's sibling seeds stayed in training
     assert np.mean(ratios) < 0.85, ratios
     assert np.mean(covered) >= 0.85, np.mean(covered)
 
@@ -175,8 +179,10 @@ def test_subset_and_estimate_through_the_cli_on_a_matrix_file(realdata, tmp_path
     source = (realdata / "irt_matrices" / "arc-challenge.csv").read_text(encoding="utf-8").splitlines()
     header, rows = source[0], source[1:]
     held = {"roberta-large", "albert-xxlarge-v2"}
-    train = [r for r in rows if r.split(",", 1)[0].rsplit("_", 1)[0] not in held]
-    test = [r for r in rows if r.split(",", 1)[0].rsplit("_", 1)[0] in held]
+    family = dict(zip((r.split(",", 1)[0] for r in rows), model_families([r.split(",", 1)[0] for r in rows]),
+                      strict=True))
+    train = [r for r in rows if family[r.split(",", 1)[0]] not in held]
+    test = [r for r in rows if family[r.split(",", 1)[0]] in held]
     (tmp_path / "train.csv").write_text("\n".join([header, *train]) + "\n", encoding="utf-8")
     (tmp_path / "test.csv").write_text("\n".join([header, *test]) + "\n", encoding="utf-8")
     done = run_cli("analyze", "subset", "--k", "100", "--out", str(tmp_path / "subset.json"),
