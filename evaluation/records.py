@@ -18,27 +18,26 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, NamedTuple, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
 
 from curation.errors import WorkspaceError
-from curation.facets import release_facets
-from curation.item import Item, parse_item
-from evaluation.decoding import RELEASE_DECODING, DecodingContract
 from scoring import Outcome, Score
 
 JUDGE_AXES = ("factuality", "logical_soundness", "depth", "clarity")
 
 
-class _Record(BaseModel):
+class LenientRecord(BaseModel):
+    """A record that reads files written by later versions: keys it does not know are ignored."""
+
     model_config = ConfigDict(extra="ignore")
 
 
-class AnswerRecord(_Record):
+class AnswerRecord(LenientRecord):
     """One finished request of an answer run (a later line for the same item supersedes an earlier one)."""
 
     item_id: str
@@ -78,7 +77,7 @@ def response_sha(text: str | None) -> str:
 HumanVerdictValue = Literal["correct", "incorrect", "no_answer"]
 
 
-class ReviewerVerdict(_Record):
+class ReviewerVerdict(LenientRecord):
     """One reviewer's verdict on a response, as they gave it (kept with the settled verdict)."""
 
     user: str
@@ -89,7 +88,7 @@ class ReviewerVerdict(_Record):
     at: str
 
 
-class HumanVerdict(_Record):
+class HumanVerdict(LenientRecord):
     """A person's settled verdict on one response of a run (`runs/RUN/verdicts.jsonl`, a later line
     for the same response superseding an earlier one). It holds while the response (`response_sha`)
     and the item's content (`content_hash`) are the ones it was given on."""
@@ -122,7 +121,7 @@ class JudgeScores(BaseModel):
         return self.factuality + self.logical_soundness + self.depth + self.clarity
 
 
-class JudgeVerdict(_Record):
+class JudgeVerdict(LenientRecord):
     """A judge's verdict on one model rationale; `missing` when no valid verdict was had (never a 0)."""
 
     item_id: str
@@ -175,7 +174,7 @@ def read_jsonl_records(path: Path, kind: type[R], key: str = "item_id") -> dict[
 # (or read) with, so the bytes stay what earlier versions wrote, and fields added later read
 # as their defaults in older files.
 
-class DatasetRef(_Record):
+class DatasetRef(LenientRecord):
     """What a run answered (`Dataset.describe()`); the keys present depend on the kind."""
 
     kind: Literal["store", "release", "jsonl"]
@@ -189,7 +188,7 @@ class DatasetRef(_Record):
     sha256: str | None = None  # JSONL: the file's digest
 
 
-class RunConfig(_Record):
+class RunConfig(LenientRecord):
     """What makes two runs the same run (`runner.run_config`; its hash is in the run id)."""
 
     model: dict[str, Any]  # the model's identity: backend, model, revision, identity options
@@ -202,7 +201,7 @@ class RunConfig(_Record):
     limit: int | None = None
 
 
-class PromptRef(_Record):
+class PromptRef(LenientRecord):
     name: str
     version: str
 
@@ -214,14 +213,14 @@ class ModelRef(BaseModel):
     name: str
 
 
-class UnmatchedRow(_Record):
+class UnmatchedRow(LenientRecord):
     """A row of an imported file that became no record, and why."""
 
     row: int  # 1-based, in the file's order
     reason: str
 
 
-class ImportedFrom(_Record):
+class ImportedFrom(LenientRecord):
     """Where an imported run's responses came from (`runs import`): another tool's file."""
 
     format: Literal["kmmmu", "lm-eval", "inspect", "hret", "jsonl"]
@@ -232,7 +231,7 @@ class ImportedFrom(_Record):
     unmatched: list[UnmatchedRow] = Field(default_factory=list)
 
 
-class RunManifest(_Record):
+class RunManifest(LenientRecord):
     """`runs/RUN/manifest.json` of an answer run: its configuration, dataset and selection."""
 
     run_id: str
@@ -253,7 +252,7 @@ class RunManifest(_Record):
         return self.dataset or DatasetRef(kind="store", query=self.config.query or {}, limit=self.config.limit)
 
 
-class GenerationManifest(_Record):
+class GenerationManifest(LenientRecord):
     """`runs/gen-PURPOSE-MODEL-DIGEST/manifest.json`: a curation model step's log (paraphrase, drafts …)."""
 
     run_id: str
@@ -263,7 +262,7 @@ class GenerationManifest(_Record):
     model: ModelRef
 
 
-class GenerationRecord(_Record):
+class GenerationRecord(LenientRecord):
     """One finished request of a curation model step (`job` = request key # attempt); `text`
     is None when there was no usable answer, and `error` says why."""
 
@@ -380,157 +379,6 @@ def latest_filter_record(root: Path, kinds: tuple[str, ...] = ("hard", "adversar
         if paths:
             return paths[-1], load_filter_record(paths[-1])
     return None
-
-
-# --- releases ------------------------------------------------------------------------------
-
-class ReleaseImage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    bytes: bytes
-    path: str
-
-
-class ReleaseOption(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: str
-    image: ReleaseImage | None = None
-
-
-class ReleaseContent(BaseModel):
-    """A release row's question, options and key; `ReleaseRow` adds the release's facet columns.
-    `key` is the typed key as JSON text (any format; `answer_format` names it, `answer_text` is
-    its plain text); a choice key's option numbers are also `answer` (1-based, None for a
-    multi-answer item) and `answers` (all of them). A release built before the key columns has
-    only the option numbers: its choice key is read from them (and `question_format`)."""
-
-    model_config = ConfigDict(extra="ignore")
-    id: str
-    question: str
-    question_original: str | None = None
-    question_images: list[ReleaseImage] = Field(default_factory=list)
-    options: list[ReleaseOption]
-    answer: int | None = None
-    answer_letter: str | None = None
-    answers: list[int] = Field(default_factory=list)
-    answer_format: str | None = None
-    key: str | None = None
-    answer_text: str | None = None
-    points: float | None = None
-    rationale: str | None = None
-    rationale_status: str | None = None
-    original_option_order: list[int] | None = None
-
-    def answer_key(self) -> Any:
-        """The typed key's dict (validated as the item is made), or the option numbers of a release
-        built before the key column."""
-        if self.key:
-            try:
-                return json.loads(self.key)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{self.id}: the key column is not JSON ({error.msg})") from None
-        answers = self.answers or ([self.answer] if self.answer else [])
-        return answers[0] if len(answers) == 1 else (answers or None)
-
-    def to_item(self, put_image: Any) -> Item:
-        """The item a model is asked: the released question and options; `put_image(bytes, ext) → blob`."""
-        def image(value: ReleaseImage | None) -> dict[str, str] | None:
-            if value is None or not value.bytes:
-                return None
-            return {"blob": put_image(value.bytes, value.path.rsplit(".", 1)[-1].lower() if "." in value.path else "png")}
-
-        facet = {f.name: getattr(self, f.name) for f in release_facets()}
-        return parse_item({
-            "id": self.id,
-            "source": {"exam": facet["exam"] or "release", "session": facet["session"], "subject": facet["subject"],
-                       "part": facet["part"], "number": facet["number"]},
-            "stem": self.question,
-            "options": [{"text": option.text, "image": image(option.image)} for option in self.options],
-            "answer": self.answer_key(),
-            "points": self.points,
-            "images": [ref for ref in (image(value) for value in self.question_images) if ref],
-            "flags": {"korea_specific": facet["korea_specific"]},
-            "taxonomy": {"part": facet["part"], "subject": facet["subject"], "visual_type": facet["visual_type"],
-                         "question_format": facet["question_format"]},
-            "rationale": {"text": self.rationale, "status": self.rationale_status or "adopted"} if self.rationale else None,
-            "status": "accepted",
-        })
-
-
-# One row of a release config: its content and the release facets of the catalogue (each may be absent
-# in a row: a reader takes what a release carries).
-ReleaseRow = create_model("ReleaseRow", __base__=ReleaseContent, __module__=__name__,
-                          **{f.name: (f.type | None, None) for f in release_facets()})  # type: ignore[call-overload]
-
-
-def release_rows(rows: Iterable[Mapping[str, Any]]) -> list[ReleaseContent]:
-    return [ReleaseRow.model_validate(row) for row in rows]
-
-
-RELEASE_MANIFEST = "release.json"
-
-
-class ReleaseConfigFiles(_Record):
-    rows: int
-    files: list[str]  # parquet shards, relative to the release folder
-    bytes: int
-    content_hash: str
-
-
-class StoreSnapshot(_Record):
-    items: int
-    revisions: int
-    last_revision_at: str | None = None
-
-
-class ReleaseBuilder(_Record):
-    benchsmith: str
-    pyarrow: str
-    datasets: str
-    writer: dict[str, Any]
-    shard_rows: int
-    row_group_rows: int
-
-
-class TinySubset(_Record):
-    subset_file: str
-    subset_sha256: str
-    estimation: str
-    covered_items: int
-
-
-class ReleaseManifest(_Record):
-    """A release's `release.json`: its configs and files, content hashes, what it was built from
-    and with. Written with sorted keys and only the keys it was built with (`tiny` only when set)."""
-
-    name: str
-    version: str
-    previous: str | None = None
-    configs: dict[str, ReleaseConfigFiles]
-    content_hash: str
-    row_hashes: dict[str, str]  # item id → row hash (the changelog compares them)
-    store: StoreSnapshot
-    builder: ReleaseBuilder
-    config: dict[str, Any] | None = None  # the release config it was built with (`export.release_config`)
-    tiny: TinySubset | None = None
-    decoding: DecodingContract | None = None  # what it is meant to be run with; absent in releases built before
-
-    def run_decoding(self) -> DecodingContract:
-        return self.decoding or RELEASE_DECODING
-
-    def json_text(self) -> str:
-        return json.dumps(self.model_dump(mode="json", exclude_unset=True), ensure_ascii=False, indent=2,
-                          sort_keys=True) + "\n"
-
-    @classmethod
-    def read(cls, path: Path) -> ReleaseManifest:
-        try:
-            return cls.model_validate_json(path.read_bytes())
-        except OSError as error:
-            raise WorkspaceError(f"{path}: cannot read release manifest: {error}") from None
-        except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            raise WorkspaceError(f"{path}: malformed release manifest: {where}: {first['msg']}") from None
 
 
 # --- item analysis -------------------------------------------------------------------------

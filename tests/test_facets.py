@@ -142,7 +142,7 @@ def test_item_query_fields_are_ids_and_the_queryable_facets():
 def test_release_features_and_rows_are_the_catalogues_release_facets(tmp_path):
     from curation.blobs import BlobStore
     from curation.item import parse_item
-    from evaluation.records import ReleaseRow
+    from evaluation.release_records import ReleaseRow
     from export.features import RELEASE_COLUMNS, hf_features
     from export.rows import item_row
 
