@@ -29,7 +29,7 @@ from curation.steps.dedup_report import latest_dedup_report
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.decoding import RELEASE_DECODING
-from evaluation.records import FilterRecord, latest_filter_record
+from evaluation.filter_records import FilterRecord, latest_filter_record
 from evaluation.release_records import (
     ReleaseBuilder,
     ReleaseConfigFiles,

@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluation.records import SUSPECTS_FILE, Suspect, SuspectsResult, now_iso
+from evaluation.filter_records import SUSPECTS_FILE, Suspect, SuspectsResult
+from evaluation.runlog import now_iso
 from filtering.irt.analysis import Analysis
 from filtering.irt.records import ItemAnalysis, ItemStats
 

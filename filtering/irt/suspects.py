@@ -19,7 +19,7 @@ import re
 
 import numpy as np
 
-from evaluation.records import Suspect
+from evaluation.filter_records import Suspect
 from filtering.irt.analysis import Analysis
 from filtering.irt.consensus import consensus
 from filtering.irt.responses import Responses
