@@ -20,7 +20,7 @@ from annotator.suspects import QUEUE, Membership, SuspectError, SuspectMove
 from curation.errors import BenchsmithError, ConflictError, NotFoundError
 from curation.item import ItemValidationError
 from curation.store import StoredItem
-from evaluation.records import Suspect
+from evaluation.filter_records import Suspect
 
 DECISION_BUTTONS: list[tuple[str, str, str, Any]] = [
     ("fix_key", "정답 수정 · Fix key", "bs-accept", "primary"),

@@ -29,14 +29,13 @@ from curation.steps.dedup_report import latest_dedup_report
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.decoding import RELEASE_DECODING
-from evaluation.records import (
-    FilterRecord,
+from evaluation.filter_records import FilterRecord, latest_filter_record
+from evaluation.release_records import (
     ReleaseBuilder,
     ReleaseConfigFiles,
     ReleaseManifest,
     StoreSnapshot,
     TinySubset,
-    latest_filter_record,
 )
 from export import harness, hret
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous

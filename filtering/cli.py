@@ -369,7 +369,7 @@ def _irt_inputs(workspace: Path | None, matrix_file: Path | None, unparseable_as
 
 
 def _analysis_dir(ws, out_dir: Path | None) -> Path:  # noqa: ANN001
-    from evaluation.records import ITEM_ANALYSIS_FOLDER
+    from evaluation.filter_records import ITEM_ANALYSIS_FOLDER
 
     return out_dir or (ws.root / ITEM_ANALYSIS_FOLDER if ws is not None else Path("item_analysis"))
 
@@ -414,7 +414,7 @@ def suspects_command(
     """Items whose key or wording the answers put in doubt, highest score first: the models' consensus against
     the key, negative or flat discrimination, no option above chance among strong models, dedup answer
     conflicts, many unparseable answers."""
-    from evaluation.records import SUSPECTS_FILE
+    from evaluation.filter_records import SUSPECTS_FILE
     from filtering.irt.analysis import analyse
     from filtering.irt.report import write_suspects
     from filtering.irt.suspects import find_suspects

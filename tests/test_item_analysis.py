@@ -65,20 +65,31 @@ def _panel(models: int, items: int, flips: int, seed: int, options: int = 4, lur
     return choice.astype(np.int16), keys.astype(np.int16), set(flipped.tolist())
 
 
-def test_seeded_miskeys_rank_first():
-    models, items, flips = 30, 400, 12
-    precision, recall = [], []
-    for seed in range(3):
+def _top_k_hits(ranked: list[int], flipped: set[int], k: int) -> float:
+    return len(set(ranked[:k]) & flipped) / len(flipped)
+
+
+def test_seeded_miskeys_rank_first_with_a_margin_over_the_naive_ranker():
+    """The suspects must beat what anyone gets for free: items ranked by share correct, lowest first
+    (a changed key makes the right answer count as wrong, so a naive ranker already finds many)."""
+    models, items, flips, seeds = 30, 400, 12, 10
+    ours, naive, ours_2k, naive_2k = [], [], [], []
+    for seed in range(seeds):
         choice, keys, flipped = _panel(models, items, flips, seed=seed)
+        correct = (choice == keys[None, :]).astype(float)
         responses = Responses([f"q{j:03d}" for j in range(items)], [f"m{i}" for i in range(models)],
-                              (choice == keys[None, :]).astype(float), choice, keys, np.full(items, 4, dtype=np.int16))
+                              correct, choice, keys, np.full(items, 4, dtype=np.int16))
         ranked = [int(s.item_id[1:]) for s in find_suspects(analyse(responses, bootstrap=10))]
-        precision.append(len(set(ranked[:flips]) & flipped) / flips)  # changed keys among the top k
-        recall.append(len(set(ranked[: 2 * flips]) & flipped) / flips)  # changed keys found in the top 2k
-    # measured 0.83, 0.75, 0.92 and 0.92, 0.92, 1.0: a hard item whose lure draws the strong models
-    # too can outrank a changed key whose right answer few models find
-    assert np.mean(precision) >= 0.75 and min(precision) >= 0.66, precision
-    assert np.mean(recall) >= 0.9, recall
+        lowest_share_first = np.argsort(correct.mean(axis=0), kind="stable").tolist()
+        ours.append(_top_k_hits(ranked, flipped, flips))  # changed keys among the top k
+        naive.append(_top_k_hits(lowest_share_first, flipped, flips))
+        ours_2k.append(_top_k_hits(ranked, flipped, 2 * flips))  # changed keys found in the top 2k
+        naive_2k.append(_top_k_hits(lowest_share_first, flipped, 2 * flips))
+    # measured over seeds 0-9: precision 0.825 against the naive 0.725, top-2k recall 0.917 against
+    # 0.842; a hard item whose lure draws the strong models too can outrank a changed key
+    assert np.mean(ours) >= np.mean(naive) + 0.07, (ours, naive)
+    assert np.mean(ours_2k) >= np.mean(naive_2k) + 0.05, (ours_2k, naive_2k)
+    assert np.mean(ours) >= 0.75 and np.mean(ours_2k) >= 0.9, (ours, ours_2k)
 
 
 def test_edges_one_model_silent_model_saturated_items_missing_cells():
