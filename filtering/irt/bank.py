@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from curation.errors import BenchsmithError
 from curation.facets import resolved_part, resolved_subject
 from curation.workspace import Workspace
-from evaluation.records import now_iso
+from evaluation.runlog import now_iso
 from filtering.irt.adaptive import AdaptiveTest, simulate
 from filtering.irt.analysis import usable
 from filtering.irt.families import family_folds, model_families
