@@ -216,6 +216,7 @@ def test_next_passes_over_items_reserved_by_others_and_skip_releases_and_moves_o
     assert dave_next.session.item_id == "task-02"  # task-01 is carol's
     assert reviewer.navigate("dave", "item", filters, None, "first").session.item_id == "task-02"
     assert reviewer.navigate("dave", "item", Filters(), "task-02", "prev").session.item_id != "task-01"
+    reviewer.edit(auth.User("dave", "annotator"), Session("item", "task-02", 1), "stem", "dave 고치는 중")
 
     skipped = reviewer.skip("carol", first.session, filters)
     assert skipped.session.item_id == "task-03"  # task-02 is dave's now
