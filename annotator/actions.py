@@ -240,10 +240,12 @@ class Reviewer:
         """Record one field edit in the session and the user's server-side draft."""
         return self.sync(user, session, {path: value})
 
-    def sync(self, user: User, session: Session, values: dict[str, Any], login: str | None = None) -> Session:
+    def sync(self, user: User, session: Session, values: dict[str, Any], login: str | None = None,
+             reserve: bool = True) -> Session:
         """Take the form's values: a value is an edit when it differs both from the revision the
         user started from and from the current one. Kept in the user's draft; an edit reserves the
-        item for the user's `login` session (the request's when None: claims.py). Raises TooLarge (nothing kept) past the limits."""
+        item for the user's `login` session (the request's when None: claims.py) unless not to
+        `reserve` (the page going away: its last edits kept, the item left). Raises TooLarge (nothing kept) past the limits."""
         if session.item_id is None or session.rev is None:
             raise EditError("먼저 문항을 여세요 · Open an item first")
         check_edits(self.limits, values)
@@ -267,7 +269,7 @@ class Reviewer:
         check_edits(self.limits, session.edits)
         drafts.save_draft(self.engine, user.name, session.queue,
                           drafts.Draft(session.item_id, session.rev, session.edits))
-        if session.edits:  # work in progress: reserved (renewed) while the user edits
+        if reserve and session.edits:  # work in progress: reserved (renewed) while the user edits
             claims.reserve(self.engine, user.name, session.queue, session.item_id, self.reservation_s,
                            session=request_login.get() if login is None else login,
                            per_user=self.reservations_per_user)

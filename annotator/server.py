@@ -134,7 +134,7 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
 
     @api.post(DRAFT_URL)
     async def draft(request: Request) -> dict[str, int]:
-        """The edit relay's last edits when a page goes away (see edit_relay.py)."""
+        """The edit relay's last edits when a page goes away (see edit_relay.py): kept, the item released."""
         user = current_user(request)
         if request.headers.get("x-benchsmith") != "1":  # a cross-site form cannot set it
             raise HTTPException(status_code=403, detail="missing X-Benchsmith header")
@@ -145,7 +145,10 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
             role = auth_role(user)
             if queue not in ITEM_QUEUES or role not in QUEUES[queue].roles:
                 raise HTTPException(status_code=403, detail=f"{user} may not edit in the {queue!r} queue")
-            session = ctx.reviewer.sync(auth.User(user, role), Session(queue, item_id, rev), {path: value})
+            # the page is going away: its last edits are kept as a draft, and the item is left (released)
+            session = ctx.reviewer.sync(auth.User(user, role), Session(queue, item_id, rev), {path: value},
+                                        reserve=False)
+            claims.release(store.engine, user, queue, item_id)
         except (KeyError, TypeError, ValueError):
             raise HTTPException(status_code=400, detail=BAD_DRAFT) from None
         except TooLarge as error:

@@ -104,6 +104,15 @@ def shown_values(page: PageSession, dependency: dict, response: httpx.Response) 
     return values
 
 
+def edit(page: PageSession, item_id: str, value: str) -> httpx.Response:
+    """Open `item_id` in a new tab of the page's login (Find) and type `value` into its stem, as the page sends it."""
+    page.session_hash = uuid.uuid4().hex[:11]
+    assert shown_item(run(page, "item_first", None, [], "", "", "", "", item_id, "id")) == item_id
+    typed = page.call(page.handler("item-stem", "input"), {"item-stem": value})
+    assert typed.status_code == 200, typed.text[:300]
+    return typed
+
+
 def draft(page: PageSession, item_id: str, value: str, rev: int = 1, **extra: object) -> httpx.Response:
     body = {"queue": "item", "item_id": item_id, "rev": rev, "path": "stem", "value": value, **extra}
     return page.http.post("bs/draft", json=body, headers={"X-Benchsmith": "1"})
@@ -163,24 +172,27 @@ def test_an_edit_reserves_for_its_login_only_a_few_per_user_and_logout_releases_
     url, workspace = served
     release_all(workspace)
     laptop, desktop, dave = PageSession(url, "carol"), PageSession(url, "carol"), PageSession(url, "dave")
-    assert draft(laptop, "browse-01", "노트북에서 고침").status_code == 200
-    assert draft(desktop, "browse-02", "데스크톱에서 고침").status_code == 200
+    edit(laptop, "browse-01", "노트북에서 고침")
+    edit(desktop, "browse-02", "데스크톱에서 고침")
     assert held(workspace, "carol") == ["browse-01", "browse-02"]
     refused = dave.api("save_item", "item", "browse-02", 1, json.dumps({"stem": "dave"}), "", "")
     assert "carol is editing it" in refused and "UTC" not in refused
     assert workspace.store.get("browse-02").rev == 1
     # a third edit: carol holds at most reservations_per_user (2), her oldest is released
-    assert draft(desktop, "browse-03", "하나 더").status_code == 200
+    edit(desktop, "browse-03", "하나 더")
     assert held(workspace, "carol") == ["browse-02", "browse-03"]
     # logging out of the laptop releases what the laptop reserved, not the desktop's
-    assert draft(laptop, "browse-04", "노트북").status_code == 200
+    edit(laptop, "browse-04", "노트북")
     assert held(workspace, "carol") == ["browse-03", "browse-04"]
     assert laptop.http.post("logout").status_code == 200
     assert held(workspace, "carol") == ["browse-03"]
     # a decided item is never reserved
     assert dave.api_result("save_item", "item", "browse-05", 1, "{}", "accept", "")["status"] == "saved"
-    assert draft(desktop, "browse-05", "결정된 문항", rev=2).status_code == 200
+    edit(desktop, "browse-05", "결정된 문항")
     assert held(workspace, "carol") == ["browse-03"]
+    # the page going away: its last edits kept as a draft, the item it showed left
+    assert draft(desktop, "browse-03", "닫기 전에 고침").status_code == 200
+    assert held(workspace, "carol") == []
     desktop.close(), dave.close()
 
 
@@ -188,7 +200,7 @@ def test_an_admin_may_break_a_reservation_and_the_break_is_recorded(served):
     url, workspace = served
     release_all(workspace)
     carol, dave, alice = PageSession(url, "carol"), PageSession(url, "dave"), PageSession(url, "alice")
-    assert draft(carol, "browse-10", "carol 작업 중").status_code == 200
+    edit(carol, "browse-10", "carol 작업 중")
     assert "may not break a reservation" in dave.api("break_reservation", "item", "browse-10")
     assert held(workspace) == ["browse-10"]
     assert alice.api_result("break_reservation", "item", "browse-10") == {"released": "carol"}
