@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import socket
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ from annotator.limits import Limits
 from curation.errors import BenchsmithError
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+WILDCARDS = ("0.0.0.0", "::", "")
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,20 @@ class Settings:
     limits: Limits = Limits()
 
     def hosts(self, bind: str) -> frozenset[str]:
-        """The Host names served: the configured ones, else the local names and `bind`."""
-        return frozenset(host.lower() for host in (self.allowed_hosts or (*LOCAL_HOSTS, bind)))
+        """The Host names served: the configured ones, else the local names and `bind` (for a
+        wildcard bind, this machine's own names and addresses)."""
+        return frozenset(host.lower() for host in (self.allowed_hosts or (*LOCAL_HOSTS, bind, *_own_names(bind))))
+
+
+def _own_names(bind: str) -> list[str]:
+    if bind not in WILDCARDS:
+        return []
+    names = [socket.gethostname(), socket.getfqdn()]
+    try:
+        names += [info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None)]
+    except OSError:
+        pass
+    return names
 
 
 def read_settings(config: Path, *, session_idle_minutes: float | None = None) -> Settings:

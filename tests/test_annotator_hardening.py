@@ -363,6 +363,9 @@ def test_the_limits_reservations_page_bounds_and_hosts_are_read_and_bad_ones_ref
     assert (settings.reservation_idle_s, settings.reservations_per_user, settings.page_sessions_per_user) == (90, 1, 4)
     assert settings.hosts("0.0.0.0") == {"review.lab"}
     assert read_settings(tmp_path / "none.toml").hosts("10.1.2.3") == {"127.0.0.1", "localhost", "::1", "10.1.2.3"}
+    import socket
+
+    assert socket.gethostname().lower() in read_settings(tmp_path / "none.toml").hosts("0.0.0.0")
     for bad in ("max_text_chars = 0", "max_edit_kb = 1.5", "reservations_per_user = -1", 'allowed_hosts = "x"'):
         config.write_text(f"[annotator]\n{bad}\n", encoding="utf-8")
         with pytest.raises(BenchsmithError, match=bad.split()[0]):
