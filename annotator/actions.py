@@ -51,14 +51,16 @@ class _Blinded:
     an expert saving what they were shown must not write '‹hidden›' over a model's name."""
 
     def __init__(self, engine: Any, item_id: str, history: Any):
-        self.engine, self.item_id, self.history, self._names = engine, item_id, history, None
+        self.engine, self.item_id, self.history = engine, item_id, history
+        self._names: set[str] | None = None
 
     def same(self, path: str, value: Any, stored: Any) -> bool:
         if self._names is None:  # the history is read only for an item with blind responses
             texts, _ = blinding.blind_responses(self.engine, self.item_id)
             self._names = blinding.hidden_authors(self.engine, self.item_id, [
                 revision for revision, _ in self.history(self.item_id)]) if texts else set()
-        return bool(self._names) and _same(path, value, blinding.scrub(stored, self._names))
+        names = self._names
+        return bool(names) and _same(path, value, blinding.scrub(stored, names))
 
 
 @dataclass

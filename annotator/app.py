@@ -94,7 +94,9 @@ class AppContext:
 
     def blinded(self, view: View, user: str | None) -> View:
         """The view with the names hidden from this user on this item scrubbed (blinding.py), notes included."""
-        hidden = self.hidden_authors(view.stored.item.id, user) if view.stored is not None else set()
+        if view.stored is None:
+            return view
+        hidden = self.hidden_authors(view.stored.item.id, user)
         if not hidden:
             return view
         stored = dataclasses.replace(view.stored, updated_by=blinding.scrub(view.stored.updated_by, hidden))

@@ -50,7 +50,7 @@ def _own_names(bind: str) -> list[str]:
         return []
     names = [socket.gethostname(), socket.getfqdn()]
     try:
-        names += [info[4][0] for info in socket.getaddrinfo(socket.gethostname(), None)]
+        names += [str(info[4][0]) for info in socket.getaddrinfo(socket.gethostname(), None)]
     except OSError:
         pass
     return names
