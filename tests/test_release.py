@@ -314,3 +314,15 @@ def test_prompts_built_from_the_store_item_equal_those_read_back_from_the_row(fi
         for explicit in (False, True):
             row = item_row(source, filled.blobs, explicit=explicit)
             assert prompt_record(row, filled.blobs, "standard", source) == prompt_record(row, filled.blobs, "standard")
+
+
+def test_a_release_build_forks_no_process_and_writes_its_harness_folder(filled):
+    """A library call must not fork while the caller's connections and threads are live."""
+    import os
+
+    forks: list[int] = []
+    os.register_at_fork(before=lambda: forks.append(os.getpid()))
+    result = build_release(filled, "1.0.0", ReleaseConfig(name="t"))
+    assert forks == []
+    assert (result.path / "harness" / "README.md").is_file() and (result.path / "harness" / "lm_eval").is_dir()
+    verify_checksums(result.path)
