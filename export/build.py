@@ -421,7 +421,7 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
         "shard_rows": config.shard_rows, "row_group_rows": config.row_group_rows,
         "writer_settings": ", ".join(f"{k}={v}" for k, v in WRITER_SETTINGS.items()),
         "pyarrow_version": manifest.builder.pyarrow, "content_hash": manifest.content_hash,
-        "group_task": harness.tag_name(config.name), "harness_prompt": config.harness_prompt,
+        "lm_eval_tasks": ", ".join(f"`{harness.task_name(config.name, c)}`" for c in rows_by_config), "harness_prompt": config.harness_prompt,
         "decoding_text": manifest.run_decoding().describe(),
         "tiny_text": tiny_card_text(tiny, len(rows_by_config.get("tiny", []))),
         "citation_text": f"\n## Citation\n\n```\n{config.citation}\n```\n" if config.citation else "",
