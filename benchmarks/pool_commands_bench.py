@@ -14,6 +14,7 @@ commit (a temporary `git worktree`), alternating, each on its own copy of the wo
 Printed: median wall, CPU and peak memory of each, and the ratio baseline / this tree.
 
     python benchmarks/pool_commands_bench.py [--baseline-ref d2140f4] [--repeats 3] [--base-repeats 1] [--pool DIR]
+        [--only "release build" --only report ...]   (commands whose name starts so; all when left out)
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ def main() -> None:
     parser.add_argument("--base-repeats", type=int, default=1, help="the baseline's commands take minutes")
     parser.add_argument("--items", type=int, default=65_000)
     parser.add_argument("--pool", type=Path, help="a pool folder built before (with the baseline's code)")
+    parser.add_argument("--only", action="append", default=[], help="run only the commands whose name starts so")
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="pool-commands-"))
     base_tree = scratch / "baseline"
@@ -100,6 +102,8 @@ def main() -> None:
         }
         print(f"{args.items} items; machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
         for name, make in cases.items():
+            if args.only and not name.startswith(tuple(args.only)):
+                continue
             figures: dict[str, list[tuple[float, float, float]]] = {label: [] for label in copies}
             for k in range(max(args.repeats, args.base_repeats)):
                 for label, copy in copies.items():

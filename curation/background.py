@@ -1,68 +1,44 @@
-"""Work done in a forked child while this process goes on: the second core for a pool command.
+"""Work done in a thread of this process while the caller goes on (the release build writes the
+harness folder while it writes the shards and the card).
 
-The child sees this process's memory as it was at the fork (copy-on-write: nothing is pickled,
-however many items and rows it reads), runs one function and exits without running this
-process's clean-up (`os._exit`: it must not close the parent's database connections or delete
-its temporary files). It must only write files of its own; a failure comes back as its
-traceback when the parent waits. Where there is no fork (Windows), the work runs inline.
+A thread, not a forked child: a fork inside a library call copies the caller's database
+connections, locks and threads into a child that may deadlock on them (Python 3.12 warns of it),
+and a caller that embeds benchsmith cannot know it happens. The work reads what the caller holds
+(nothing is pickled) and must only write files of its own; its failure is raised, with the
+original exception as its cause, when the caller waits.
 """
 
 from __future__ import annotations
 
-import os
-import signal
-import sys
-import traceback
+import threading
 from collections.abc import Callable
 
 from curation.errors import BenchsmithError
 
 
 class Background:
-    def __init__(self, work: Callable[[], object]):
-        self._pid: int | None = None
-        self._read_fd: int | None = None
-        if not hasattr(os, "fork"):
-            work()
-            return
-        sys.stdout.flush()
-        sys.stderr.flush()
-        read_fd, write_fd = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child
-            os.close(read_fd)
-            code = 0
+    def __init__(self, work: Callable[[], object], name: str = "benchsmith-background"):
+        self._error: BaseException | None = None
+
+        def run() -> None:
             try:
                 work()
-            except BaseException:  # noqa: BLE001 - every failure goes back to the parent
-                os.write(write_fd, traceback.format_exc().encode("utf-8", "replace"))
-                code = 1
-            finally:
-                os._exit(code)
-        os.close(write_fd)
-        self._pid, self._read_fd = pid, read_fd
+            except BaseException as error:  # noqa: BLE001 - every failure goes back to the caller
+                self._error = error
+
+        self._thread = threading.Thread(target=run, name=name, daemon=True)
+        self._thread.start()
 
     def wait(self) -> None:
-        """Wait for the child; raise with its traceback if it failed."""
-        if self._pid is None or self._read_fd is None:
-            return
-        with os.fdopen(self._read_fd, "rb") as pipe:
-            message = pipe.read().decode("utf-8", "replace")
-        _, status = os.waitpid(self._pid, 0)
-        self._pid = self._read_fd = None
-        code = os.waitstatus_to_exitcode(status)
-        if code != 0:
-            raise BenchsmithError(f"background work failed (exit {code}):\n{message.strip()}")
+        """Wait for the work to end; raise if it failed."""
+        self._thread.join()
+        error, self._error = self._error, None
+        if error is not None:
+            raise BenchsmithError(f"background work failed: {type(error).__name__}: {error}") from error
 
     def cancel(self) -> None:
-        """Stop the child (the parent failed or was interrupted) and reap it."""
-        if self._pid is None:
-            return
-        try:
-            os.kill(self._pid, signal.SIGKILL)
-            os.waitpid(self._pid, 0)
-        except ProcessLookupError:
-            pass
-        if self._read_fd is not None:
-            os.close(self._read_fd)
-        self._pid = self._read_fd = None
+        """The caller failed or was interrupted: wait for the work to end (a thread cannot be
+        stopped from outside) so that nothing writes after the caller removes its files, and drop
+        its outcome."""
+        self._thread.join()
+        self._error = None

@@ -14,11 +14,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pydantic import ValidationError
 
-from curation.arrow import pa
 from evaluation.records import AnswerRecord
 from evaluation.runlog import RESPONSES
 

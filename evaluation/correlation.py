@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
+from evaluation.chart_fonts import hangul_charts
 from evaluation.metrics_table import MetricTable
 from evaluation.resampling import bootstrap_interval
 from evaluation.text_tables import TextTable
@@ -134,6 +135,7 @@ def tau_matrix(results: list[Correlation], metrics: list[str]) -> np.ndarray:
     return matrix
 
 
+@hangul_charts()
 def plot_heatmap(results: list[Correlation], metrics: list[str], path: Path, title: str) -> Path:
     """τb heatmap (blank where undefined); needs matplotlib (extra `report`)."""
     from curation.errors import MissingExtraError
@@ -145,9 +147,6 @@ def plot_heatmap(results: list[Correlation], metrics: list[str], path: Path, tit
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingExtraError("report", "matplotlib") from None
-    from evaluation.report import use_hangul_font
-
-    use_hangul_font(plt, Path.home() / ".cache" / "benchsmith")
     matrix = tau_matrix(results, metrics)
     size = max(4.0, 0.55 * len(metrics) + 2)
     figure, axes = plt.subplots(figsize=(size + 1, size), dpi=110)

@@ -18,7 +18,8 @@ from itertools import islice
 from pathlib import Path
 from typing import Any, Protocol
 
-from curation.arrow import pa
+import pyarrow as pa
+
 from curation.blobs import BlobStore
 from curation.errors import BenchsmithError, NotFoundError
 from curation.identity import content_hash

@@ -16,9 +16,9 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.arrow import pa
 from curation.facets import Facet, exam_score_facets, report_facets
 from curation.identity import content_hash
 from curation.item import Item

@@ -25,9 +25,9 @@ from functools import cached_property
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.arrow import pa
 from curation.item import Item
 from curation.workspace import Workspace
 from evaluation.cells import run_cells

@@ -16,9 +16,9 @@ import csv
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 
 from curation.errors import MissingExtraError
+from evaluation.chart_fonts import hangul_charts
 from evaluation.exam_score import PaperScore, exam_scores, paper_cell
 from evaluation.human_verdicts import VerdictSettings
 from evaluation.metrics import (
@@ -200,20 +200,7 @@ def _exam_section(reports: list[RunReport]) -> list[str]:
     return lines
 
 
-def use_hangul_font(plt: ModuleType, cache_dir: Path) -> None:
-    """Subject names are Korean: register the CJK font that PyMuPDF (a core dependency) ships."""
-    from matplotlib import font_manager
-
-    from curation.pymupdf_light import pymupdf
-
-    path = cache_dir / "droid-sans-fallback.ttf"
-    if not path.is_file():
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(pymupdf.Font("cjk").buffer)
-    font_manager.fontManager.addfont(str(path))
-    plt.rcParams["font.family"] = [font_manager.FontProperties(fname=str(path)).get_name(), "DejaVu Sans"]
-
-
+@hangul_charts()
 def _charts(reports: list[RunReport], out_dir: Path) -> list[Path]:
     try:
         import matplotlib
@@ -223,8 +210,6 @@ def _charts(reports: list[RunReport], out_dir: Path) -> list[Path]:
     except ImportError:
         raise MissingExtraError("report", "matplotlib") from None
     import numpy as np
-
-    use_hangul_font(plt, Path.home() / ".cache" / "benchsmith")
 
     names = [n for n in subset_order({s.subset for r in reports for s in r.subsets})
              if any(s.subset == n and s.n for r in reports for s in r.subsets)][:16]

@@ -21,9 +21,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.arrow import pa
 from curation.errors import BenchsmithError, WorkspaceError
 from curation.identity import content_hash
 from curation.item import Answerable, Item

@@ -106,100 +106,38 @@ def _table(rows: list[tuple[Any, ...]]) -> str:
     return "\n".join("| " + " | ".join(str(cell) for cell in row) + " |" for row in rows) or "| (none) | 0 |"
 
 
+@dataclass
+class _Selection:
+    """What a release holds: the released items, each config's rows and what the card says of them."""
+
+    items: list[Item]
+    rows_by_config: dict[str, list[dict[str, Any]]]
+    shared: dict[str, dict[str, Any]]  # item → its row, the same object in every config but `explicit`
+    record: FilterRecord | None
+    tiny: TinyPlan | None
+    notes: list[str]
+
+
 def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out: Path | None = None) -> ReleaseResult:
     version = check_version(version)
     out = Path(out) if out else workspace.releases_dir / f"v{version}"
     if out.exists():
         raise BenchsmithError(f"{out} already exists: releases are immutable, choose a new version or --out")
-    store = workspace.store
-    items = [s.item for s in store.iter_items(ItemQuery(status=list(config.statuses)))]
-    notes: list[str] = []
-    if not items:
-        raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release")
-    released = store.hashes(ItemQuery(status=list(config.statuses)))
-    record = _filtering(workspace)
-    hard = None
-    if record is not None:
-        decided = record.hard_subset(released)
-        hard = set(decided.ids)
-        notes += decided.notes()
-    filters = dict(CONFIG_FILTERS)
-    if hard is not None:
-        filters["hard"] = lambda item: item.id in hard
-    if "hard" in config.configs and hard is None:
-        notes.append("hard: not built (no filtering result in the workspace yet)")
-    tiny: TinyPlan | None = None
-    if "tiny" in config.configs and config.tiny:
-        tiny = plan_tiny(config.tiny, workspace, released)
-        notes += tiny.notes
-        tiny_items = tiny.items
-        filters["tiny"] = lambda item: item.id in tiny_items
-    wanted: list[str] = [name for name in config.configs if name in filters]
-
-    features = release_features()
+    selection = _select(workspace, config)
+    rows_by_config = selection.rows_by_config
     tmp = out.with_name(f".{out.name}.building-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     harness_job: Background | None = None
     try:
-        rows_by_config: dict[str, list[dict[str, Any]]] = {}
-        shared: dict[str, dict[str, Any]] = {}  # item → its row, the same object in every config but `explicit`
-        for name in wanted:
-            selected = sorted((i for i in items if filters[name](i)), key=lambda i: i.id)
-            if name == "explicit":
-                rows_by_config[name] = [item_row(i, workspace.blobs, explicit=True) for i in selected]
-            else:
-                rows_by_config[name] = [shared.get(i.id) or shared.setdefault(i.id, item_row(i, workspace.blobs))
-                                        for i in selected]
-        empty = [name for name, rows in rows_by_config.items() if not rows]
-        for name in empty:
-            notes.append(f"{name}: not built (no items)")
-            del rows_by_config[name]
-        # The harness folder is written by a forked child on the second core while this process
-        # writes the shards, hashes and card: both read the same rows, which nobody changes now.
-        items_by_id = {item.id: item for item in items}
+        # The harness folder is written by a thread beside this one while this thread writes the
+        # shards, hashes and card: both read the same rows, which nobody changes now.
+        items_by_id = {item.id: item for item in selection.items}
         harness_job = Background(lambda: _write_harness(tmp, config, version, rows_by_config, workspace.blobs,
-                                                        items_by_id))
-        files: dict[str, list[str]] = {}
-        sizes: dict[str, int] = {}
-        arrow_sizes: dict[str, int] = {}  # in memory, as `datasets` measures it: the card's num_bytes
-        for name, table in _config_tables(rows_by_config, shared, features).items():
-            paths = write_shards(table, tmp / "data" / name, shard_rows=config.shard_rows,
-                                 row_group_rows=config.row_group_rows)
-            files[name] = [p.relative_to(tmp).as_posix() for p in paths]
-            sizes[name] = sum(p.stat().st_size for p in paths)
-            arrow_sizes[name] = arrow_nbytes(paths)
-        hash_of = RowHashes()
-        row_hashes = {row["id"]: hash_of(row) for row in rows_by_config.get("full", [])}
-        full_hash = content_hash(row_hashes)
-        previous = find_previous(workspace.releases_dir, config.name, version)
-        changelog = build_changelog(store, previous, row_hashes)
-        manifest = _manifest(config, version, rows_by_config, files, sizes, row_hashes, full_hash, workspace, previous,
-                             hash_of)
-        if tiny is not None and config.tiny and "tiny" in rows_by_config:
-            write_estimation(tiny, tmp)
-            manifest.tiny = TinySubset(subset_file=config.tiny, subset_sha256=tiny.sha256, estimation=ESTIMATION_FILE,
-                                       covered_items=len(tiny.estimation.all_items))
-        else:
-            tiny = None
-        (tmp / MANIFEST).write_text(manifest.json_text(), encoding="utf-8")
-        licences = source_licences(config, items_by_id, rows_by_config)
-        licence = release_licence(config, licences)
-        if licence == "other" and license_fields(config, licence)["license_link"] == LICENSE_FILE:
-            (tmp / LICENSE_FILE).write_text(licence_file(config.pretty_name, licences), encoding="utf-8")
-        (tmp / "README.md").write_text(
-            render_card(config, version, items, rows_by_config, features, manifest, changelog, workspace, notes, record,
-                        tiny, arrow_sizes=arrow_sizes, licences=licences),
-            encoding="utf-8")
-        add_release_bank(workspace, tmp, [row["id"] for row in rows_by_config.get("full", [])], notes)
+                                                        items_by_id), name="benchsmith-release-harness")
+        written = _write_data_and_card(tmp, workspace, version, config, selection)
+        add_release_bank(workspace, tmp, [row["id"] for row in rows_by_config.get("full", [])], selection.notes)
         harness_job.wait()
-        sums = write_checksums(tmp)
-        crate = croissant(config.name, config.description, licence, version,
-                          f"https://huggingface.co/datasets/{config.hub_repo}" if config.hub_repo else "",
-                          files, features.to_dict(), sums,
-                          cite_as=config.citation or f"{config.pretty_name} (version {version}), built with benchsmith",
-                          date_published=(manifest.store.last_revision_at or "")[:10] or None)
-        (tmp / "croissant.json").write_text(json.dumps(crate, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-        write_checksums(tmp, known=sums)
+        _write_croissant_and_checksums(tmp, config, version, written)
         out.parent.mkdir(parents=True, exist_ok=True)
         os.replace(tmp, out)
     except BaseException:
@@ -208,7 +146,110 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     counts = {name: len(rows) for name, rows in rows_by_config.items()}
-    return ReleaseResult(out, version, counts, full_hash, changelog, notes)
+    return ReleaseResult(out, version, counts, written.manifest.content_hash, written.changelog, selection.notes)
+
+
+def _select(workspace: Workspace, config: ReleaseConfig) -> _Selection:
+    """The released items, the configs they fall in (hard and tiny from the workspace's
+    filtering and estimation) and each config's rows; a config with no rows is left out, said so."""
+    store = workspace.store
+    items = [s.item for s in store.iter_items(ItemQuery(status=list(config.statuses)))]
+    notes: list[str] = []
+    if not items:
+        raise BenchsmithError(f"no items with status {', '.join(config.statuses)} to release")
+    released = store.hashes(ItemQuery(status=list(config.statuses)))
+    record = _filtering(workspace)
+    filters = dict(CONFIG_FILTERS)
+    if record is not None:
+        decided = record.hard_subset(released)
+        hard = set(decided.ids)
+        notes += decided.notes()
+        filters["hard"] = lambda item: item.id in hard
+    elif "hard" in config.configs:
+        notes.append("hard: not built (no filtering result in the workspace yet)")
+    tiny: TinyPlan | None = None
+    if "tiny" in config.configs and config.tiny:
+        tiny = plan_tiny(config.tiny, workspace, released)
+        notes += tiny.notes
+        tiny_items = tiny.items
+        filters["tiny"] = lambda item: item.id in tiny_items
+    rows_by_config: dict[str, list[dict[str, Any]]] = {}
+    shared: dict[str, dict[str, Any]] = {}
+    for name in (name for name in config.configs if name in filters):
+        selected = sorted((i for i in items if filters[name](i)), key=lambda i: i.id)
+        if name == "explicit":
+            rows_by_config[name] = [item_row(i, workspace.blobs, explicit=True) for i in selected]
+        else:
+            rows_by_config[name] = [shared.get(i.id) or shared.setdefault(i.id, item_row(i, workspace.blobs))
+                                    for i in selected]
+    for name in [name for name, rows in rows_by_config.items() if not rows]:
+        notes.append(f"{name}: not built (no items)")
+        del rows_by_config[name]
+    return _Selection(items, rows_by_config, shared, record, tiny, notes)
+
+
+@dataclass
+class _Written:
+    manifest: ReleaseManifest
+    changelog: Changelog
+    files: dict[str, list[str]]  # config → its shards
+    features: Any
+    licence: str
+
+
+def _write_data_and_card(tmp: Path, workspace: Workspace, version: str, config: ReleaseConfig,
+                         selection: _Selection) -> _Written:
+    """The shards of every config, the manifest (row hashes, changelog, tiny's estimation), the
+    licence file where one is needed and the card."""
+    rows_by_config, tiny = selection.rows_by_config, selection.tiny
+    features = release_features()
+    files: dict[str, list[str]] = {}
+    sizes: dict[str, int] = {}
+    arrow_sizes: dict[str, int] = {}  # in memory, as `datasets` measures it: the card's num_bytes
+    for name, table in _config_tables(rows_by_config, selection.shared, features).items():
+        paths = write_shards(table, tmp / "data" / name, shard_rows=config.shard_rows,
+                             row_group_rows=config.row_group_rows)
+        files[name] = [p.relative_to(tmp).as_posix() for p in paths]
+        sizes[name] = sum(p.stat().st_size for p in paths)
+        arrow_sizes[name] = arrow_nbytes(paths)
+    hash_of = RowHashes()
+    row_hashes = {row["id"]: hash_of(row) for row in rows_by_config.get("full", [])}
+    full_hash = content_hash(row_hashes)
+    previous = find_previous(workspace.releases_dir, config.name, version)
+    changelog = build_changelog(workspace.store, previous, row_hashes)
+    manifest = _manifest(config, version, rows_by_config, files, sizes, row_hashes, full_hash, workspace, previous,
+                         hash_of)
+    if tiny is not None and config.tiny and "tiny" in rows_by_config:
+        write_estimation(tiny, tmp)
+        manifest.tiny = TinySubset(subset_file=config.tiny, subset_sha256=tiny.sha256, estimation=ESTIMATION_FILE,
+                                   covered_items=len(tiny.estimation.all_items))
+    else:
+        tiny = None
+    (tmp / MANIFEST).write_text(manifest.json_text(), encoding="utf-8")
+    items_by_id = {item.id: item for item in selection.items}
+    licences = source_licences(config, items_by_id, rows_by_config)
+    licence = release_licence(config, licences)
+    if licence == "other" and license_fields(config, licence)["license_link"] == LICENSE_FILE:
+        (tmp / LICENSE_FILE).write_text(licence_file(config.pretty_name, licences), encoding="utf-8")
+    (tmp / "README.md").write_text(
+        render_card(config, version, selection.items, rows_by_config, features, manifest, changelog, workspace,
+                    selection.notes, selection.record, tiny, arrow_sizes=arrow_sizes, licences=licences),
+        encoding="utf-8")
+    return _Written(manifest, changelog, files, features, licence)
+
+
+def _write_croissant_and_checksums(tmp: Path, config: ReleaseConfig, version: str, written: _Written) -> None:
+    """Checksums of every file, the Croissant description that names them, then the checksums again
+    with croissant.json (the files' own sums are not computed twice)."""
+    manifest = written.manifest
+    sums = write_checksums(tmp)
+    crate = croissant(config.name, config.description, written.licence, version,
+                      f"https://huggingface.co/datasets/{config.hub_repo}" if config.hub_repo else "",
+                      written.files, written.features.to_dict(), sums,
+                      cite_as=config.citation or f"{config.pretty_name} (version {version}), built with benchsmith",
+                      date_published=(manifest.store.last_revision_at or "")[:10] or None)
+    (tmp / "croissant.json").write_text(json.dumps(crate, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    write_checksums(tmp, known=sums)
 
 
 def _config_tables(rows_by_config: dict[str, list[dict[str, Any]]], shared: dict[str, dict[str, Any]],
@@ -380,7 +421,7 @@ def render_card(config: ReleaseConfig, version: str, items: list[Item], rows_by_
         "shard_rows": config.shard_rows, "row_group_rows": config.row_group_rows,
         "writer_settings": ", ".join(f"{k}={v}" for k, v in WRITER_SETTINGS.items()),
         "pyarrow_version": manifest.builder.pyarrow, "content_hash": manifest.content_hash,
-        "group_task": harness.tag_name(config.name), "harness_prompt": config.harness_prompt,
+        "lm_eval_tasks": ", ".join(f"`{harness.task_name(config.name, c)}`" for c in rows_by_config), "harness_prompt": config.harness_prompt,
         "decoding_text": manifest.run_decoding().describe(),
         "tiny_text": tiny_card_text(tiny, len(rows_by_config.get("tiny", []))),
         "citation_text": f"\n## Citation\n\n```\n{config.citation}\n```\n" if config.citation else "",

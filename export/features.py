@@ -80,7 +80,7 @@ def _yaml_body(column: Column) -> dict[str, Any]:
 
 
 def _arrow_type(column: Column):  # noqa: ANN202 - pyarrow is imported lazily
-    from curation.arrow import pa
+    import pyarrow as pa
 
     if column == IMAGE:
         return pa.struct([("bytes", pa.binary()), ("path", pa.string())])
@@ -108,7 +108,7 @@ class ReleaseFeatures:
     def arrow_schema(self):  # noqa: ANN201
         import json
 
-        from curation.arrow import pa
+        import pyarrow as pa
 
         schema = pa.schema([(name, _arrow_type(column)) for name, column in self.columns.items()])
         return schema.with_metadata({"huggingface": json.dumps({"info": {"features": self.to_dict()}})})

@@ -48,22 +48,18 @@ def task_name(release: str, config: str) -> str:
     return f"{release}_{config}".replace("-", "_").replace(".", "_")
 
 
-def tag_name(release: str) -> str:
-    return release.replace("-", "_").replace(".", "_")
-
-
 def has_images(rows: list[dict[str, Any]]) -> bool:
     return any(row["question_images"] or any(o["image"] for o in row["options"]) for row in rows)
 
 
 def write_lm_eval(folder: Path, name: str, configs: list[str], decoding: DecodingContract) -> list[Path]:
-    """One generate-until task per config, all under one tag (no group score: configs overlap,
-    so averaging them would count items twice), generating with the release's decoding."""
+    """One generate-until task per config and no tag or group over them: configs overlap, so a run
+    of them together would send an item once per config that holds it (and a group score would
+    count it twice). Each task generates with the release's decoding."""
     written = [_copy_packaged("lm_eval_utils.py", folder / "utils.py")]
     for config in configs:
         spec: dict[str, Any] = {
             "task": task_name(name, config),
-            "tag": [tag_name(name)],
             "custom_dataset": _FunctionTag("utils.load_config"),
             "dataset_kwargs": {"config": config},
             "test_split": "test",
@@ -187,12 +183,24 @@ def _stop_text(decoding: DecodingContract, *, absent: str) -> str:
 
 def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[str, Any]]],
                    decoding: DecodingContract) -> str:
-    configs = list(rows_by_config)
     image_configs = [c for c, rows in rows_by_config.items() if has_images(rows)]
     widest = max((len(row["question_images"]) + sum(bool(o["image"]) for o in row["options"])
                   for rows in rows_by_config.values() for row in rows), default=0)
-    release = f"{name}-v{version}"
     lines = [
+        *_intro_section(f"{name}-v{version}", list(rows_by_config), image_configs),
+        *formats_section(rows_by_config),
+        *_decoding_section(decoding),
+        *_lm_eval_section(name, list(rows_by_config), widest, decoding),
+        *_inspect_section(),
+        *_vlmevalkit_section(decoding),
+        *hret_readme_section(decoding),
+        *_benchsmith_section(bool(image_configs)),
+    ]
+    return "\n".join(lines)
+
+
+def _intro_section(release: str, configs: list[str], image_configs: list[str]) -> list[str]:
+    return [
         f"# Running {release} in other harnesses",
         "",
         "Every command works from any folder: replace `RELEASE` with the path of this release folder",
@@ -220,21 +228,33 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         f"Configs: {', '.join(f'`{c}`' for c in configs)}; with images: "
         f"{', '.join(f'`{c}`' for c in image_configs) or 'none'}.",
         "",
-        *formats_section(rows_by_config),
-        *_decoding_section(decoding),
+    ]
+
+
+def _lm_eval_section(name: str, configs: list[str], widest: int, decoding: DecodingContract) -> list[str]:
+    first, *others = [task_name(name, c) for c in configs]
+    return [
         "## lm-evaluation-harness (`pip install 'lm_eval[api]>=0.4.13' pillow`)",
         "",
         "```",
         f"lm_eval --model local-chat-completions --model_args model=MODEL,base_url=URL/chat/completions,"
         f"max_images={max(widest, 1)},num_concurrent=8,seed={decoding.seed} --apply_chat_template "
-        f"--include_path RELEASE/harness/lm_eval --tasks {tag_name(name)}",
+        f"--include_path RELEASE/harness/lm_eval --tasks {first}",
         "```",
         "",
-        f"The tag `{tag_name(name)}` runs one task per config ("
-        + ", ".join(f"`{task_name(name, c)}`" for c in configs) + "); metric `acc`. Each request",
-        "carries its row's question and option images (`max_images` above is the most any row has),",
-        "and none for a text-only row; the server must accept OpenAI list-form message content.",
+        f"One task per config, run one per command: `{first}` above"
+        + (", then " + ", ".join(f"`{t}`" for t in others) + " in its place" if others else "")
+        + "; metric `acc`. The configs",
+        "overlap (`hard` ⊂ `full`…), so there is no tag or group that runs them together: one would",
+        "send (and bill) an item once for every config that holds it. Each request carries its row's",
+        "question and option images (`max_images` above is the most any row has), and none for a",
+        "text-only row; the server must accept OpenAI list-form message content.",
         "",
+    ]
+
+
+def _inspect_section() -> list[str]:
+    return [
         "## inspect_ai (`pip install inspect_ai openai pyarrow`)",
         "",
         "```",
@@ -247,6 +267,11 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         "reads its decoding from `release.json`. Question and option images are sent as `ContentImage`",
         "where benchsmith puts them.",
         "",
+    ]
+
+
+def _vlmevalkit_section(decoding: DecodingContract) -> list[str]:
+    return [
         "## VLMEvalKit",
         "",
         "`vlmevalkit/CONFIG.tsv` holds the text-only choice rows (VLMEvalKit's text MCQ format, no",
@@ -273,22 +298,31 @@ def harness_readme(name: str, version: str, rows_by_config: dict[str, list[dict[
         "formats have no table it can load (the table above says how many per config); run them with",
         "lm-eval, inspect, HRET or benchsmith.",
         "",
-        *hret_readme_section(decoding),
+    ]
+
+
+def _benchsmith_section(images: bool) -> list[str]:
+    """The command sends images as the harnesses above do where the release has any."""
+    model = "'openai-compatible:MODEL@URL?vision=true'" if images else "openai-compatible:MODEL@URL"
+    lines = [
         "## benchsmith",
         "",
         "```",
-        "benchsmith evaluate --release RELEASE:full --model openai-compatible:MODEL@URL",
+        f"benchsmith evaluate --release RELEASE:full --model {model}",
         "```",
         "",
         "No workspace is needed: the runs, response cache and reports go to a per-user one",
         "(`$XDG_DATA_HOME/benchsmith/evaluate`, printed first; `-w DIR` picks another), and each",
         "evaluation writes a report folder of its own (printed last). Every row is scored, as the",
-        "harnesses above score it: add `?vision=true` to the model spec for a model that reads images",
-        "(`openai-compatible:MODEL@URL?vision=true`); without it the rows with images count as not",
-        "answered (in n, never correct), and the output says how many.",
-        "",
     ]
-    return "\n".join(lines)
+    if images:
+        return [*lines,
+                "harnesses above score it, and `?vision=true` sends the images as they do (the model must",
+                "read images); without it the model is taken as text-only and the rows with images count",
+                "as not answered (in n, never correct), and the output says how many.", ""]
+    return [*lines,
+            "harnesses above score it. This release has no images; for one that has, add `?vision=true`",
+            "to the spec of a model that reads them.", ""]
 
 
 def write_readme(folder: Path, name: str, version: str, rows_by_config: dict[str, list[dict[str, Any]]],

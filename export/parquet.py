@@ -64,7 +64,7 @@ def portable_schema(features):  # noqa: ANN001, ANN201 - pyarrow is imported laz
 
 def arrow_rows(rows: list[dict[str, Any]], features):  # noqa: ANN001, ANN201 - pyarrow is imported lazily
     """Rows as one Arrow table in the portable schema."""
-    from curation.arrow import pa
+    import pyarrow as pa
 
     return pa.Table.from_pylist(rows, schema=portable_schema(features))
 

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.arrow import pa
 from curation.errors import BenchsmithError
 from curation.workspace import Workspace
 from evaluation.filter_records import FilterRecord, latest_filter_record, load_filter_record

@@ -21,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.arrow import pa
 from curation.workspace import Workspace
 from evaluation.item_facets import FacetReader
 from evaluation.metrics import load_run

@@ -20,6 +20,7 @@ import numpy as np
 
 from curation.facets import IN_PLAY, Facet, report_facets
 from curation.item import Item
+from evaluation.chart_fonts import hangul_charts
 
 MAX_BINS = 8
 SMOOTHING = 0.5
@@ -91,6 +92,7 @@ def composition(labels_by_set: dict[str, list[str]]) -> dict[str, dict[str, floa
     return shares
 
 
+@hangul_charts()
 def plot_projection(points: np.ndarray, membership: dict[str, np.ndarray], path: Path, title: str) -> Path:
     import matplotlib
 
@@ -110,15 +112,13 @@ def plot_projection(points: np.ndarray, membership: dict[str, np.ndarray], path:
     return path
 
 
+@hangul_charts()
 def plot_composition(shares: dict[str, dict[str, float]], path: Path, title: str) -> Path:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from evaluation.report import use_hangul_font
-
-    use_hangul_font(plt, Path.home() / ".cache" / "benchsmith")
     labels = sorted({label for values in shares.values() for label in values})
     names = list(shares)
     figure, axes = plt.subplots(figsize=(6, 4), dpi=110)

@@ -1,7 +1,9 @@
 """`benchsmith evaluate --release` as a harness user runs it: the `## benchsmith` line of the
 release's `harness/README.md`, verbatim, from another folder, with no workspace, against a
-local OpenAI-compatible server. Every row counts in n (as lm-eval and inspect count it), the
-image rows as not answered for a text-only model, and every evaluation keeps its own report."""
+local OpenAI-compatible server. The line sends every row with its images, as the lm-eval,
+inspect and HRET commands beside it do; every row counts in n (as lm-eval and inspect count it),
+the image rows as not answered for a model given as text-only, and every evaluation keeps its own
+report."""
 
 from __future__ import annotations
 
@@ -31,8 +33,12 @@ def full_rows(harness_release):
     return [row for name in manifest["configs"]["full"]["files"] for row in pq.read_table(path / name).to_pylist()]
 
 
+def _images(row) -> int:
+    return len(row["question_images"]) + sum(bool(option["image"]) for option in row["options"])
+
+
 def _has_images(row) -> bool:
-    return bool(row["question_images"]) or any(option["image"] for option in row["options"])
+    return _images(row) > 0
 
 
 @pytest.fixture(scope="module")
@@ -76,7 +82,7 @@ def test_the_readme_line_runs_without_a_workspace_and_scores_every_row(harness_r
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
     command = readme_command(path, "benchsmith evaluate", url=f"{running.url}/v1")
-    assert "-w" not in command.split() and "vision" not in command  # as a user copies it: text-only, no workspace
+    assert "-w" not in command.split()  # as a user copies it: no workspace
 
     seen_before = len(responder.seen)
     first = _run(command, user_env, elsewhere)
@@ -84,12 +90,14 @@ def test_the_readme_line_runs_without_a_workspace_and_scores_every_row(harness_r
     workspace = _printed(first.stdout, "workspace")
     assert workspace == Path(user_env["XDG_DATA_HOME"]) / "benchsmith" / "evaluate"
     assert (workspace / "benchsmith.toml").is_file() and not list(elsewhere.iterdir())
-    assert f"{len(image_rows)} items not answered (has images; the model is text-only)" in first.stdout
+    assert "not answered" not in first.stdout
     assert f"n={len(full_rows)}:" in first.stdout
 
-    # the text rows were asked once each, the image rows never
+    # every row was asked once, with each of its question and option images (as lm-eval, inspect, HRET send them)
     asked = [question for question, _ in responder.seen[seen_before:]]
-    assert sorted(asked) == sorted(row["question"] for row in full_rows if not _has_images(row))
+    assert sorted(asked) == sorted(row["question"] for row in full_rows)
+    images = {row["question"]: _images(row) for row in full_rows}
+    assert all(sent == images[question] for question, sent in responder.seen[seen_before:])
 
     first_report = _printed(first.stdout, "report").parent
     overall = _overall(first_report)
@@ -97,8 +105,8 @@ def test_the_readme_line_runs_without_a_workspace_and_scores_every_row(harness_r
     # outside n until a judge or a person decides; the test's own table says which rows those are)
     undecided = sum(expected_outcome(row) == "undecided" for row in full_rows)
     assert int(overall["n"]) == len(full_rows) - undecided and int(overall["undecided"]) == undecided
-    assert int(overall["not_answered"]) == len(image_rows) and int(overall["not_sent"]) == 0
-    assert "counted in n, never correct" in (first_report / "report.md").read_text(encoding="utf-8")
+    assert int(overall["not_answered"]) == 0 and int(overall["not_sent"]) == 0
+    assert int(overall["correct"]) == sum(expected_outcome(row) == "correct" for row in full_rows)
     first_text = (first_report / "accuracy.csv").read_bytes()
 
     # a second evaluation (answered from the run log: nothing is sent again) keeps the first report
@@ -119,14 +127,22 @@ def test_the_readme_line_runs_without_a_workspace_and_scores_every_row(harness_r
     assert _overall(tmp_path / "by-report") == overall
 
 
-def test_a_vision_model_is_sent_every_row(harness_release, full_rows, server, user_env, tmp_path):
+def test_a_model_given_as_text_only_counts_the_image_rows_as_not_answered(harness_release, full_rows, server,
+                                                                          user_env, tmp_path):
     _, path, _ = harness_release
     running, responder = server
-    command = readme_command(path, "benchsmith evaluate", url=f"{running.url}/v1?vision=true")
+    command = readme_command(path, "benchsmith evaluate", url=f"{running.url}/v1")
+    assert "?vision=true" in command
+    command = command.replace("?vision=true", "")
     seen_before = len(responder.seen)
     done = _run(command + f" --out {tmp_path / 'report'}", user_env, tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert sorted(question for question, _ in responder.seen[seen_before:]) == sorted(row["question"] for row in full_rows)
+    image_rows = [row for row in full_rows if _has_images(row)]
+    assert f"{len(image_rows)} items not answered (has images; the model is text-only)" in done.stdout
+    # the text rows were asked (or answered from the cache of the first test), the image rows never
+    asked = {question for question, _ in responder.seen[seen_before:]}
+    assert not asked & {row["question"] for row in image_rows}
     overall = _overall(tmp_path / "report")
     undecided = sum(expected_outcome(row) == "undecided" for row in full_rows)
-    assert (int(overall["n"]), int(overall["not_answered"])) == (len(full_rows) - undecided, 0)
+    assert (int(overall["n"]), int(overall["not_answered"])) == (len(full_rows) - undecided, len(image_rows))
+    assert "counted in n, never correct" in (tmp_path / "report" / "report.md").read_text(encoding="utf-8")

@@ -67,11 +67,14 @@ def benchsmith_run(release, server, tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def lm_eval_run(release, server, benchsmith_run, tmp_path_factory):
-    """lm-eval run as `harness/README.md` says, from another folder: its output folder and the requests it sent."""
-    _, path, _ = release
+    """lm-eval run as `harness/README.md` says, from another folder, once per config (one task a
+    command): the output folder and the requests it sent."""
+    _, path, counts = release
     running, responder = server
     before = len(responder.requests)
-    out = run_lm_eval(path, f"{running.url}/v1", tmp_path_factory.mktemp("lm-eval"), model=MODEL)
+    out = tmp_path_factory.mktemp("lm-eval")
+    for config in counts:
+        run_lm_eval(path, f"{running.url}/v1", out / config, model=MODEL, task=task_name("parity-exam", config))
     return out, responder.requests[before:]
 
 
@@ -122,7 +125,8 @@ def _lm_eval_outcome(sample: dict) -> str:
 def test_lm_eval_scores_every_config_as_benchsmith_does(release, rows, benchsmith_run, lm_eval_run):
     _, _, counts = release
     out, sent = lm_eval_run
-    results = json.loads(next(out.rglob("results_*.json")).read_text(encoding="utf-8"))["results"]
+    results = {task: figures for path in out.rglob("results_*.json")  # one run, one results file per config
+               for task, figures in json.loads(path.read_text(encoding="utf-8"))["results"].items()}
     scores, reported, _ = benchsmith_run
     truth = _truth(rows)
     assert set(results) == {task_name("parity-exam", c) for c in counts}  # one score per config, no group average

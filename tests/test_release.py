@@ -179,7 +179,8 @@ def test_lm_eval_yaml_parses_and_names_existing_functions(filled):
     Loader.add_constructor("!function", lambda loader, node: ("function", loader.construct_scalar(node)))
     tasks = [yaml.load(path.read_text(encoding="utf-8"), Loader=Loader) for path in sorted(folder.glob("t_*.yaml"))]
     assert {task["task"] for task in tasks} == {f"t_{name}" for name in result.counts}
-    assert all(task["tag"] == ["t"] for task in tasks) and not list(folder.glob("_*.yaml"))  # no averaged group
+    # no tag or group over the configs: they overlap, and one run of them all would send an item twice
+    assert not any("tag" in task or "group" in task for task in tasks) and not list(folder.glob("_*.yaml"))
     utils_source = (folder / "utils.py").read_text(encoding="utf-8")
     namespace: dict = {"__file__": str(folder / "utils.py")}
     exec(compile(utils_source, "utils.py", "exec"), namespace)  # the shipped helper module, as lm_eval loads it
@@ -314,3 +315,15 @@ def test_prompts_built_from_the_store_item_equal_those_read_back_from_the_row(fi
         for explicit in (False, True):
             row = item_row(source, filled.blobs, explicit=explicit)
             assert prompt_record(row, filled.blobs, "standard", source) == prompt_record(row, filled.blobs, "standard")
+
+
+def test_a_release_build_forks_no_process_and_writes_its_harness_folder(filled):
+    """A library call must not fork while the caller's connections and threads are live."""
+    import os
+
+    forks: list[int] = []
+    os.register_at_fork(before=lambda: forks.append(os.getpid()))
+    result = build_release(filled, "1.0.0", ReleaseConfig(name="t"))
+    assert forks == []
+    assert (result.path / "harness" / "README.md").is_file() and (result.path / "harness" / "lm_eval").is_dir()
+    verify_checksums(result.path)

@@ -3,14 +3,15 @@
 
     python RELEASE/harness/hret/benchsmith_hret.py --config full --model MODEL --base-url URL
 
-Importing this file registers in HRET's own registries:
+Importing this file registers, with HRET's own registration decorators and base classes:
 
 - dataset `benchsmith_release` (subset = a config of this release): the config's rows from this
   release's parquet files, with benchsmith's prompt for each (`../prompts/CONFIG.jsonl`), every
   answer format;
-- model backend `benchsmith_openai`: HRET's OpenAI backend sending benchsmith's messages (the
-  system text, then the question's text and images in benchsmith's order), greedy, with
-  benchsmith's token limit, each prediction kept with its own item;
+- model backend `benchsmith_openai` (HRET's `BaseModel`): benchsmith's messages (the system text,
+  then the question's text and images in benchsmith's order) with the release's decoding, sent to
+  an OpenAI-compatible server, each prediction kept with its own item; a failed request stops the
+  run with the item named;
 - evaluation method `benchsmith_checkers`: benchsmith's own checkers for every answer format
   (`../benchsmith_release.py` with `../benchsmith_scoring/`, the files benchsmith scores with); each
   sample's `evaluation` holds `is_correct` and the outcome (correct, wrong, unparseable, error,
@@ -28,10 +29,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import base64
+import contextlib
 import functools
 import importlib.abc
 import importlib.machinery
+import importlib.metadata
 import importlib.util
+import io
 import json
 import os
 import sys
@@ -44,13 +48,32 @@ sys.path.insert(0, str(Path(os.path.abspath(__file__)).parent.parent))  # harnes
 import benchsmith_release as release  # noqa: E402
 
 DECODING = release.decoding()  # what the release is meant to be run with (release.json)
+HRET_DISTRIBUTION = "haerae-evaluation-toolkit"
+TESTED_HRET = ("0.1.0",)  # the HRET releases this script was tested with (its base classes and registries)
 # HRET 0.1.0 imports its local-model backends (torch, transformers) and its report analysis
 # (spaCy) whenever `llm_eval` is imported, though the OpenAI path never calls them; installed
 # lean (`pip install --no-deps haerae-evaluation-toolkit`) they are absent.
 LOCAL_ONLY_MODULES = ("torch", "transformers", "spacy")
+# printed by HRET's report analysis (llm_eval/analysis.py) at import when spaCy has no Korean model:
+# that analysis is HRET's optional Markdown report, which this script does not use
+SPACY_NOTICE = ("Warning: spaCy Korean model ('ko_core_news_sm') not found.", "-> Please run: python -m spacy download")
 EVALUATION_METHOD = "benchsmith_checkers"
 # what the checkers read of a row: its typed key (and, for a choice key, the option numbers); option texts apart
 ROW_FIELDS = ("key", "answer_format", "answer", "answers", "question_format")
+
+
+def check_hret_version() -> str:
+    """The installed HRET's version; refuses one this script was not tested with."""
+    try:
+        found = importlib.metadata.version(HRET_DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        raise SystemExit(f"HRET가 설치되어 있지 않습니다 (HRET is not installed): pip install --no-deps "
+                         f"{HRET_DISTRIBUTION}=={TESTED_HRET[-1]} (see harness/README.md)") from None
+    if found not in TESTED_HRET:
+        raise SystemExit(f"HRET {found}은(는) 이 릴리스로 시험되지 않았습니다 (HRET {found} is untested with this "
+                         f"release; tested: {', '.join(TESTED_HRET)}): pip install --no-deps "
+                         f"{HRET_DISTRIBUTION}=={TESTED_HRET[-1]}")
+    return found
 
 
 def _absent(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -83,18 +106,38 @@ class _AbsentFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
-def _stand_in_for_local_only_modules() -> None:
-    """Only for those not installed (last on the import path): a full install is used as it is."""
+@contextlib.contextmanager
+def _importing_hret() -> Any:
+    """While HRET imports: stand-ins for the local-only modules that are not installed (a full
+    install is used as it is), and HRET's spaCy notice held back. After it, the stand-ins are gone
+    from the import system (`find_spec("torch")` is None again for every other library; HRET's
+    own modules keep the names they bound) and anything else HRET printed is printed."""
     missing = {name for name in LOCAL_ONLY_MODULES if importlib.util.find_spec(name) is None}
-    if missing:
-        sys.meta_path.append(_AbsentFinder(missing))
+    finder = _AbsentFinder(missing)
+    sys.meta_path.append(finder)
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            yield
+    finally:
+        sys.meta_path.remove(finder)
+        for name in [name for name, module in sys.modules.items() if isinstance(module, _AbsentModule)]:
+            del sys.modules[name]
+        sys.stdout.write("".join(line for line in printed.getvalue().splitlines(keepends=True)
+                                 if not line.startswith(SPACY_NOTICE)))
 
 
-_stand_in_for_local_only_modules()
-from llm_eval.datasets import DATASET_REGISTRY, BaseDataset  # noqa: E402
-from llm_eval.evaluation import EVALUATION_REGISTRY, BaseEvaluator  # noqa: E402
-from llm_eval.models import MODEL_REGISTRY  # noqa: E402
-from llm_eval.models.openai_backend import OpenAIModel  # noqa: E402
+check_hret_version()
+with _importing_hret():
+    from llm_eval.datasets import DATASET_REGISTRY, BaseDataset, register_dataset
+    from llm_eval.evaluation import EVALUATION_REGISTRY, BaseEvaluator, register_evaluator
+    from llm_eval.evaluator import Evaluator
+    from llm_eval.models import MODEL_REGISTRY, BaseModel, register_model
+
+
+def _register(decorator: Any, registry: dict[str, Any], name: str) -> Any:
+    """HRET's registration decorator, once: this file may be both run (`__main__`) and imported."""
+    return (lambda cls: registry[name]) if name in registry else decorator(name)
 
 
 @functools.cache
@@ -122,6 +165,7 @@ def messages(config: str, row_id: str) -> list[dict[str, Any]]:
     return [{"role": "system", "content": record["system"]}, {"role": "user", "content": content}]
 
 
+@_register(register_dataset, DATASET_REGISTRY, "benchsmith_release")
 class BenchsmithRelease(BaseDataset):
     """A config of this release (`subset`): `input` is benchsmith's user text, `reference` the key
     (a choice row's option numbers, else its `answer_text`); `metadata` carries the row id and what
@@ -145,47 +189,60 @@ class BenchsmithRelease(BaseDataset):
                 "release": str(release.RELEASE), "evaluation_only": [EVALUATION_METHOD]}
 
 
-class BenchsmithOpenAI(OpenAIModel):
-    """HRET's OpenAI backend with benchsmith's request. HRET 0.1.0's own batch pairs each reply
-    with the item at the same position in *completion* order (`zip(inputs, as_completed(...))`),
-    so concurrent replies land on the wrong items; here each reply stays with its request."""
+@_register(register_model, MODEL_REGISTRY, "benchsmith_openai")
+class BenchsmithOpenAI(BaseModel):
+    """An HRET model backend (HRET's public `BaseModel`: `generate_batch`) sending benchsmith's
+    request for each item to an OpenAI-compatible server with the `openai` client: its messages,
+    the release's decoding (temperature, token limit, seed, stop), each reply kept with its own
+    item. A request that still fails after the client's retries stops the run, naming the item: a
+    failed request is never scored as a wrong answer."""
 
-    def __init__(self, **kwargs: Any):
-        kwargs.setdefault("temperature", DECODING["temperature"])
-        kwargs.setdefault("max_tokens", DECODING["max_tokens"])
-        kwargs.setdefault("timeout", 600.0)  # a reasoning reply of max_tokens takes longer than HRET's 30 s
-        kwargs.setdefault("api_key", os.environ.get("OPENAI_API_KEY") or "none")
+    def __init__(self, model_name: str | None = None, api_base: str | None = None, api_key: str | None = None,
+                 batch_size: int = 8, max_retries: int = 3, timeout: float = 600.0, **kwargs: Any):
         super().__init__(**kwargs)
+        if not model_name or not api_base:
+            raise ValueError("model_name and api_base are required")
+        self.model_name, self.api_base, self.batch_size = model_name, api_base, batch_size
+        self.api_key = api_key or os.environ.get("OPENAI_API_KEY") or "none"
+        self.max_retries, self.timeout = max_retries, timeout  # a reasoning reply of max_tokens takes minutes
 
-    def _create_payload(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        """HRET's payload with the release's seed and stop rule, which HRET's backend does not send."""
-        payload = super()._create_payload(*args, **kwargs)
+    def payload(self, item: dict[str, Any]) -> dict[str, Any]:
+        meta = item["metadata"]
+        body: dict[str, Any] = {"model": self.model_name, "messages": messages(meta["config"], meta["id"]),
+                                "temperature": DECODING["temperature"], "max_tokens": DECODING["max_tokens"]}
         if DECODING["seed"] is not None:
-            payload["seed"] = DECODING["seed"]
+            body["seed"] = DECODING["seed"]
         if DECODING["stop"]:
-            payload["stop"] = DECODING["stop"]
-        return payload
+            body["stop"] = DECODING["stop"]
+        return body
 
-    async def _generate_batch_async(self, inputs: list[dict[str, Any]], return_logits: bool = False,
-                                    until: Any = None, cot: bool = False, max_retries: int | None = None,
-                                    show_progress: bool = True, **kwargs: Any) -> list[dict[str, Any]]:
+    def generate_batch(self, inputs: list[dict[str, Any]], return_logits: bool = False, cot: bool = False,
+                       batch_size: Any = "auto", until: Any = None, **kwargs: Any) -> list[dict[str, Any]]:
+        return asyncio.run(self._generate(inputs))
+
+    async def _generate(self, inputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        import openai
+
         limit = asyncio.Semaphore(self.batch_size)
+        client = openai.AsyncOpenAI(api_key=self.api_key, base_url=self.api_base, timeout=self.timeout,
+                                    max_retries=self.max_retries)
 
-        async def one(client: Any, item: dict[str, Any]) -> dict[str, Any]:
-            meta = item["metadata"]
-            request = {**item, "input": messages(meta["config"], meta["id"])}
+        async def one(item: dict[str, Any]) -> dict[str, Any]:
             async with limit:
                 try:
-                    reply = await self._send_single_request_async(client, request, return_logits, until, cot=cot,
-                                                                  max_retries=max_retries, **kwargs)
-                except Exception as error:  # as HRET's backend does: the item stays, unanswered
-                    reply = {"error": str(error), "prediction": None, "finish_reason": "error"}
-            return {**item, **reply}
+                    response = await client.chat.completions.create(**self.payload(item))
+                except Exception as error:
+                    meta = item["metadata"]
+                    raise RuntimeError(f"item {meta['id']} (config {meta['config']}): the request failed: "
+                                       f"{type(error).__name__}: {error}") from error
+            choice = response.choices[0]
+            return {**item, "prediction": choice.message.content, "finish_reason": choice.finish_reason}
 
-        async with self.client as client:
-            return list(await asyncio.gather(*(one(client, item) for item in inputs)))
+        async with client:
+            return list(await asyncio.gather(*(one(item) for item in inputs)))
 
 
+@_register(register_evaluator, EVALUATION_REGISTRY, EVALUATION_METHOD)
 class BenchsmithCheckers(BaseEvaluator):
     """Each reply scored by benchsmith's checker for its row's format: `is_correct` exactly when
     benchsmith scores it correct; `accuracy` and the share of each outcome benchsmith reports apart."""
@@ -194,12 +251,8 @@ class BenchsmithCheckers(BaseEvaluator):
 
     def evaluate_predictions(self, samples: list[dict[str, Any]]) -> dict[str, float]:
         for sample in samples:
-            finish = sample.get("finish_reason")  # as the server gave it: `length` (cut off) is an error
-            if finish == "error":  # the request failed (this backend's mark): no reply to score
-                result = {"outcome": "error", "correct": False, "answer": None, "method": None, "checker": "",
-                          "explanation": str(sample.get("error") or "the request failed")}
-            else:
-                result = release.score(sample.get("prediction"), sample["metadata"]["row"], finish)
+            # as the server gave it: `length` (cut off) is an error, never correct
+            result = release.score(sample.get("prediction"), sample["metadata"]["row"], sample.get("finish_reason"))
             sample["evaluation"] = {"is_correct": result["correct"], "outcome": result["outcome"],
                                     "answer": result["answer"], "method": result["method"],
                                     "checker": result["checker"], "explanation": result["explanation"]}
@@ -209,21 +262,16 @@ class BenchsmithCheckers(BaseEvaluator):
                 for name in ("acc", *release.RATE_OUTCOMES)}
 
 
-# registered once, whether this file is imported or run (then it is also `__main__`)
-DATASET_REGISTRY.setdefault("benchsmith_release", BenchsmithRelease)
-MODEL_REGISTRY.setdefault("benchsmith_openai", BenchsmithOpenAI)
-EVALUATION_REGISTRY.setdefault(EVALUATION_METHOD, BenchsmithCheckers)
-
-
 def evaluate(config: str, model: str, base_url: str, concurrency: int = 8) -> Any:
-    """HRET's `Evaluator().run` on one config of this release; its EvaluationResult."""
-    from llm_eval.evaluator import Evaluator
-
+    """HRET's `Evaluator().run` on one config of this release; its EvaluationResult. HRET returns a
+    failed run as a result (status `failed`, no samples): that stops here, with HRET's message."""
     result = Evaluator().run(model="benchsmith_openai", dataset="benchsmith_release", subset=config,
                              evaluation_method=EVALUATION_METHOD, language_penalize=False,
                              model_params={"model_name": model, "api_base": base_url, "batch_size": concurrency})
-    if "error" in result.info:
-        raise SystemExit(f"HRET failed on config {config}: {result.info['error']}")
+    failed = result.info.get("status") == "failed" or "pipeline_error" in result.metrics or "accuracy" not in result.metrics
+    if failed:
+        reason = result.info.get("error_message") or result.metrics.get("pipeline_error") or "no accuracy in its result"
+        raise SystemExit(f"HRET 실행 실패, 설정 {config} (HRET failed on config {config}): {reason}")
     return result
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from curation.errors import BenchsmithError, MissingExtraError
 from curation.workspace import Workspace
+from evaluation.chart_fonts import hangul_charts
 from evaluation.filter_records import ITEM_ANALYSIS_FOLDER, Suspect
 from evaluation.metrics import RunData
 from evaluation.paper_sections import PaperSection
@@ -145,6 +146,7 @@ def _display_names(models: list[str]) -> list[str]:
     return short if len(set(short)) == len(short) else models
 
 
+@hangul_charts()
 def plot_scatter(fitted: Fitted, path: Path) -> Path:
     plt = _pyplot()
     items = fitted.record.items
@@ -175,6 +177,7 @@ def plot_scatter(fitted: Fitted, path: Path) -> Path:
     return path
 
 
+@hangul_charts()
 def plot_wright_map(fitted: Fitted, path: Path) -> Path:
     plt = _pyplot()
     models = [m for m in fitted.record.models if m.ability is not None]
@@ -215,9 +218,6 @@ def _pyplot():  # noqa: ANN202
         import matplotlib.pyplot as plt
     except ImportError:
         raise MissingExtraError("report", "matplotlib") from None
-    from evaluation.report import use_hangul_font
-
-    use_hangul_font(plt, Path.home() / ".cache" / "benchsmith")
     return plt
 
 
