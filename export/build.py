@@ -182,9 +182,9 @@ def _select(workspace: Workspace, config: ReleaseConfig) -> _Selection:
         else:
             rows_by_config[name] = [shared.get(i.id) or shared.setdefault(i.id, item_row(i, workspace.blobs))
                                     for i in selected]
-    for name in [name for name, rows in rows_by_config.items() if not rows]:
-        notes.append(f"{name}: not built (no items)")
-        del rows_by_config[name]
+    for empty in [config_name for config_name, rows in rows_by_config.items() if not rows]:
+        notes.append(f"{empty}: not built (no items)")
+        del rows_by_config[empty]
     return _Selection(items, rows_by_config, shared, record, tiny, notes)
 
 
