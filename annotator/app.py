@@ -139,10 +139,10 @@ def item_markdown(record: dict[str, Any] | None, *, with_answer: bool = False) -
         line = f"{marker} {to_markdown(option.get('text', ''))}{image}"
         lines.append(f'<span class="bs-key bs-key-option-{n}">{line} ✔ 정답 · key</span>' if n in keys else line)
     answer = record.get("answer")
-    if answer is not None and not keys:  # a key of another format: its own highlighted line
+    # the key once: on its options when it names them, else as its own highlighted line (with
+    # `with_answer`, "no key" is said too)
+    if (answer is not None and not keys) or (with_answer and answer is None):
         lines.append(key_markdown(answer, record.get("points")))
-    elif with_answer:
-        lines.append(f"**정답 · Gold answer**: {to_markdown(answer_text(answer))}")
     return "\n\n".join(lines)
 
 
@@ -175,39 +175,48 @@ class ItemQueueTab:
 
     # -- layout -------------------------------------------------------------------------
     def build_navigation(self, users: list[str], choices: dict[str, list[str]]) -> None:
+        """One line of search and moves; the filters, guidelines and bulk panel as closed bars below it
+        (on a 1366×768 screen the item starts about 250 px down, not 620)."""
         q = self.queue
         self.state = gr.State(Session(q))
-        with gr.Row(equal_height=True):
-            self.f_status = gr.Dropdown(list(STATUSES), multiselect=True, label="상태 · Status", scale=2,
-                                        elem_id=f"{q}-status-filter")
-            self.f_exam = gr.Dropdown(["", *choices["exam"]], value="", label="시험 · Exam", scale=1,
-                                      elem_id=f"{q}-exam")
-            self.f_subject = gr.Dropdown(["", *choices["subject"]], value="", label="과목 · Subject",
-                                         scale=1, elem_id=f"{q}-subject")
-            self.f_flag = gr.Dropdown([("", ""), *[(v, k) for k, v in FLAG_FILTERS.items()]], value="",
-                                      label="표시 · Flag", scale=2, elem_id=f"{q}-flag")
-            self.f_assignee = gr.Dropdown(["", *users], value="", label="담당 · Assignee", scale=1,
-                                          elem_id=f"{q}-assignee")
-            self.f_search = gr.Textbox(label="검색 (ID 또는 본문) · Search id or text", scale=2,
-                                       elem_id=f"{q}-search")
-            self.f_order = order_control(q, self.ctx.order)
-        with gr.Row():
-            self.b_first = gr.Button("찾기 · Find", size="sm", elem_id=f"{q}-find")
-            self.b_prev = gr.Button("◀ 이전 · Previous (P)", size="sm", elem_classes=["bs-prev"], elem_id=f"{q}-prev")
-            self.b_next = gr.Button("다음 · Next (N) ▶", size="sm", elem_classes=["bs-next"], elem_id=f"{q}-next")
-            self.b_mine = gr.Button("내 다음 미검토 · Next unreviewed for me", size="sm", variant="primary",
-                                    elem_id=f"{q}-mine")
-            self.b_skip = gr.Button("건너뛰기 · Skip", size="sm", elem_id=f"{q}-skip")
-        self.progress = gr.HTML(elem_id=f"{q}-progress")
-        self.guidelines = GuidelinesPanel(self.ctx, q)
-        self.shown_filters = gr.State(None)  # the Filters the queue on screen was walked by (bulk acts on it)
+        with gr.Row(equal_height=True, elem_classes=["bs-navrow"]):
+            self.f_search = gr.Textbox(show_label=False, container=False, scale=3, min_width=160,
+                                       placeholder="검색 (ID 또는 본문) · Search id or text", elem_id=f"{q}-search")
+            self.b_first = gr.Button("찾기 · Find", size="sm", scale=0, min_width=70, elem_id=f"{q}-find")
+            self.b_prev = gr.Button("◀ 이전 · Previous (P)", size="sm", scale=0, min_width=120, elem_classes=["bs-prev"],
+                                    elem_id=f"{q}-prev")
+            self.b_next = gr.Button("다음 · Next (N) ▶", size="sm", scale=0, min_width=120, elem_classes=["bs-next"],
+                                    elem_id=f"{q}-next")
+            self.b_mine = gr.Button("내 다음 미검토 · Next unreviewed for me", size="sm", scale=0, min_width=200,
+                                    variant="primary", elem_id=f"{q}-mine")
+            self.b_skip = gr.Button("건너뛰기 · Skip", size="sm", scale=0, min_width=90, elem_id=f"{q}-skip")
+        with gr.Row(equal_height=False, elem_classes=["bs-bars"]):
+            with gr.Accordion("필터 · Filters", open=False, elem_id=f"{q}-filters-box"):
+                with gr.Row(equal_height=True):
+                    self.f_status = gr.Dropdown(list(STATUSES), multiselect=True, label="상태 · Status", scale=2,
+                                                elem_id=f"{q}-status-filter")
+                    self.f_exam = gr.Dropdown(["", *choices["exam"]], value="", label="시험 · Exam", scale=1,
+                                              elem_id=f"{q}-exam")
+                    self.f_subject = gr.Dropdown(["", *choices["subject"]], value="", label="과목 · Subject",
+                                                 scale=1, elem_id=f"{q}-subject")
+                with gr.Row(equal_height=True):
+                    self.f_flag = gr.Dropdown([("", ""), *[(v, k) for k, v in FLAG_FILTERS.items()]], value="",
+                                              label="표시 · Flag", scale=2, elem_id=f"{q}-flag")
+                    self.f_assignee = gr.Dropdown(["", *users], value="", label="담당 · Assignee", scale=1,
+                                                  elem_id=f"{q}-assignee")
+                    self.f_order = order_control(q, self.ctx.order)
+            self.guidelines = GuidelinesPanel(self.ctx, q)
+            self.shown_filters = gr.State(None)  # the Filters the queue on screen was walked by (bulk acts on it)
+            self.progress = gr.HTML(elem_id=f"{q}-progress", elem_classes=["bs-progress-bar"])
+            self.preview_toggle()
         self.bulk = BulkPanel(self.ctx, q, users, self.filters, [self.f_status, self.f_exam, self.f_subject, self.f_flag,
                                                                   self.f_assignee, self.f_search],
                               self.shown_filters, self.progress)
-        self.status = gr.HTML(elem_id=f"{q}-status")
-        self.draft_note = gr.HTML(elem_id=f"{q}-draft")
+        with gr.Column(elem_classes=["bs-tight"]):
+            self.status = gr.HTML(elem_id=f"{q}-status")
+            self.draft_note = gr.HTML(elem_id=f"{q}-draft")
+            self.conflict = gr.HTML(elem_id=f"{q}-conflict")
         self.no_reason = gr.State("")
-        self.conflict = gr.HTML(elem_id=f"{q}-conflict")
         with gr.Row(visible=False) as self.conflict_row:
             self.b_reload = gr.Button("최신으로 다시 불러오기 (내 수정 버림) · Reload latest, drop mine", elem_id=f"{q}-reload")
             self.b_reapply = gr.Button("내 수정을 최신 위에 다시 적용 · Re-apply my edits on the latest",
@@ -230,8 +239,6 @@ class ItemQueueTab:
     def text_field(self, path: str, label: str, lines: int = 2, **kwargs: Any) -> tuple[Any, Any]:
         element = f"{self.queue}-{path.replace('.', '-')}"
         self.ctx.field_ids[element] = (self.queue, path)
-        if not self.fields:
-            self.preview_toggle()
         # one field, its rendered preview under it (shown when it renders math, or when asked for)
         with gr.Column(elem_classes=["bs-field"]) as row:
             box = gr.Textbox(label=label, lines=lines, scale=1, elem_id=element, **kwargs)
@@ -241,7 +248,7 @@ class ItemQueueTab:
 
     def preview_toggle(self) -> None:
         """Every field's preview, or only those that render math: a class on the tab, set in the page."""
-        toggle = gr.Checkbox(False, label="모든 미리보기 · Show every field's rendered preview", container=False,
+        toggle = gr.Checkbox(False, label="모든 미리보기 · Every preview", container=False,
                              elem_id=f"{self.queue}-previews")
         toggle.change(None, toggle, None, js=f"(on) => {{ document.getElementById('tab-{self.queue}')"
                                              f".classList.toggle('bs-previews-all', on); }}")
@@ -356,8 +363,12 @@ class ItemQueueTab:
             user = ctx.member(request, q)
             with refused_as_error():
                 view = (ctx.reviewer.revert(user, session, int(rev), reason) if rev is not None
-                        else ctx.reviewer.view(session, error="rev: choose a revision"))
-            return self.render(view, user.name)
+                        else ctx.reviewer.view(session, error="되돌릴 rev를 고르세요 · rev: choose a revision"))
+            rendered = self.render(view, user.name)
+            if view.error:  # refused: the chosen revision, its preview and the confirm button stay for the retry
+                at = self.outputs.index(self.revert_rev)
+                rendered[at : at + 3] = [gr.skip()] * 3
+            return rendered
 
         self.b_revert.click(revert, [self.state, self.revert_rev, self.revert_reason], self.outputs,
                             api_visibility="private", **fast(self.status))
@@ -392,7 +403,7 @@ class ItemQueueTab:
         def handler(data: dict[Any, Any], request: gr.Request) -> list[Any]:
             user = ctx.member(request, q)
             session = data[self.state]
-            with refused_as_error():
+            try:
                 # the form's values, not only the state: a save must not overtake the last keystroke
                 if session.item_id is not None:
                     values = {path: data[box] for path, box, _, _ in self.fields}
@@ -400,6 +411,12 @@ class ItemQueueTab:
                         values.update(editor.values_from(data))
                     session = ctx.reviewer.sync(user, session, values)
                 view = ctx.reviewer.save(user, session, decision, data[reason] or "")
+            except NotAllowed as error:
+                # said in the status line, in place of an earlier "Saved as rev N"; every input stays as typed
+                refused = ctx.reviewer.view(data[self.state], error=f"저장하지 않았습니다 · Not saved: {error}")
+                kept = [gr.skip()] * len(self.outputs)
+                kept[self.outputs.index(self.status)] = views.status_html(refused)
+                return kept
             ctx.progress.decided(q)
             return self.render(view, user.name)
 
@@ -449,9 +466,9 @@ ButtonVariant = Literal["primary", "secondary", "stop", "huggingface"]  # gr.But
 
 def decision_buttons(tab: ItemQueueTab, buttons: list[tuple[str, str | None, str, ButtonVariant]],
                      reason: Any | None) -> None:
-    with gr.Row():
+    with gr.Row(elem_classes=["bs-decisions"]):
         for label, decision, css, variant in buttons:
-            button = gr.Button(label, elem_classes=[css] if css else [], variant=variant,
+            button = gr.Button(label, elem_classes=[css] if css else [], variant=variant, size="sm", min_width=90,
                                elem_id=f"{tab.queue}-{decision or 'save'}")
             tab.decisions.append((button, decision, reason))
 
@@ -469,17 +486,18 @@ def build_item_tab(ctx: AppContext, users: list[str], choices: dict[str, list[st
                     box = [gr.Number(label=name, precision=2, elem_id=f"item-crop-{name}") for name in ("x0", "y0", "x1", "y1")]
                 recrop = gr.Button("PDF에서 다시 자르기 · Re-crop from the PDF", size="sm", elem_id="item-recrop")
         with gr.Column(scale=5):
-            tab.text_field("stem", "문제 · Stem", lines=4)
+            tab.text_field("stem", "문제 · Stem", lines=3)
             for n in range(1, MAX_OPTIONS + 1):
                 tab.text_field(f"options.{n}.text", f"보기 {n} · Option {n}", lines=1)
             tab.editors.append(KeyEditor("item"))
             ctx.field_ids.update({element: ("item", "") for element in tab.editors[-1].text_ids})
-            reason = gr.Textbox(label="사유 (수정 필요·반려 시 필수) · Reason (needed for needs-fix and reject)",
-                                lines=1, elem_id="item-reason")
-            decision_buttons(tab, [("저장 · Save (S)", None, "bs-save", "secondary"),
-                                   ("승인 · Accept (A)", "accept", "bs-accept", "primary"),
-                                   ("수정 필요 · Needs fix", "needs_fix", "", "secondary"),
-                                   ("반려 · Reject (R)", "reject", "bs-reject", "stop")], reason)
+            with gr.Column(elem_classes=["bs-actions"], elem_id="item-actions"):
+                reason = gr.Textbox(show_label=False, container=False, lines=1, elem_id="item-reason",
+                                    placeholder="사유 (수정 필요·반려 시 필수) · Reason (needed for needs-fix and reject)")
+                decision_buttons(tab, [("저장 · Save (S)", None, "bs-save", "secondary"),
+                                       ("승인 · Accept (A)", "accept", "bs-accept", "primary"),
+                                       ("수정 필요 · Needs fix", "needs_fix", "", "secondary"),
+                                       ("반려 · Reject (R)", "reject", "bs-reject", "stop")], reason)
     tab.build_history()
 
     def render_extra(view: View) -> list[Any]:

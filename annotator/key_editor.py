@@ -105,38 +105,42 @@ class KeyEditor:
         with gr.Group(elem_id=f"{q}-key", elem_classes=["bs-key-editor"]):
             self.badge = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id=f"{q}-key-badge",
                                      elem_classes=["bs-key-line"])
-            with gr.Row(equal_height=True):
-                self.format = gr.Dropdown([(FORMAT_LABELS[name], name) for name in FORM_LABEL_ORDER], value="",
-                                          label="정답 형식 · Key format", scale=3, elem_id=f"{q}-key-format")
-                self.points = gr.Textbox(label="배점 · Points", lines=1, max_lines=1, scale=1, min_width=90,
-                                         elem_id=f"{q}-points")
-            with gr.Group(visible=False, elem_id=f"{q}-key-choice") as self.groups["choice"], gr.Row(equal_height=True):
-                self._text("choice_options", "정답 번호 · Option numbers (3 or 1, 3)", scale=3)
-                self._check("choice_require_all", "모두 골라야 정답 · All required")
-            with gr.Group(visible=False, elem_id=f"{q}-key-numeric") as self.groups["numeric"]:
+            # a role that may not change the key sees it as the badge above, not as controls that fail on save
+            self.read_only = gr.Markdown(READ_ONLY, visible=False, elem_id=f"{q}-key-read-only",
+                                         elem_classes=["bs-note", "bs-key-line"])
+            with gr.Column(elem_id=f"{q}-key-controls") as self.controls_box:
                 with gr.Row(equal_height=True):
-                    self._text("numeric_value", "값 · Value", scale=2)
-                    self._text("numeric_unit", "단위 · Unit", scale=1)
-                with gr.Row(equal_height=True):
-                    self._text("numeric_tolerance", "허용 오차 ± · Tolerance", scale=1)
-                    self._text("numeric_relative_tolerance", "상대 오차 · Relative (0.01 or 1%)", scale=1)
-            with gr.Group(visible=False, elem_id=f"{q}-key-text") as self.groups["text"]:
-                self._text("text_accepted", "인정 답 (한 줄에 하나) · Accepted answers, one per line", lines=2)
-                with gr.Row():
-                    self._check("text_strict", "목록 밖은 오답 · Anything else is wrong (strict)")
-                    self._check("text_exact", "정확히 일치 · Exact match (no folding)")
-            with gr.Group(visible=False, elem_id=f"{q}-key-set") as self.groups["set"]:
-                self._text("set_members", "고른 것 · Members (ㄱ, ㄷ)")
-            with gr.Group(visible=False, elem_id=f"{q}-key-expression") as self.groups["expression"]:
-                self._text("expression_latex", "수식 (LaTeX) · Expression (LaTeX)")
-                self.expression_preview = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_classes=["bs-preview"],
-                                                      elem_id=f"{q}-key-expression-preview")
-            with gr.Group(visible=False, elem_id=f"{q}-key-judged") as self.groups["judged"]:
-                self._text("judged_reference", "모범 답안 · Reference answer", lines=2)
-                self._text("judged_rubric", "채점 기준 · Rubric (optional)", lines=2)
-            with gr.Group(visible=False, elem_id=f"{q}-key-parts") as self.groups["parts"]:
-                self._text("parts_lines", "부분 정답 (줄마다 '(1): 답 [형식]') · Parts, one per line: LABEL: ANSWER [format]",
-                           lines=3)
+                    self.format = gr.Dropdown([(FORMAT_LABELS[name], name) for name in FORM_LABEL_ORDER], value="",
+                                              label="정답 형식 · Key format", scale=3, elem_id=f"{q}-key-format")
+                    self.points = gr.Textbox(label="배점 · Points", lines=1, max_lines=1, scale=1, min_width=90,
+                                             elem_id=f"{q}-points")
+                with gr.Group(visible=False, elem_id=f"{q}-key-choice") as self.groups["choice"], gr.Row(equal_height=True):
+                    self._text("choice_options", "정답 번호 · Option numbers (3 or 1, 3)", scale=3)
+                    self._check("choice_require_all", "모두 골라야 정답 · All required")
+                with gr.Group(visible=False, elem_id=f"{q}-key-numeric") as self.groups["numeric"]:
+                    with gr.Row(equal_height=True):
+                        self._text("numeric_value", "값 · Value", scale=2)
+                        self._text("numeric_unit", "단위 · Unit", scale=1)
+                    with gr.Row(equal_height=True):
+                        self._text("numeric_tolerance", "허용 오차 ± · Tolerance", scale=1)
+                        self._text("numeric_relative_tolerance", "상대 오차 · Relative (0.01 or 1%)", scale=1)
+                with gr.Group(visible=False, elem_id=f"{q}-key-text") as self.groups["text"]:
+                    self._text("text_accepted", "인정 답 (한 줄에 하나) · Accepted answers, one per line", lines=2)
+                    with gr.Row():
+                        self._check("text_strict", "목록 밖은 오답 · Anything else is wrong (strict)")
+                        self._check("text_exact", "정확히 일치 · Exact match (no folding)")
+                with gr.Group(visible=False, elem_id=f"{q}-key-set") as self.groups["set"]:
+                    self._text("set_members", "고른 것 · Members (ㄱ, ㄷ)")
+                with gr.Group(visible=False, elem_id=f"{q}-key-expression") as self.groups["expression"]:
+                    self._text("expression_latex", "수식 (LaTeX) · Expression (LaTeX)")
+                    self.expression_preview = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_classes=["bs-preview"],
+                                                          elem_id=f"{q}-key-expression-preview")
+                with gr.Group(visible=False, elem_id=f"{q}-key-judged") as self.groups["judged"]:
+                    self._text("judged_reference", "모범 답안 · Reference answer", lines=2)
+                    self._text("judged_rubric", "채점 기준 · Rubric (optional)", lines=2)
+                with gr.Group(visible=False, elem_id=f"{q}-key-parts") as self.groups["parts"]:
+                    self._text("parts_lines", "부분 정답 (줄마다 '(1): 답 [형식]') · Parts, one per line: LABEL: ANSWER [format]",
+                               lines=3)
 
     def _text(self, name: str, label: str, lines: int = 1, scale: int = 1) -> None:
         self.controls[name] = gr.Textbox(label=label, lines=lines, max_lines=1 if lines == 1 else None, scale=scale,
@@ -171,7 +175,8 @@ class KeyEditor:
     # -- rendering ---------------------------------------------------------------------------
     @property
     def outputs(self) -> list[Any]:
-        return [self.badge, *self.inputs, *self.groups.values(), self.expression_preview]
+        return [self.badge, *self.inputs, *self.groups.values(), self.expression_preview, self.read_only,
+                self.controls_box]
 
     def render(self, shown: dict[str, Any] | None, editable: bool | None = None) -> list[Any]:
         """Values for `outputs` from the item as shown (the user's edits applied); `editable`: set the
@@ -188,13 +193,14 @@ class KeyEditor:
         def value(v: Any) -> Any:
             return v if editable is None else gr.update(value=v, interactive=editable)
 
-        chooser = value(chosen) if editable is None else gr.update(
-            value=chosen, interactive=editable, info="" if editable else READ_ONLY)
+        chooser = value(chosen)
         rendered = [key_markdown(answer, points) if shown else "", chooser, value(points_text),
                     *(value(values[name]) for name in self.controls)]
         rendered += [gr.update(visible=bool(shown) and name == chosen) for name in self.groups]
         rendered.append(expression_preview(values["expression_latex"]) if chosen == "expression" else "")
-        return rendered
+        shown_as = [gr.skip(), gr.skip()] if editable is None else [gr.update(visible=not editable),
+                                                                  gr.update(visible=editable)]
+        return [*rendered, *shown_as]
 
     # -- wiring ------------------------------------------------------------------------------
     def wire(self, tab: ItemQueueTab) -> None:

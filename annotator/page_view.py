@@ -119,6 +119,15 @@ SCRIPT = """
     const note = d.page.closest(".bs-page-frame").querySelector(".bs-draw-note");
     if (note) note.textContent = "그린 상자 · Drawn box [" + box.join(", ") + "] pt — 다시 자르기로 적용 · Re-crop applies it";
   };
+  // a new page on screen: when the item's box lies below the view's fold, scroll the view (not the
+  // window) to it, so that the crop is seen beside the form without scrolling the page
+  const placeItem = () => document.querySelectorAll(".bs-page-view:not([data-bs-placed])").forEach((view) => {
+    const box = view.querySelector(".bs-item-box");
+    if (!box || !view.clientHeight) return;
+    view.dataset.bsPlaced = "1";
+    if (box.offsetTop + box.offsetHeight > view.scrollTop + view.clientHeight) view.scrollTop = Math.max(0, box.offsetTop - 24);
+  });
+  new MutationObserver(placeItem).observe(document.documentElement, {childList: true, subtree: true});
   document.addEventListener("pointerup", finish, true);
   document.addEventListener("pointercancel", () => { if (drag && !drag.pan) drag.shape.remove(); drag = null; }, true);
 })();

@@ -30,9 +30,12 @@ class PageHeader:
     def __init__(self, local_mode: bool):
         self.local_mode = local_mode
         gr.Navbar(main_page_name=REVIEW_TITLE, elem_id="bs-navbar")
-        self.who = gr.Markdown(elem_id="whoami")
-        if not local_mode:  # a POST with the page's origin (gate.py), never a GET link
-            gr.Button("로그아웃 · Log out", size="sm", elem_id="logout").click(None, js=LOGOUT_JS)
+        # who and the logout sit in the navbar's line (views.CSS places this row there), not a full-width bar
+        with gr.Row(elem_id="bs-header", equal_height=True):
+            self.who = gr.Markdown(elem_id="whoami", container=False)
+            if not local_mode:  # a POST with the page's origin (gate.py), never a GET link
+                gr.Button("로그아웃 · Log out", size="sm", scale=0, min_width=110, elem_id="logout").click(
+                    None, js=LOGOUT_JS)
 
     def load(self, user: auth.User) -> str:
         return f"**{user.name}** · {user.role}" + (" · 로컬 모드 · local mode (no users configured)"

@@ -45,7 +45,7 @@ from annotator.settings import Settings, read_settings  # noqa: E402
 from annotator.shortcuts import head_script  # noqa: E402
 from annotator.tables import ensure_tables  # noqa: E402
 from annotator.throttle import LoginThrottle  # noqa: E402
-from annotator.views import CSS  # noqa: E402
+from annotator.views import CSS, LOCAL_TIME_SCRIPT  # noqa: E402
 from curation.workspace import CONFIG_NAME, Workspace  # noqa: E402
 
 MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
@@ -152,7 +152,7 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     def auth_role(user: str) -> str:
         return "admin" if local_mode else auth.get_user(store.engine, user).role
 
-    head = head_script() + edit_relay_script(ctx.field_ids) + page_view_script()
+    head = head_script() + edit_relay_script(ctx.field_ids) + page_view_script() + LOCAL_TIME_SCRIPT
     # run_history=False: Gradio would keep every event's inputs and outputs in the browser's
     # localStorage (item text on a shared machine) and re-serialise that list at every click,
     # which made each click slower the longer a reviewer worked.

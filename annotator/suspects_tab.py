@@ -16,17 +16,20 @@ from annotator.actions import Session, View, answer_text, key_options
 from annotator.events import fast
 from annotator.guidelines_panel import GuidelinesPanel
 from annotator.preview import LATEX_DELIMITERS
+from annotator.queue_specs import NotAllowed
 from annotator.suspects import QUEUE, Membership, SuspectError, SuspectMove
 from curation.errors import BenchsmithError, ConflictError, NotFoundError
 from curation.item import ItemValidationError
 from curation.store import StoredItem
 from evaluation.records import Suspect
 
+# "keep" changes nothing and is the usual outcome; fixing the key rewrites every model's score and
+# rejecting takes the item out: neither is the primary (highlighted) button
 DECISION_BUTTONS: list[tuple[str, str, str, Any]] = [
-    ("fix_key", "정답 수정 · Fix key", "bs-accept", "primary"),
+    ("keep", "유지 · Keep (the key is right)", "bs-accept", "primary"),
+    ("fix_key", "정답 수정 · Fix key", "", "secondary"),
     ("ambiguous", "모호함 · Mark ambiguous", "", "secondary"),
     ("reject", "반려 · Reject", "bs-reject", "stop"),
-    ("keep", "유지 · Keep (the key is right)", "", "secondary"),
 ]
 
 
@@ -47,6 +50,7 @@ class SuspectView:
     error: str = ""
     conflict: ConflictError | None = None
     saved: bool = False
+    kept_inputs: bool = False  # a refused decision on the item shown: the form stays as the reviewer left it
 
 
 def _answer_rows(suspect: Suspect) -> tuple[str, str]:
@@ -91,10 +95,19 @@ def evidence_html(suspect: Suspect, options: int, key: Any) -> str:
             f"<b>변별도 · Discrimination</b> {figure(suspect.discrimination)}"
             + (f" (interval top {figure(suspect.discrimination_high)})" if suspect.discrimination_high is not None else "")
             + f" · <b>정답률 · Share correct</b> {figure(suspect.share_correct)} · {suspect.n} models answered</p>"
-            f"<table class='bs-table bs-option-counts'><tr><th>{heading}</th><th></th>"
+            f"<table class='bs-table bs-option-counts'><tr><th>{heading}</th><th>표시 · Mark</th>"
             f"<th>모든 모델 · All models</th><th>상위 1/3 · Strongest third ({strong_total})</th></tr>"
             + "".join(rows) + "</table>"
             + views.reasons_html("근거 · Reasons", suspect.reasons) + "</div>")
+
+
+def _consensus_choice(suspect: Suspect | None, choices: list[tuple[str, str]]) -> str | None:
+    """The option (or open answer) the models agree on, when Fix key offers it: pre-selected."""
+    if suspect is None:
+        return None
+    wanted = suspect.consensus_answer if suspect.key_answer is not None else (
+        None if suspect.consensus_option is None else str(suspect.consensus_option))
+    return wanted if any(value == wanted for _, value in choices) else None
 
 
 def _key_choices(suspect: Suspect | None, options: int) -> list[tuple[str, str]]:
@@ -163,11 +176,14 @@ class SuspectsTab:
         evidence = (evidence_html(suspect, options, stored.item.answer) if suspect is not None else
                     '<div class="bs-note">이 문항은 현재 분석의 의심 문항이 아닙니다 · Not a suspect in the current analysis</div>')
         history = views.history_html(self.ctx.reviewer.history(stored.item.id))
+        choices = _key_choices(suspect, options)
+        # a refused decision keeps what the reviewer chose (the new key, the reason) for the retry
+        new_key = (gr.skip() if view.kept_inputs else
+                   gr.update(choices=choices, value=_consensus_choice(suspect, choices)))
         return [session, views.esc(view.membership.summary()), views.status_html(shown), conflict,
                 gr.update(visible=view.conflict is not None), self.question_markdown(record, with_answer=True),
                 self.partners_html(suspect), evidence,
-                gr.update(choices=_key_choices(suspect, options), value=None),
-                "" if view.saved else gr.skip(), history]
+                new_key, "" if view.saved else gr.skip(), history]
 
     def partners_html(self, suspect: Suspect | None) -> str:
         if suspect is None or not suspect.conflict_partners:
@@ -227,9 +243,9 @@ class SuspectsTab:
                              "opened it: nothing was saved; reload to see the latest", conflict=error)
             view.session = session  # keep the revision the reviewer saw until they reload
             return view
-        except (SuspectError, ItemValidationError) as error:
+        except (SuspectError, ItemValidationError, NotAllowed) as error:
             view = self.view(session.item_id, error=f"저장하지 않았습니다 · Not saved: {error}")
-            view.session = session
+            view.session, view.kept_inputs = session, True
             return view
         return self.view(session.item_id, outcome.message, saved=True)
 

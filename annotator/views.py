@@ -91,6 +91,30 @@ def crops_html(record: dict[str, Any]) -> str:
     return '<div class="bs-crops">' + "".join(figures) + "</div>"
 
 
+def local_time(value: Any) -> str:
+    """A stored time (UTC, ISO 8601) as a <time> the page shows in the reader's own time zone
+    (LOCAL_TIME_SCRIPT); the UTC text stays the fallback and the title."""
+    text = esc(value)
+    return f'<time class="bs-time" datetime="{text}" title="{text} UTC">{text}</time>'
+
+
+# rewrites each new <time class="bs-time"> into the browser's local time, once
+LOCAL_TIME_SCRIPT = """
+<script>
+(() => {
+  if (window.__bsLocalTime) return;
+  window.__bsLocalTime = true;
+  const local = () => document.querySelectorAll("time.bs-time:not([data-local])").forEach((t) => {
+    const when = new Date(t.getAttribute("datetime"));
+    t.dataset.local = "1";
+    if (!isNaN(when)) t.textContent = when.toLocaleString("ko-KR", {dateStyle: "short", timeStyle: "medium"});
+  });
+  new MutationObserver(local).observe(document.documentElement, {childList: true, subtree: true});
+})();
+</script>
+"""
+
+
 def status_html(view: View) -> str:
     parts = []
     if view.stored is not None:
@@ -99,7 +123,7 @@ def status_html(view: View) -> str:
             f'<span class="bs-rev" data-rev="{session.rev}" data-item="{esc(session.item_id)}" '
             f'data-queue="{esc(session.queue)}" data-shown="{time.time_ns()}">'
             f"{esc(view.stored.item.id)} · rev {session.rev}"
-            f" · {esc(view.stored.item.status)} · last by {esc(view.stored.updated_by)} ({esc(view.stored.updated_at)})"
+            f" · {esc(view.stored.item.status)} · last by {esc(view.stored.updated_by)} ({local_time(view.stored.updated_at)})"
             "</span>")
     if view.message:
         parts.append(f'<div class="bs-message">{esc(view.message)}</div>')
@@ -157,7 +181,7 @@ def history_html(rows: list[tuple[Revision, list[tuple[str, Any, Any]]]]) -> str
         diff = "created" if revision.rev == 1 else "<br>".join(
             f"<code>{esc(path)}</code>: {esc(before)} → {esc(after)}" for path, before, after in changes) or "—"
         body.append(f'<tr class="bs-history-row" data-rev="{revision.rev}"><td>{revision.rev}</td>'
-                    f"<td>{esc(revision.created_at)}</td><td>{esc(revision.author)}</td><td>{esc(revision.stage)}</td>"
+                    f"<td>{local_time(revision.created_at)}</td><td>{esc(revision.author)}</td><td>{esc(revision.stage)}</td>"
                     f"<td>{esc(revision.reason or '')}</td><td>{diff}</td></tr>")
     return ('<table class="bs-history"><tr><th>rev</th><th>time</th><th>author</th><th>stage</th><th>reason</th>'
             "<th>changes</th></tr>" + "".join(body) + "</table>")
@@ -184,7 +208,7 @@ def table_html(rows: list[dict[str, Any]], columns: list[tuple[str, str]]) -> st
 
 
 CSS = """
-.bs-page-view { overflow: auto; max-height: 80vh; border: 1px solid #ccc; }
+.bs-page-view { overflow: auto; max-height: max(320px, calc(100vh - 400px)); border: 1px solid #ccc; }
 .bs-page { position: relative; display: block; width: calc(var(--bs-zoom, 1) * 100%); cursor: crosshair;
   touch-action: none; user-select: none; }
 .bs-page img { width: 100%; height: 100%; display: block; -webkit-user-drag: none; }
@@ -224,6 +248,32 @@ CSS = """
 .bs-progress { display: flex; gap: 16px; align-items: center; font-size: 13px; }
 .bs-progress progress { width: 160px; }
 .bs-response { border: 1px solid #d1d5db; border-radius: 6px; padding: 6px; }
+/* a 1366x768 laptop: who and the logout in the navbar's line, one line of moves, closed bars, the item
+   right below; the decisions stay on screen at the foot of the form column */
+/* Gradio's container hides overflow, which would stop the sticky action bar; clip only sideways */
+.gradio-container { overflow-x: clip !important; overflow-y: visible !important; }
+#bs-header { position: absolute; top: -46px; left: 0; width: auto !important; max-width: 60vw; z-index: 50;
+  flex-wrap: nowrap !important; align-items: center; gap: 12px !important; }
+#bs-header #whoami { width: auto !important; white-space: nowrap; }
+.bs-navrow { gap: 6px !important; align-items: center; }
+.bs-bars { gap: 6px !important; align-items: flex-start !important; }
+.bs-bars > * { flex: 1 1 0 !important; min-width: 0 !important; }
+.bs-bars .label-wrap { padding: 2px 4px !important; font-size: 13px; }
+.bs-tight { gap: 0 !important; }
+.bs-tight .html-container, .bs-tight .prose { padding: 1px 8px !important; min-height: 0 !important; }
+.bs-tight > div:has(> .html-container > .prose:empty), .bs-tight > div:has(.prose:empty) { display: none; }
+.bs-field .block, .bs-field.block { padding: 3px 8px !important; }
+.bs-field textarea, .bs-field input { padding: 3px 6px !important; }
+.bs-field label.container { display: flex; flex-direction: row; align-items: center; gap: 6px; }
+.bs-field span[data-testid=block-info] { flex: 0 0 92px; margin: 0 !important; font-size: 12px; line-height: 1.2; }
+.bs-field label.container > div { flex: 1 1 auto; }
+.bs-bars .bs-progress { gap: 8px; font-size: 12px; flex-wrap: nowrap; }
+.bs-bars .bs-progress progress { width: 70px; }
+.bs-actions { position: sticky; bottom: 0; z-index: 20; background: var(--background-fill-primary);
+  padding: 6px 0 !important; gap: 4px !important; border-top: 1px solid #e5e7eb; }
+.bs-decisions { gap: 6px !important; flex-wrap: nowrap !important; }
+.bs-decisions button { white-space: nowrap; }
+.bs-axis .wrap { flex-wrap: nowrap !important; }
 """
 
 

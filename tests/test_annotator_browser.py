@@ -126,8 +126,8 @@ def browser():
         chromium.close()
 
 
-def login(browser, url: str, name: str):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def login(browser, url: str, name: str, viewport: tuple[int, int] = (1400, 1000)):
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
     page = context.new_page()
     page.dialogs = []  # type: ignore[attr-defined]
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))  # type: ignore[attr-defined]
@@ -533,6 +533,9 @@ def test_square_brackets_are_text_not_display_math(server, browser):
 
 
 def choose(page, element_id: str, label: str) -> None:
+    """Pick `label` in a dropdown; a queue's filters sit in a closed bar, opened first."""
+    if not page.locator(f"#{element_id}").is_visible():
+        page.locator(f"#{element_id.split('-')[0]}-filters-box .label-wrap").click()
     page.locator(f"#{element_id} input").first.click()
     page.locator("ul[role=listbox] li", has_text=label).first.click()
 
