@@ -12,7 +12,7 @@ import copy
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import gradio as gr
 
@@ -24,14 +24,15 @@ from annotator.admin_tab import PROGRESS_COLUMNS, AdminTab
 from annotator.bulk_panel import BulkPanel
 from annotator.events import fast
 from annotator.guidelines_panel import GuidelinesPanel
-from annotator.key_editor import KeyEditor, key_markdown
+from annotator.item_panels import PANELS, Panel, item_markdown, page_info
+from annotator.key_editor import KeyEditor
 from annotator.order_control import order_control
 from annotator.pages import EXPERT_PATH, EXPERT_TITLE, REVIEW_TITLE, PageHeader
 from annotator.preview import LATEX_DELIMITERS, to_markdown
 from annotator.progress import ProgressBars
-from annotator.queue_specs import ADMIN, QUEUES, NotAllowed
+from annotator.queue_specs import ADMIN, QUEUES, NotAllowed, button_style
 from annotator.queues import FLAG_FILTERS, Filters
-from annotator.render import PdfRenderer, RenderError
+from annotator.render import PdfRenderer
 from annotator.score_desk import MAX_SIDE, ScoreDesk, ScoreMove, ScoreSession, ScoreView
 from annotator.session_states import BoundedStateHolder
 from annotator.suspects import SuspectDesk
@@ -44,10 +45,8 @@ from curation.item import STATUSES
 from curation.store import get_path
 from curation.workspace import Workspace
 
-MAX_OPTIONS = 6
 LOCAL_USER = "local"
 API_CONCURRENCY = 8  # script calls (gradio_client) running at once; the page's own events skip the queue
-MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
 STATS_ROLES = QUEUES["score"].roles  # the stats show the experts' agreement: for those who score
 
 
@@ -125,25 +124,6 @@ def refused_as_error() -> Iterator[None]:
 def preview(text: Any, **kwargs: Any) -> gr.Markdown:
     return gr.Markdown(to_markdown(text if isinstance(text, str) else ""), latex_delimiters=LATEX_DELIMITERS,
                        elem_classes=["bs-preview"], **kwargs)
-
-
-def item_markdown(record: dict[str, Any] | None, *, with_answer: bool = False) -> str:
-    """Stem and options as escaped Markdown with LaTeX (read-only views)."""
-    if not record:
-        return ""
-    lines = [to_markdown(record.get("stem", ""))]
-    keys = views.key_numbers(record.get("answer"))
-    for n, option in enumerate(record.get("options") or [], start=1):
-        marker = MARKERS[n - 1] if n <= len(MARKERS) else f"({n})"
-        image = " 〔그림 · image〕" if option.get("image") else ""
-        line = f"{marker} {to_markdown(option.get('text', ''))}{image}"
-        lines.append(f'<span class="bs-key bs-key-option-{n}">{line} ✔ 정답 · key</span>' if n in keys else line)
-    answer = record.get("answer")
-    # the key once: on its options when it names them, else as its own highlighted line (with
-    # `with_answer`, "no key" is said too)
-    if (answer is not None and not keys) or (with_answer and answer is None):
-        lines.append(key_markdown(answer, record.get("points")))
-    return "\n\n".join(lines)
 
 
 def filter_choices(engine: Any) -> dict[str, list[str]]:
@@ -461,179 +441,45 @@ def _option_number(path: str) -> int | None:
     return int(parts[1]) if len(parts) == 3 and parts[0] == "options" and parts[2] == "text" else None
 
 
-ButtonVariant = Literal["primary", "secondary", "stop", "huggingface"]  # gr.Button's variants
-
-
-def decision_buttons(tab: ItemQueueTab, buttons: list[tuple[str, str | None, str, ButtonVariant]],
-                     reason: Any | None) -> None:
+def decision_buttons(tab: ItemQueueTab, reason: Any | None) -> None:
+    """Save, then the queue's decisions as its spec names them (their shortcut keys on the label)."""
     with gr.Row(elem_classes=["bs-decisions"]):
-        for label, decision, css, variant in buttons:
-            button = gr.Button(label, elem_classes=[css] if css else [], variant=variant, size="sm", min_width=90,
-                               elem_id=f"{tab.queue}-{decision or 'save'}")
-            tab.decisions.append((button, decision, reason))
+        save = gr.Button("저장 · Save (S)", elem_classes=["bs-save"], size="sm", min_width=90, elem_id=f"{tab.queue}-save")
+        tab.decisions.append((save, None, reason))
+        for decision in QUEUES[tab.queue].decisions:
+            variant, css = button_style(decision)
+            label = decision.label + (f" ({decision.shortcut})" if decision.shortcut else "")
+            button = gr.Button(label, elem_classes=css, variant=variant, size="sm", min_width=90,
+                               elem_id=f"{tab.queue}-{decision.name}")
+            tab.decisions.append((button, decision.name, reason))
 
 
-def build_item_tab(ctx: AppContext, users: list[str], choices: dict[str, list[str]]) -> ItemQueueTab:
-    tab = ItemQueueTab(ctx, "item")
+def build_item_queue_tab(ctx: AppContext, queue: str, users: list[str], choices: dict[str, list[str]]) -> ItemQueueTab:
+    """An item queue's tab from its spec: navigation, the panel (item_panels.PANELS) beside the spec's
+    fields, the reason box and decision buttons in a bar that stays on screen, the history."""
+    spec = QUEUES[queue]
+    tab = ItemQueueTab(ctx, queue)
     tab.build_navigation(users, choices)
+    panel = PANELS.get(queue, Panel)(ctx, tab)
     with gr.Row():
-        with gr.Column(scale=6):
-            page = gr.HTML(elem_id="item-page", elem_classes=["bs-page-host"])
-            crops = gr.HTML(elem_id="item-crops")
-            with gr.Group():
-                target = gr.Dropdown([], label="다시 자를 대상 · Re-crop target", elem_id="item-crop-target")
-                with gr.Row():
-                    box = [gr.Number(label=name, precision=2, elem_id=f"item-crop-{name}") for name in ("x0", "y0", "x1", "y1")]
-                recrop = gr.Button("PDF에서 다시 자르기 · Re-crop from the PDF", size="sm", elem_id="item-recrop")
-        with gr.Column(scale=5):
-            tab.text_field("stem", "문제 · Stem", lines=3)
-            for n in range(1, MAX_OPTIONS + 1):
-                tab.text_field(f"options.{n}.text", f"보기 {n} · Option {n}", lines=1)
-            tab.editors.append(KeyEditor("item"))
-            ctx.field_ids.update({element: ("item", "") for element in tab.editors[-1].text_ids})
-            with gr.Column(elem_classes=["bs-actions"], elem_id="item-actions"):
-                reason = gr.Textbox(show_label=False, container=False, lines=1, elem_id="item-reason",
-                                    placeholder="사유 (수정 필요·반려 시 필수) · Reason (needed for needs-fix and reject)")
-                decision_buttons(tab, [("저장 · Save (S)", None, "bs-save", "secondary"),
-                                       ("승인 · Accept (A)", "accept", "bs-accept", "primary"),
-                                       ("수정 필요 · Needs fix", "needs_fix", "", "secondary"),
-                                       ("반려 · Reject (R)", "reject", "bs-reject", "stop")], reason)
+        with gr.Column(scale=panel.side_scale):
+            panel.build_side()
+        with gr.Column(scale=panel.form_scale):
+            for field in spec.fields:
+                if field.kind == "key":
+                    tab.editors.append(KeyEditor(queue))
+                    ctx.field_ids.update({element: (queue, "") for element in tab.editors[-1].text_ids})
+                else:
+                    tab.text_field(field.path, field.label, lines=field.lines)
+            panel.build_form()
+            with gr.Column(elem_classes=["bs-actions"], elem_id=f"{queue}-actions"):
+                reason = None if spec.reason_label is None else gr.Textbox(
+                    show_label=False, container=False, lines=1, placeholder=spec.reason_label, elem_id=f"{queue}-reason")
+                decision_buttons(tab, reason)
     tab.build_history()
-
-    def render_extra(view: View) -> list[Any]:
-        shown = view.shown or {}
-        slots = [("source.bbox", "문항 상자 · Item box")] + [(path, label) for path, label, _ in views.image_slots(shown)]
-        source = shown.get("source") or {}
-        info = _page_info(ctx, source)
-        return [views.page_html(shown, info, box_fields="item-crop") if view.stored else "", views.crops_html(shown) if view.stored else "",
-                gr.update(choices=[(label, path) for path, label in slots], value="source.bbox" if view.stored else None),
-                *_box_numbers(source.get("bbox"))]
-
-    tab.extra_outputs = [page, crops, target, *box]
-    tab.extra_render = render_extra
+    tab.extra_outputs, tab.extra_render = panel.outputs, panel.render
     tab.wire()
-
-    def choose_target(session: Session, path: str | None, request: gr.Request) -> list[Any]:
-        ctx.require(request, "item")
-        return _box_numbers(_target_box(ctx.reviewer.view(session).shown or {}, path))
-
-    # input, not change: a render that sets the target must not cost a second round trip
-    target.input(choose_target, [tab.state, target], box, api_visibility="private", **fast(box[0]))
-
-    def do_recrop(session: Session, path: str | None, x0: float, y0: float, x1: float, y1: float,
-                  request: gr.Request) -> list[Any]:
-        user = ctx.member(request, "item")
-        try:
-            view = ctx.reviewer.recrop(user, session, path or "source.bbox", [x0, y0, x1, y1])
-        except (EditError, RenderError, BenchsmithError, TypeError) as error:
-            view = ctx.reviewer.view(session, error=f"다시 자르지 못했습니다 · Not re-cropped: {error}")
-        rendered = tab.render(view, user.name)
-        at = tab.outputs.index(target)
-        # keep the chosen target and show its box, not the item's: a second re-crop starts from these numbers
-        rendered[at : at + 5] = [gr.update(value=path), *_box_numbers(_target_box(view.shown or {}, path))]
-        return rendered
-
-    recrop.click(do_recrop, [tab.state, target, *box], tab.outputs, api_visibility="private", **fast(tab.status))
-    return tab
-
-
-def _page_info(ctx: AppContext, source: dict[str, Any]) -> Any:
-    sha, page = source.get("pdf_sha256"), source.get("page")
-    if not sha or not page or not ctx.renderer.has_pdf(sha):
-        return None
-    try:
-        return ctx.renderer.page_info(sha, int(page))
-    except BenchsmithError:
-        return None
-
-
-def _target_box(shown: dict[str, Any], path: str | None) -> list[float] | None:
-    """The box of a re-crop target: the item's box, or the image's own box from its provenance."""
-    value = get_path(shown, path or "source.bbox")
-    if not path or path == "source.bbox":
-        return value
-    return (value.get("provenance") or {}).get("bbox") if isinstance(value, dict) else None
-
-
-def _box_numbers(bbox: list[float] | None) -> list[Any]:
-    values = bbox if bbox and len(bbox) == 4 else [None] * 4
-    return list(values)
-
-
-def build_korea_tab(ctx: AppContext, users: list[str], choices: dict[str, list[str]]) -> ItemQueueTab:
-    tab = ItemQueueTab(ctx, "korea")
-    tab.build_navigation(users, choices)
-    with gr.Row():
-        with gr.Column(scale=5):
-            question = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="korea-question")
-            reasons = gr.HTML(elem_id="korea-reasons")
-        with gr.Column(scale=6):
-            tab.text_field("explicit_variant", "명시적 변형 문제 · Explicit variant of the stem", lines=4)
-            decision = gr.HTML(elem_id="korea-decision")
-            reason = gr.Textbox(label="판정 사유 (선택) · Reason for the decision (optional)", lines=1,
-                                elem_id="korea-reason")
-            decision_buttons(tab, [("저장 · Save (S)", None, "bs-save", "secondary"),
-                                   ("한국 특화 맞음 · Confirm (A)", "confirm", "bs-accept", "primary"),
-                                   ("아님 · Deny (R)", "deny", "bs-reject", "stop")], reason)
-    tab.build_history()
-
-    def render_extra(view: View) -> list[Any]:
-        shown = view.shown or {}
-        flags = shown.get("flags") or {}
-        states: dict[bool | None, str] = {True: "한국 특화 · Korea-specific", False: "한국 특화 아님 · Not Korea-specific"}
-        state = states.get(flags.get("korea_specific"), "미정 · Undecided")
-        last = next((r for r in reversed(queues.reviews_of(ctx.workspace.store.engine, view.stored.item.id))
-                     if r["queue"] == "korea"), None) if view.stored else None
-        why = (f" — {views.esc(last['decision'])} by {views.esc(last['user'])}: <span class='bs-decision-reason'>"
-               f"{views.esc(last['reason'])}</span>" if last and last["reason"] else "")
-        return [item_markdown(shown), views.reasons_html("탐지 근거 · Detector's reasons", flags.get("korea_reasons") or []),
-                f"<b>현재 판정 · Current decision</b>: {views.esc(state)}{why}" if view.stored else ""]
-
-    tab.extra_outputs = [question, reasons, decision]
-    tab.extra_render = render_extra
-    tab.wire()
-    return tab
-
-
-def build_rationale_tab(ctx: AppContext, users: list[str], choices: dict[str, list[str]]) -> ItemQueueTab:
-    tab = ItemQueueTab(ctx, "rationale")
-    tab.build_navigation(users, choices)
-    with gr.Row():
-        with gr.Column(scale=5):
-            question = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="rationale-question")
-            gr.Markdown("**초안 풀이 · Draft rationale**")
-            draft = gr.Markdown(latex_delimiters=LATEX_DELIMITERS, elem_id="rationale-original")
-        with gr.Column(scale=6):
-            tab.text_field("rationale.text", "풀이 · Rationale", lines=6)
-            tab.text_field("rationale.notes", "메모 · Notes", lines=2)
-            summary = gr.HTML(elem_id="rationale-summary")
-            decision_buttons(tab, [("저장 · Save (S)", None, "bs-save", "secondary"),
-                                   ("그대로 채택 · Adopt (A)", "adopted", "bs-accept", "primary"),
-                                   ("소폭 수정 · Minor fix", "minor_fix", "", "secondary"),
-                                   ("대폭 수정 · Major fix", "major_fix", "", "secondary")], None)
-    tab.build_history()
-
-    def render_extra(view: View) -> list[Any]:
-        if view.stored is None:
-            return ["", "", ""]
-        from rapidfuzz.distance import Levenshtein
-
-        shown = view.shown or {}
-        original = ctx.reviewer.draft_rationale(view.stored.item.id)
-        rationale = shown.get("rationale") or {}
-        distance = Levenshtein.distance(original, rationale.get("text") or "")
-        # who wrote it is not shown where the text is also a blind response (admins see it in the history)
-        blind = blinding.hidden_authors(ctx.workspace.store.engine, view.stored.item.id,
-                                        [revision for revision, _ in ctx.reviewer.history(view.stored.item.id)])
-        author = blinding.HIDDEN if blind and rationale.get("author") else rationale.get("author")
-        summary_html = (f"<b>상태 · Status</b>: {views.esc(rationale.get('status'))} · "
-                        f"<b>편집 거리 · Edit distance from the draft</b>: <span id='rationale-distance'>{distance}</span>"
-                        + (f" · by {views.esc(author)}" if author else ""))
-        return [item_markdown(shown, with_answer=True), to_markdown(original), summary_html]
-
-    tab.extra_outputs = [question, draft, summary]
-    tab.extra_render = render_extra
-    tab.wire()
+    panel.wire()
     return tab
 
 
@@ -839,44 +685,71 @@ def _hidden_unless(allowed: list[bool]) -> list[Any]:
     return [gr.skip() if ok else gr.Tab(visible="hidden") for ok in allowed]
 
 
+REVIEW_QUEUES = tuple(name for name, spec in QUEUES.items() if spec.page == "review")  # their order: the tabs'
+
+
 def build_review_page(ctx: AppContext, blocks: gr.Blocks, users: list[str], choices: dict[str, list[str]]) -> None:
+    """One tab per item queue whose spec puts it on this page; the first (every role has it) opens at
+    login, the others when first selected."""
     header = PageHeader(ctx.local_mode)
     tabs: dict[str, Any] = {}
+    built: dict[str, ItemQueueTab] = {}
     with gr.Tabs():
-        with gr.Tab(QUEUES["item"].title, id="item", elem_id="tab-item") as tabs["item"]:
-            item_tab = build_item_tab(ctx, users, choices)
-        with gr.Tab(QUEUES["korea"].title, id="korea", elem_id="tab-korea") as tabs["korea"]:
-            korea_tab = build_korea_tab(ctx, users, choices)
-        with gr.Tab(QUEUES["rationale"].title, id="rationale", elem_id="tab-rationale") as tabs["rationale"]:
-            rationale_tab = build_rationale_tab(ctx, users, choices)
-    for queue, tab in (("korea", korea_tab), ("rationale", rationale_tab)):
-        tab.open_on_select(tabs[queue])
+        for queue in REVIEW_QUEUES:
+            with gr.Tab(QUEUES[queue].title, id=queue, elem_id=f"tab-{queue}") as tabs[queue]:
+                built[queue] = build_item_queue_tab(ctx, queue, users, choices)
+    first, *others = REVIEW_QUEUES
+    for queue in others:
+        built[queue].open_on_select(tabs[queue])
 
     def on_load(request: gr.Request) -> list[Any]:
-        """At login: who, which tabs this role sees, and the first tab (every role has it)."""
+        """At login: who, which tabs this role sees, and the first tab."""
         user = ctx.user(request)
-        visible = _hidden_unless([user.role in QUEUES[q].roles for q in ("korea", "rationale")])
-        return [header.load(user), *visible, *item_tab.open(user)]
+        visible = _hidden_unless([user.role in QUEUES[q].roles for q in others])
+        return [header.load(user), *visible, *built[first].open(user)]
 
-    blocks.load(on_load, None, [header.who, tabs["korea"], tabs["rationale"], *item_tab.open_outputs],
+    blocks.load(on_load, None, [header.who, *(tabs[q] for q in others), *built[first].open_outputs],
                 api_visibility="private", **fast(header.who))
 
 
+EXPERT_QUEUES = tuple(name for name, spec in QUEUES.items() if spec.page == "expert")  # their order: the tabs'
+
+
+def _expert_screen(ctx: AppContext, queue: str) -> tuple[Any, Callable[[Any], None]]:
+    """A queue's screen on the expert page (made where called) and what fills it when its tab is
+    first selected. The screens are the queues' panels: each queue's layout is its own."""
+    if queue == "score":
+        score = ScoreTab(ctx)
+        score.wire()
+        return score, score.open_on_select
+    if queue == "verdicts":
+        verdicts = VerdictsTab(ctx, item_markdown)
+        return verdicts, verdicts.open_on_select
+    if queue == "suspects":
+        suspects = SuspectsTab(ctx, item_markdown)
+        return suspects, lambda tab: _open_on_select(ctx, tab, suspects.state, lambda session: session.item_id is not None,
+                                                     suspects.open, suspects.open_outputs, suspects.status)
+    if queue == "adjudicate":
+        adjudicate = AdjudicateTab(ctx, item_markdown, lambda record: views.page_html(
+            record, page_info(ctx, record.get("source") or {})))
+        # read again at each select: reviewers' decisions add disputed items meanwhile
+        return adjudicate, lambda tab: _open_on_select(ctx, tab, adjudicate.state, lambda case: False, adjudicate.open,
+                                                       adjudicate.outputs, adjudicate.status)
+    raise ValueError(f"no screen for the {queue} queue on the expert page")
+
+
 def build_expert_page(ctx: AppContext, blocks: gr.Blocks, users: list[str]) -> None:
+    """One tab per queue whose spec puts it on this page, then admin and stats."""
     header = PageHeader(ctx.local_mode)
     nothing_here = gr.Markdown("이 페이지는 전문가와 관리자용입니다 · This page is for experts and admins: "
                                f"[{REVIEW_TITLE}](./)", visible=False, elem_id="expert-none")
     tabs: dict[str, Any] = {}
+    screens: dict[str, Any] = {}
     with gr.Tabs():
-        with gr.Tab(QUEUES["score"].title, id="score", elem_id="tab-score") as tabs["score"]:
-            score_tab = ScoreTab(ctx)
-            score_tab.wire()
-        with gr.Tab(QUEUES["verdicts"].title, id="verdicts", elem_id="tab-verdicts") as tabs["verdicts"]:
-            verdicts_tab = VerdictsTab(ctx, item_markdown)
-        with gr.Tab(QUEUES["suspects"].title, id="suspects", elem_id="tab-suspects") as tabs["suspects"]:
-            suspects_tab = SuspectsTab(ctx, item_markdown)
-        with gr.Tab(QUEUES["adjudicate"].title, id="adjudicate", elem_id="tab-adjudicate") as tabs["adjudicate"]:
-            adjudicate_tab = AdjudicateTab(ctx, item_markdown)
+        for queue in EXPERT_QUEUES:
+            with gr.Tab(QUEUES[queue].title, id=queue, elem_id=f"tab-{queue}") as tabs[queue]:
+                screens[queue], opens = _expert_screen(ctx, queue)
+            opens(tabs[queue])
         with gr.Tab("관리 · Admin", id="admin", elem_id="tab-admin") as tabs["admin"]:
             admin_tab = AdminTab(ctx, users)
         with gr.Tab("통계 · Stats", id="stats", elem_id="tab-stats") as tabs["stats"]:
@@ -890,26 +763,20 @@ def build_expert_page(ctx: AppContext, blocks: gr.Blocks, users: list[str]) -> N
     refresh.click(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
     # counted when the tab is opened, not at page load: on 50,000 items they cost a second
     tabs["stats"].select(refresh_stats, None, stats_view, api_visibility="private", **fast(stats_view))
-    score_tab.open_on_select(tabs["score"])
-    verdicts_tab.open_on_select(tabs["verdicts"])
-    _open_on_select(ctx, tabs["suspects"], suspects_tab.state, lambda session: session.item_id is not None,
-                    suspects_tab.open, suspects_tab.open_outputs, suspects_tab.status)
-    # read again at each select: reviewers' decisions add disputed items meanwhile
-    _open_on_select(ctx, tabs["adjudicate"], adjudicate_tab.state, lambda case: False, adjudicate_tab.open,
-                    adjudicate_tab.outputs, adjudicate_tab.status)
 
     def open_admin(request: gr.Request) -> list[Any]:
         return admin_tab.load() if ctx.user(request).role == "admin" else ["", ""]
 
     tabs["admin"].select(open_admin, None, admin_tab.outputs, api_visibility="private", **fast(admin_tab.note))
 
-    hideable = ("score", "verdicts", "suspects", "adjudicate", "admin", "stats")
+    hideable = (*EXPERT_QUEUES, "admin", "stats")
+    score_tab = screens["score"]
     first_tab = [*score_tab.outputs, *score_tab.guidelines.outputs]
 
     def on_load(request: gr.Request) -> list[Any]:
         """Who, which tabs this role sees, and the first tab (scoring) for those who score."""
         user = ctx.user(request)
-        allowed = ([user.role in QUEUES[q].roles for q in ("score", "verdicts", "suspects", "adjudicate")]
+        allowed = ([user.role in QUEUES[q].roles for q in EXPERT_QUEUES]
                    + [user.role == "admin", user.role in STATS_ROLES])
         scores = user.role in QUEUES["score"].roles
         opened = [*score_tab.load(user), *score_tab.guidelines.load(user)] if scores else [gr.skip()] * len(first_tab)

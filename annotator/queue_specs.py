@@ -46,12 +46,38 @@ class Decision:
     bulk: bool = False  # offered as a bulk action over a filter (to the queue's bulk_roles)
     # the rationale's text against its draft: "unchanged" (adopted as drafted) or "edited"
     draft: Literal["unchanged", "edited"] | None = None
+    # its key on the page (shortcuts.py): "A" the queue's main decision (the primary button), "R" the
+    # destructive one (a red button); None: a plain button
+    shortcut: Literal["A", "R"] | None = None
+
+
+ButtonVariant = Literal["primary", "secondary", "stop"]
+
+
+def button_style(decision: Decision) -> tuple[ButtonVariant, list[str]]:
+    """A decision's button: its variant and the CSS class its shortcut clicks (shortcuts.py)."""
+    if decision.shortcut == "A":
+        return "primary", ["bs-accept"]
+    if decision.shortcut == "R":
+        return "stop", ["bs-reject"]
+    return "secondary", []
 
 
 @dataclass(frozen=True)
 class Editable:
     pattern: str  # a field path, as a regular expression matched in full
     roles: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Field:
+    """A field the queue's screen shows as an input, in order: a text box (`lines` high) or, for
+    `kind="key"`, the answer-key editor (the key with its 배점). Who may change it is `editable`'s."""
+
+    path: str
+    label: str
+    lines: int = 1
+    kind: Literal["text", "key"] = "text"
 
 
 @dataclass(frozen=True)
@@ -75,6 +101,11 @@ class QueueSpec:
     # an item assigned to 2+ reviewers keeps each one's decision apart until all have decided
     # (adjudication.py); agreeing decisions apply, others go to the adjudicate queue
     overlap_adjudicated: bool = False
+    # the screen: the page its tab is on (annotator/pages.py), its input fields, and the label of
+    # the reason box sent with its decisions (None: no reason box)
+    page: Literal["review", "expert"] = "expert"
+    fields: tuple[Field, ...] = ()
+    reason_label: str | None = None
 
     @property
     def decision_names(self) -> tuple[str, ...]:
@@ -138,6 +169,8 @@ DRAFT_RULES: tuple[tuple[str, str, Literal["unchanged", "edited"]], ...] = (
     ("adopted", "그대로 채택 · Adopt", "unchanged"), ("minor_fix", "소폭 수정 · Minor fix", "edited"),
     ("major_fix", "대폭 수정 · Major fix", "edited"))
 
+MAX_OPTIONS = 6  # the option fields the item screen has (those an item lacks are hidden)
+
 QUEUES: dict[str, QueueSpec] = {queue.name: queue for queue in (
     QueueSpec(
         "item", "문항 검토 · Item review", EVERYONE, Selection(),
@@ -147,43 +180,43 @@ QUEUES: dict[str, QueueSpec] = {queue.name: queue for queue in (
                   # the key and its 배점 decide every model's score: an expert's call, as in the Suspects queue
                   Editable(r"answer", EXPERTS), Editable(r"points", EXPERTS)),
         decisions=(
-            Decision("accept", "승인 · Accept", EVERYONE, {"status": "accepted"}, bulk=True),
+            Decision("accept", "승인 · Accept", EVERYONE, {"status": "accepted"}, bulk=True, shortcut="A"),
             Decision("needs_fix", "수정 필요 · Needs fix", EVERYONE,
                      {"status": "in_review", _REVIEW_REASONS: Fill.APPEND_REASON}, needs_reason=True),
             Decision("reject", "반려 · Reject", EXPERTS,
-                     {"status": "rejected", _REVIEW_REASONS: Fill.APPEND_REASON}, needs_reason=True),
+                     {"status": "rejected", _REVIEW_REASONS: Fill.APPEND_REASON}, needs_reason=True, shortcut="R"),
         ),
-        bulk_roles=(ADMIN,), overlap_adjudicated=True),
+        bulk_roles=(ADMIN,), overlap_adjudicated=True, page="review",
+        fields=(Field("stem", "문제 · Stem", lines=3),
+                *(Field(f"options.{n}.text", f"보기 {n} · Option {n}") for n in range(1, MAX_OPTIONS + 1)),
+                Field("answer", "정답 · Key", kind="key")),
+        reason_label="사유 (수정 필요·반려 시 필수) · Reason (needed for needs-fix and reject)"),
     QueueSpec(
         "korea", "한국 특화 검토 · Korea-specific", EVERYONE,
         Selection(any_of=("korea_candidate", "korea_yes", "korea_no")),
         editable=(Editable(r"explicit_variant", EVERYONE),),
         decisions=(
             Decision("confirm", "한국 특화 맞음 · Korea-specific: yes", EVERYONE, {"flags.korea_specific": True},
-                     bulk=True),
+                     bulk=True, shortcut="A"),
             Decision("deny", "한국 특화 아님 · Korea-specific: no", EVERYONE, {"flags.korea_specific": False},
-                     bulk=True),
+                     bulk=True, shortcut="R"),
         ),
-        bulk_roles=(ADMIN,), overlap_adjudicated=True),
+        bulk_roles=(ADMIN,), overlap_adjudicated=True, page="review",
+        fields=(Field("explicit_variant", "명시적 변형 문제 · Explicit variant of the stem", lines=4),),
+        reason_label="판정 사유 (선택) · Reason for the decision (optional)"),
     QueueSpec(
         "rationale", "풀이 검토 · Rationale review", EXPERTS, Selection(any_of=("has_rationale",)),
         editable=(Editable(r"rationale\.(text|notes)", EXPERTS),),
         decisions=tuple(
             Decision(name, label, EXPERTS, {"rationale.status": name, "rationale.edit_distance": Fill.EDIT_DISTANCE,
-                                            "rationale.author": Fill.REVIEWER}, draft=draft)
+                                            "rationale.author": Fill.REVIEWER}, draft=draft,
+                     shortcut="A" if draft == "unchanged" else None)
             for name, label, draft in DRAFT_RULES),
-        bulk_roles=(ADMIN,)),
+        bulk_roles=(ADMIN,), page="review",
+        fields=(Field("rationale.text", "풀이 · Rationale", lines=6), Field("rationale.notes", "메모 · Notes", lines=2))),
     # expert scores go to their own tables (score_desk.py), not to item fields
     QueueSpec("score", "전문가 채점 · Expert scoring", EXPERTS, Selection("scoring_tasks"),
               decisions=(Decision("scored", "점수 저장 · Save scores", EXPERTS, {}),)),
-    # membership from `analyze suspects`; the decisions' writes (a new key, a status) are suspects.py's
-    QueueSpec("suspects", "의심 문항 · Suspects", EXPERTS, Selection("suspects_result"),
-              decisions=tuple(Decision(name, name, EXPERTS, {}) for name in ("fix_key", "ambiguous", "reject", "keep"))),
-    # the overlapped items whose reviewers disagreed: the lead applies one of the queue's decisions
-    # (theirs to pick or merge) through adjudication.py. Admins only: an expert may be one of the
-    # reviewers whose disagreement it settles.
-    QueueSpec("adjudicate", "조정 · Adjudicate", (ADMIN,), Selection("disputed_decisions"),
-              decisions=(Decision("adjudicate", "판정 적용 · Apply the decision", (ADMIN,), {}),)),
     # people's verdicts on model responses (verdicts.py): the verdict becomes the run's score; an overlapped
     # response's verdicts are kept apart until all are in, a difference settled by the lead (an admin)
     QueueSpec("verdicts", "응답 판정 · Verdicts", EXPERTS, Selection("verdict_tasks"),
@@ -192,6 +225,18 @@ QUEUES: dict[str, QueueSpec] = {queue.name: queue for queue in (
                          Decision("no_answer", "답 없음 · No answer", EXPERTS, {}),
                          Decision("adjudicate", "조정 판정 적용 · Settle as lead", (ADMIN,), {})),
               overlap_adjudicated=True),
+    # membership from `analyze suspects`; the decisions' writes (a new key, a status) are suspects.py's
+    QueueSpec("suspects", "의심 문항 · Suspects", EXPERTS, Selection("suspects_result"),
+              # "keep" changes nothing and is the usual outcome: the primary button, not the destructive ones
+              decisions=(Decision("keep", "유지 · Keep (the key is right)", EXPERTS, {}, shortcut="A"),
+                         Decision("fix_key", "정답 수정 · Fix key", EXPERTS, {}),
+                         Decision("ambiguous", "모호함 · Mark ambiguous", EXPERTS, {}),
+                         Decision("reject", "반려 · Reject", EXPERTS, {}, shortcut="R"))),
+    # the overlapped items whose reviewers disagreed: the lead applies one of the queue's decisions
+    # (theirs to pick or merge) through adjudication.py. Admins only: an expert may be one of the
+    # reviewers whose disagreement it settles.
+    QueueSpec("adjudicate", "조정 · Adjudicate", (ADMIN,), Selection("disputed_decisions"),
+              decisions=(Decision("adjudicate", "판정 적용 · Apply the decision", (ADMIN,), {}),)),
 )}
 
 ITEM_QUEUES = tuple(name for name, queue in QUEUES.items() if queue.selects.source == "items")

@@ -16,21 +16,12 @@ from annotator.actions import Session, View, answer_text, key_options
 from annotator.events import fast
 from annotator.guidelines_panel import GuidelinesPanel
 from annotator.preview import LATEX_DELIMITERS
-from annotator.queue_specs import NotAllowed
+from annotator.queue_specs import QUEUES, NotAllowed, button_style
 from annotator.suspects import QUEUE, Membership, SuspectError, SuspectMove
 from curation.errors import BenchsmithError, ConflictError, NotFoundError
 from curation.item import ItemValidationError
 from curation.store import StoredItem
 from evaluation.records import Suspect
-
-# "keep" changes nothing and is the usual outcome; fixing the key rewrites every model's score and
-# rejecting takes the item out: neither is the primary (highlighted) button
-DECISION_BUTTONS: list[tuple[str, str, str, Any]] = [
-    ("keep", "유지 · Keep (the key is right)", "bs-accept", "primary"),
-    ("fix_key", "정답 수정 · Fix key", "", "secondary"),
-    ("ambiguous", "모호함 · Mark ambiguous", "", "secondary"),
-    ("reject", "반려 · Reject", "bs-reject", "stop"),
-]
 
 
 @dataclass
@@ -146,9 +137,10 @@ class SuspectsTab:
                                          elem_id="suspects-reason")
                 self.buttons = {}
                 with gr.Row():
-                    for decision, label, css, variant in DECISION_BUTTONS:
-                        self.buttons[decision] = gr.Button(label, variant=variant, elem_classes=[css] if css else [],
-                                                           elem_id=f"suspects-{decision}")
+                    for decision in QUEUES[QUEUE].decisions:  # from the queue's spec, as every queue's buttons
+                        variant, css = button_style(decision)
+                        self.buttons[decision.name] = gr.Button(decision.label, variant=variant, elem_classes=css,
+                                                                elem_id=f"suspects-{decision.name}")
         with gr.Accordion("기록 · History", open=False, elem_id="suspects-history-box"):
             self.history = gr.HTML(elem_id="suspects-history")
         self.wire()
@@ -295,8 +287,6 @@ class SuspectsTab:
     def open(self, user: Any) -> list[Any]:
         """Opening the tab: the first suspect for this user (their assigned ones first when the
         queue has assignments), and the guidelines."""
-        from annotator.queue_specs import QUEUES
-
         if user.role not in QUEUES[QUEUE].roles:
             return [*self.render(SuspectView(SuspectSession(), Membership(None))), *self.guidelines.load(user)]
         try:

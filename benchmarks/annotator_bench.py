@@ -64,7 +64,7 @@ def time_next(workspace: Workspace, user: str, n: int) -> dict[str, tuple[float,
     import gradio as gr
 
     from annotator.actions import Reviewer
-    from annotator.app import AppContext, build_item_tab, build_korea_tab, filter_choices
+    from annotator.app import AppContext, build_item_queue_tab, filter_choices
     from annotator.render import PdfRenderer
     from annotator.score_desk import ScoreDesk
 
@@ -72,7 +72,7 @@ def time_next(workspace: Workspace, user: str, n: int) -> dict[str, tuple[float,
     ctx = AppContext(workspace, Reviewer(workspace.store, renderer), ScoreDesk(workspace.store), renderer, False)
     with gr.Blocks():
         choices = filter_choices(workspace.store.engine)
-        tabs = {"item": build_item_tab(ctx, [user], choices), "korea": build_korea_tab(ctx, [user], choices)}
+        tabs = {queue: build_item_queue_tab(ctx, queue, [user], choices) for queue in ("item", "korea")}
     results = {}
     for label, queue, how in (("next (item)", "item", "next"), ("next unreviewed for me", "item", "unreviewed"),
                               ("next (korea-specific)", "korea", "next")):

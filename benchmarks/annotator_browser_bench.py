@@ -233,11 +233,11 @@ def adjudicate_figures(page: Any, repeat: int, samples: list[float]) -> None:
     for _ in range(repeat):
         item_id = case.get_attribute("data-item")
         page.locator("#adjudicate-take label").first.click()
-        expect(page.locator("#adjudicate-decision input")).to_have_value("accept", timeout=60_000)
+        expect(page.locator("#adjudicate-decision input[value='accept']")).to_be_checked(timeout=60_000)
 
         def applied(item_id: str | None = item_id) -> None:
             # the status naming this item comes in the same response as the next case
-            expect(status).to_contain_text(f"{item_id}: accept", timeout=60_000)
+            expect(status).to_contain_text(f"{item_id}: 승인 · Accept", timeout=60_000)
         timed_click(page, samples, page.locator("#adjudicate-apply"), applied, "#adjudicate-status", None)
 
 
