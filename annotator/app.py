@@ -12,7 +12,7 @@ import copy
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gradio as gr
 
@@ -34,7 +34,6 @@ from annotator.queue_specs import ADMIN, QUEUES, NotAllowed, button_style
 from annotator.queues import FLAG_FILTERS, Filters
 from annotator.render import PdfRenderer
 from annotator.score_desk import MAX_SIDE, ScoreDesk, ScoreMove, ScoreSession, ScoreView
-from annotator.session_states import BoundedStateHolder
 from annotator.suspects import SuspectDesk
 from annotator.suspects_tab import SuspectsTab
 from annotator.verdicts import VerdictDesk
@@ -44,6 +43,9 @@ from curation.errors import BenchsmithError
 from curation.item import STATUSES
 from curation.store import get_path
 from curation.workspace import Workspace
+
+if TYPE_CHECKING:  # the web layer's; the screens only note whose each page session is
+    from annotator.session_states import BoundedStateHolder
 
 LOCAL_USER = "local"
 API_CONCURRENCY = 8  # script calls (gradio_client) running at once; the page's own events skip the queue
@@ -82,7 +84,7 @@ class AppContext:
         """The signed-in user, refused unless the queue's spec admits their role."""
         user = self.user(request)
         if user.role not in QUEUES[queue].roles:
-            raise gr.Error(f"{user.name} ({user.role}) may not use the {queue} queue")
+            raise gr.Error(f"이 대기열을 쓸 수 없습니다 · {user.name} ({user.role}) may not use the {queue} queue")
         return user
 
     def require(self, request: gr.Request | None, queue: str) -> str:
@@ -92,7 +94,8 @@ class AppContext:
         """The signed-in user, refused unless an expert or admin: the stats hold the experts' agreement."""
         user = self.user(request)
         if user.role not in STATS_ROLES:
-            raise gr.Error(f"{user.name} ({user.role}) may not see the stats: experts and admins only")
+            raise gr.Error(f"통계는 전문가·관리자만 봅니다 · {user.name} ({user.role}) may not see the stats: "
+                           "experts and admins only")
         return user
 
     def sees_authorship(self, user: str | None) -> bool:
@@ -189,9 +192,9 @@ class ItemQueueTab:
             self.shown_filters = gr.State(None)  # the Filters the queue on screen was walked by (bulk acts on it)
             self.progress = gr.HTML(elem_id=f"{q}-progress", elem_classes=["bs-progress-bar"])
             self.preview_toggle()
-        self.bulk = BulkPanel(self.ctx, q, users, self.filters, [self.f_status, self.f_exam, self.f_subject, self.f_flag,
-                                                                  self.f_assignee, self.f_search],
-                              self.shown_filters, self.progress)
+            self.bulk = BulkPanel(self.ctx, q, users, self.filters, [self.f_status, self.f_exam, self.f_subject,
+                                                                      self.f_flag, self.f_assignee, self.f_search],
+                                  self.shown_filters, self.progress)
         with gr.Column(elem_classes=["bs-tight"]):
             self.status = gr.HTML(elem_id=f"{q}-status")
             self.draft_note = gr.HTML(elem_id=f"{q}-draft")
@@ -788,7 +791,7 @@ def build_expert_page(ctx: AppContext, blocks: gr.Blocks, users: list[str]) -> N
 
 def _item_queue(queue: str) -> str:
     if queue not in queues.ITEM_QUEUES:
-        raise gr.Error(f"unknown item queue {queue!r}: choose one of {', '.join(queues.ITEM_QUEUES)}")
+        raise gr.Error(f"없는 대기열입니다 · unknown item queue {queue!r}: choose one of {', '.join(queues.ITEM_QUEUES)}")
     return queue
 
 

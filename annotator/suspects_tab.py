@@ -112,13 +112,16 @@ class SuspectsTab:
     def __init__(self, ctx: Any, question_markdown: Callable[..., str]):
         self.ctx, self.question_markdown = ctx, question_markdown
         self.state = gr.State(SuspectSession())
-        with gr.Row(equal_height=True):
-            self.search = gr.Textbox(label="문항 ID · Item id", scale=2, elem_id="suspects-search")
-            self.b_first = gr.Button("찾기 · Find", size="sm", elem_id="suspects-find")
-            self.b_prev = gr.Button("◀ 이전 · Previous (P)", size="sm", elem_classes=["bs-prev"], elem_id="suspects-prev")
-            self.b_next = gr.Button("다음 · Next (N) ▶", size="sm", elem_classes=["bs-next"], elem_id="suspects-next")
-            self.b_mine = gr.Button("내 다음 미결정 · Next undecided for me", size="sm", variant="primary",
-                                    elem_id="suspects-mine")
+        with gr.Row(equal_height=True, elem_classes=["bs-navrow"]):
+            self.search = gr.Textbox(show_label=False, container=False, placeholder="문항 ID · Item id", scale=2,
+                                     elem_id="suspects-search")
+            self.b_first = gr.Button("찾기 · Find", size="sm", scale=0, min_width=70, elem_id="suspects-find")
+            self.b_prev = gr.Button("◀ 이전 · Previous (P)", size="sm", scale=0, min_width=120, elem_classes=["bs-prev"],
+                                    elem_id="suspects-prev")
+            self.b_next = gr.Button("다음 · Next (N) ▶", size="sm", scale=0, min_width=120, elem_classes=["bs-next"],
+                                    elem_id="suspects-next")
+            self.b_mine = gr.Button("내 다음 미결정 · Next undecided for me", size="sm", scale=0, min_width=200,
+                                    variant="primary", elem_id="suspects-mine")
         self.summary = gr.HTML(elem_id="suspects-summary")
         self.guidelines = GuidelinesPanel(ctx, QUEUE)
         self.status = gr.HTML(elem_id="suspects-status")

@@ -254,7 +254,7 @@ CSS = """
 .gradio-container { overflow-x: clip !important; overflow-y: visible !important; }
 #bs-header { position: absolute; top: -46px; left: 0; width: auto !important; max-width: 60vw; z-index: 50;
   flex-wrap: nowrap !important; align-items: center; gap: 12px !important; }
-#bs-header #whoami { width: auto !important; white-space: nowrap; }
+#bs-header #whoami { width: auto !important; min-width: max-content !important; white-space: nowrap; }
 .bs-navrow { gap: 6px !important; align-items: center; }
 .bs-bars { gap: 6px !important; align-items: flex-start !important; }
 .bs-bars > * { flex: 1 1 0 !important; min-width: 0 !important; }
@@ -269,7 +269,7 @@ CSS = """
 .bs-field label.container > div { flex: 1 1 auto; }
 .bs-bars .bs-progress { gap: 8px; font-size: 12px; flex-wrap: nowrap; }
 .bs-bars .bs-progress progress { width: 70px; }
-.bs-actions { position: sticky; bottom: 0; z-index: 20; background: var(--background-fill-primary);
+.bs-actions { position: sticky; bottom: 0; z-index: 20; background: var(--body-background-fill, #fff) !important;
   padding: 6px 0 !important; gap: 4px !important; border-top: 1px solid #e5e7eb; }
 .bs-decisions { gap: 6px !important; flex-wrap: nowrap !important; }
 .bs-decisions button { white-space: nowrap; }
