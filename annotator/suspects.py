@@ -34,7 +34,7 @@ from annotator.tables import now, suspect_decisions, write_connection
 from curation.errors import BenchsmithError, ConflictError, NotFoundError
 from curation.item import Item, choice_answer
 from curation.store import Store, StoredItem
-from evaluation.records import ITEM_ANALYSIS_FOLDER, SUSPECTS_FILE, Suspect, SuspectsResult
+from evaluation.filter_records import ITEM_ANALYSIS_FOLDER, SUSPECTS_FILE, Suspect, SuspectsResult
 from scoring.keys import AnswerKey, parse_key
 from scoring.portable import get_format
 

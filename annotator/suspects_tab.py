@@ -21,7 +21,7 @@ from annotator.suspects import QUEUE, Membership, SuspectError, SuspectMove
 from curation.errors import BenchsmithError, ConflictError, NotFoundError
 from curation.item import ItemValidationError
 from curation.store import StoredItem
-from evaluation.records import Suspect
+from evaluation.filter_records import Suspect
 
 
 @dataclass

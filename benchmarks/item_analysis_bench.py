@@ -8,7 +8,8 @@
    our fit for the comparison. girth may live in another environment: `--girth-python PATH`
    runs it there on the saved matrix.
 3. Subset estimation on the real solve matrices (../shared/realdata/irt_matrices): 100-item
-   subsets fitted on 14 families, full-set accuracy of the other 4 estimated; MAE as a ratio to
+   subsets fitted on 8 families (checkpoints and seeds of one configuration are one family), full-set
+   accuracy of the other 2 estimated; MAE as a ratio to
    random 100-item subsets' MAE (the subset mean), over `--splits` splits per matrix, beside the
    issue's anchors, with how often the 90% intervals hold the true accuracy.
 
@@ -28,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from filtering.irt.analysis import analyse
+from filtering.irt.families import model_families
 from filtering.irt.responses import Responses, read_matrix_file
 from filtering.irt.subset import estimate, make_subset, subset_answers
 from filtering.irt.suspects import find_suspects
@@ -112,10 +114,10 @@ def subset_ratio(splits: int, k: int = 100) -> None:
     for path in sorted(REALDATA.glob("*.csv")):
         rng = np.random.default_rng(1)  # the splits the method was not chosen on (those were seed 0's)
         responses = read_matrix_file(path)
-        family = np.array([m.rsplit("_", 1)[0] for m in responses.models])
+        family = np.array(model_families(responses.models))  # checkpoints and seeds of a configuration together
         ratios, covered = [], []
         for split in range(splits):
-            held = set(rng.choice(sorted(set(family)), 4, replace=False))
+            held = set(rng.choice(sorted(set(family)), 2, replace=False))
             tested = responses.take(models=np.flatnonzero([f in held for f in family]))
             spec = make_subset(responses.take(models=np.flatnonzero([f not in held for f in family])), k, seed=split)
             truth = np.nanmean(tested.correct, axis=1)
@@ -129,7 +131,7 @@ def subset_ratio(splits: int, k: int = 100) -> None:
         every.append(np.mean(ratios))
         print(f"  {path.stem}: MAE ratio to random {np.mean(ratios):.3f} (splits {min(ratios):.2f} … {max(ratios):.2f}); "
               f"90% intervals hold the truth for {np.mean(covered):.2f}; anchors: {anchors}")
-    print(f"subset estimation, {k} items, 4 held-out families × {splits} splits per matrix: MAE ratio to random "
+    print(f"subset estimation, {k} items, 2 held-out families × {splits} splits per matrix: MAE ratio to random "
           f"{np.mean(every):.3f} (mean of the matrices; target well below 0.75×)")
 
 

@@ -59,6 +59,7 @@ def load_package_commands(module_name: str) -> TyperGroup:
     module.register(holder)
     if module_name == "evaluation.cli":
         _wire_paper_sections()
+        _wire_adaptive_plans()
     return typer.main.get_group(holder)
 
 
@@ -73,6 +74,19 @@ def _wire_paper_sections() -> None:
 
     if not SECTION_MAKERS:
         SECTION_MAKERS.append(item_analysis)
+
+
+def _wire_adaptive_plans() -> None:
+    """`run --adaptive` gets filtering's item bank (imported when an adaptive run asks for it)."""
+    from evaluation.adaptive_run import PLAN_MAKERS
+
+    def open_plan(bank: Any, current: Any, batch: int) -> Any:
+        from filtering.irt.adaptive_plan import open_plan
+
+        return open_plan(bank, current, batch)
+
+    if not PLAN_MAKERS:
+        PLAN_MAKERS.append(open_plan)
 
 
 def runner_clients() -> ModelClients:

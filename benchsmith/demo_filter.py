@@ -10,8 +10,8 @@ from datetime import UTC, datetime
 
 from benchsmith.demo_evaluate import DEMO_MODELS, LOCAL_MODEL, local_model_available
 from curation.workspace import Workspace
+from evaluation.filter_records import latest_filter_record
 from evaluation.models import resolve_model
-from evaluation.records import latest_filter_record
 from filtering.adversarial import FilterPlan, filter_and_record
 from filtering.embeddings import EmbeddingCache, resolve_embedder
 from filtering.shift import analyze_shift
@@ -45,7 +45,7 @@ def shift_report(workspace: Workspace) -> str:
 def item_analysis(workspace: Workspace) -> str:
     """`analyze items` and `analyze suspects` over the demo's runs; suspects.json gives the
     annotator's Suspects queue its work."""
-    from evaluation.records import ITEM_ANALYSIS_FOLDER
+    from evaluation.filter_records import ITEM_ANALYSIS_FOLDER
     from filtering.irt.analysis import analyse, to_record
     from filtering.irt.paper import too_few_models
     from filtering.irt.report import write_item_analysis, write_suspects

@@ -125,11 +125,21 @@ def run_command(
     judge_all: JudgeAllOption = False,
     progress: ProgressOption = True,
     as_json: JsonOption = False,
+    adaptive: Annotated[int | None, typer.Option("--adaptive", min=1, help="ask each model at most K items of the "
+                                                 "--bank, each chosen from its answers so far, and estimate its "
+                                                 "accuracy on every bank item of the selection")] = None,
+    bank: Annotated[Path | None, typer.Option("--bank", help="the item bank (`analyze calibrate`) for --adaptive")] = None,
+    stop_se: Annotated[float | None, typer.Option("--stop-se", min=0.0, help="with --adaptive: stop a model early once "
+                                                  "its accuracy estimate's standard error is below this")] = None,
+    batch: Annotated[int, typer.Option("--batch", min=1, help="with --adaptive: items chosen per step (fewer round "
+                                       "trips, each chosen on a slightly older estimate)")] = 1,
 ) -> None:
     """Ask models every selected item; responses are cached and logged; a rerun resumes.
 
     One model runs in this process; several models (or `--executor ray`) run as shards on local
-    processes or a Ray cluster, with this process the only writer of logs and cache."""
+    processes or a Ray cluster, with this process the only writer of logs and cache. With
+    `--adaptive K --bank BANK.json`, each model is asked at most K bank items chosen as it answers
+    (the models at the same time), and its accuracy on the bank's items is estimated."""
     from curation.execution.dispatch import ExecutorChoice, dispatch
     from evaluation.datasets import dataset_from_source
     from evaluation.prompts import VARIANTS
@@ -151,6 +161,14 @@ def run_command(
     requests = [RunRequest(spec, prompt, variant, dataset, run_id, resume, cache, retry_errors,
                            _settings(spec, concurrency, timeout, retries)) for spec in specs]
     show = progress and not as_json
+    if adaptive is not None or bank is not None:
+        if adaptive is None or bank is None:
+            raise BenchsmithError("an adaptive run needs both --adaptive K and --bank BANK.json")
+        if executor != "local" or (judge is not None and judge.strip().lower() != "none"):
+            raise BenchsmithError("--adaptive runs the models here, one item at a time: leave out --executor and "
+                                  "--judge (judge the runs afterwards with `runs judge`)")
+        _run_adaptive(ws, requests, adaptive, bank, stop_se, batch, show, as_json)
+        return
 
     def here() -> tuple[list[Any], dict[str, str]]:
         with progress_bar(show, specs[0].name) as (on_start, on_record):
@@ -172,6 +190,46 @@ def run_command(
     _print_runs(summaries, failed, as_json, judged)
     if failed:
         raise typer.Exit(1)
+
+
+def _run_adaptive(ws: Workspace, requests: list[Any], k: int, bank: Path, stop_se: float | None, batch: int,
+                  show: bool, as_json: bool) -> None:
+    from evaluation.adaptive_run import AdaptiveSettings, run_adaptive
+
+    with progress_bar(show, f"adaptive, {len(requests)} model(s)") as (on_start, on_record):
+        on_start(k * len(requests), 0)
+        results, failed = run_adaptive(ws, requests, AdaptiveSettings(k, bank, stop_se, batch), on_record)
+    print_adaptive(results, failed, k, batch, as_json)
+    if failed:
+        raise typer.Exit(1)
+
+
+def print_adaptive(results: list[Any], failed: dict[str, str], k: int, batch: int, as_json: bool) -> None:
+    """Per model: items asked, estimated accuracy on the bank items of the selection, 90% interval."""
+    plan = results[0].plan_summary if results else {}
+    if as_json:
+        print_json({"models": [r.as_dict() for r in results], "k": k, "batch": batch, "level": 0.9, "bank": plan,
+                    "failed": failed})
+        return
+    validation = plan.get("cross_validation") if plan else None
+    if validation:
+        out.print(f"bank: {plan['bank_items']} items calibrated on {plan['calibrated_on']} models "
+                  f"({plan['calibrated_at'][:10]}); leaving each of {validation['families']} model families out, "
+                  f"{validation['k']} adaptive items gave a mean absolute error of {validation['mae']:.3f} "
+                  f"({validation['ratio']:.2f}× that of {validation['k']} random items) and 90% intervals holding "
+                  f"the truth for {validation['coverage']:.0%} of {validation['models']} models", highlight=False)
+    notes = list(dict.fromkeys(note for r in results for note in r.notes))
+    for note in notes:
+        out.print(f"note: {note}", highlight=False)
+    for r in results:
+        e = r.estimate
+        flag = f"; {e['note']}" if e.get("note") else ""
+        out.print(f"{r.model}: {e['accuracy']:.1%} (90% interval {e['low']:.1%} … {e['high']:.1%}) on {r.targets} "
+                  f"bank items, from {r.asked} asked ({r.new} new, batch {batch}, stopped: {r.stopped}){flag}; "
+                  f"run {r.run_id}", highlight=False)
+    for model, error in failed.items():
+        console.print(f"{model} failed: {error} (its finished requests are kept; rerun the same command to resume)",
+                      highlight=False, markup=False, soft_wrap=True)
 
 
 def _models(models: list[str], model_list: Path | None, models_file: Path | None, root: Path) -> list[ModelSpec]:

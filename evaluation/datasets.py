@@ -24,13 +24,9 @@ from curation.errors import BenchsmithError, NotFoundError
 from curation.identity import content_hash
 from curation.item import AnswerView, Item, parse_item
 from curation.store import ItemQuery, Store, item_from_data, view_from_data
-from evaluation.records import (
-    RELEASE_MANIFEST,
-    ReleaseManifest,
-    RunManifest,
-    latest_filter_record,
-    release_rows,
-)
+from evaluation.filter_records import latest_filter_record
+from evaluation.records import RunManifest
+from evaluation.release_records import RELEASE_MANIFEST, ReleaseManifest, release_rows
 
 
 class Dataset(Protocol):

@@ -1,15 +1,14 @@
-"""The records that cross a stage boundary, each defined once and used by its writer and its readers.
+"""An answer run's records, each defined once and used by its writer and its readers.
 
 - `AnswerRecord`: one line of `runs/RUN/responses.jsonl` (runner → report, matrix, judge, curation steps).
 - `JudgeVerdict`: one line of `runs/RUN/judge-JUDGE.jsonl` (judge → report, `annotate load-judge`).
 - `HumanVerdict`: one line of `runs/RUN/verdicts.jsonl`, a person's settled verdict on a response
   (the review app's Verdicts queue → the run's scores, rescore, reruns, the report's error categories).
-- `FilterRecord`: `filtering/KIND-TIME.json` (filter → report's `hard` subset, release build, shift).
-- `ReleaseRow`: one row of a release's parquet (release build → `evaluate --release`, `run --from`).
-- `ReleaseManifest`: a release's `release.json` (release build → `evaluate --release`, changelog, publish).
 - `RunManifest`: `runs/RUN/manifest.json` of an answer run (runner → report, matrix, filter, judge …);
   `GenerationManifest` and `GenerationRecord`: a curation model step's log (`runs/gen-…`).
 
+The records filtering writes for the layers below it are in `evaluation.filter_records`, a
+release's in `evaluation.release_records`, item analysis's own in `filtering.irt.records`.
 Every record that refers to an item carries the item's content hash (`curation.identity`);
 `is_current` is the one test of staleness every consumer uses.
 """
@@ -18,27 +17,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
-from datetime import UTC, datetime
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field, create_model
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, computed_field
 
-from curation.errors import WorkspaceError
-from curation.facets import release_facets
-from curation.item import Item, parse_item
-from evaluation.decoding import RELEASE_DECODING, DecodingContract
 from scoring import Outcome, Score
 
 JUDGE_AXES = ("factuality", "logical_soundness", "depth", "clarity")
 
 
-class _Record(BaseModel):
+class LenientRecord(BaseModel):
+    """A record that reads files written by later versions: keys it does not know are ignored."""
+
     model_config = ConfigDict(extra="ignore")
 
 
-class AnswerRecord(_Record):
+class AnswerRecord(LenientRecord):
     """One finished request of an answer run (a later line for the same item supersedes an earlier one)."""
 
     item_id: str
@@ -78,7 +74,7 @@ def response_sha(text: str | None) -> str:
 HumanVerdictValue = Literal["correct", "incorrect", "no_answer"]
 
 
-class ReviewerVerdict(_Record):
+class ReviewerVerdict(LenientRecord):
     """One reviewer's verdict on a response, as they gave it (kept with the settled verdict)."""
 
     user: str
@@ -89,7 +85,7 @@ class ReviewerVerdict(_Record):
     at: str
 
 
-class HumanVerdict(_Record):
+class HumanVerdict(LenientRecord):
     """A person's settled verdict on one response of a run (`runs/RUN/verdicts.jsonl`, a later line
     for the same response superseding an earlier one). It holds while the response (`response_sha`)
     and the item's content (`content_hash`) are the ones it was given on."""
@@ -122,7 +118,7 @@ class JudgeScores(BaseModel):
         return self.factuality + self.logical_soundness + self.depth + self.clarity
 
 
-class JudgeVerdict(_Record):
+class JudgeVerdict(LenientRecord):
     """A judge's verdict on one model rationale; `missing` when no valid verdict was had (never a 0)."""
 
     item_id: str
@@ -175,7 +171,7 @@ def read_jsonl_records(path: Path, kind: type[R], key: str = "item_id") -> dict[
 # (or read) with, so the bytes stay what earlier versions wrote, and fields added later read
 # as their defaults in older files.
 
-class DatasetRef(_Record):
+class DatasetRef(LenientRecord):
     """What a run answered (`Dataset.describe()`); the keys present depend on the kind."""
 
     kind: Literal["store", "release", "jsonl"]
@@ -189,7 +185,7 @@ class DatasetRef(_Record):
     sha256: str | None = None  # JSONL: the file's digest
 
 
-class RunConfig(_Record):
+class RunConfig(LenientRecord):
     """What makes two runs the same run (`runner.run_config`; its hash is in the run id)."""
 
     model: dict[str, Any]  # the model's identity: backend, model, revision, identity options
@@ -202,7 +198,7 @@ class RunConfig(_Record):
     limit: int | None = None
 
 
-class PromptRef(_Record):
+class PromptRef(LenientRecord):
     name: str
     version: str
 
@@ -214,14 +210,14 @@ class ModelRef(BaseModel):
     name: str
 
 
-class UnmatchedRow(_Record):
+class UnmatchedRow(LenientRecord):
     """A row of an imported file that became no record, and why."""
 
     row: int  # 1-based, in the file's order
     reason: str
 
 
-class ImportedFrom(_Record):
+class ImportedFrom(LenientRecord):
     """Where an imported run's responses came from (`runs import`): another tool's file."""
 
     format: Literal["kmmmu", "lm-eval", "inspect", "hret", "jsonl"]
@@ -232,7 +228,7 @@ class ImportedFrom(_Record):
     unmatched: list[UnmatchedRow] = Field(default_factory=list)
 
 
-class RunManifest(_Record):
+class RunManifest(LenientRecord):
     """`runs/RUN/manifest.json` of an answer run: its configuration, dataset and selection."""
 
     run_id: str
@@ -253,7 +249,7 @@ class RunManifest(_Record):
         return self.dataset or DatasetRef(kind="store", query=self.config.query or {}, limit=self.config.limit)
 
 
-class GenerationManifest(_Record):
+class GenerationManifest(LenientRecord):
     """`runs/gen-PURPOSE-MODEL-DIGEST/manifest.json`: a curation model step's log (paraphrase, drafts …)."""
 
     run_id: str
@@ -263,7 +259,7 @@ class GenerationManifest(_Record):
     model: ModelRef
 
 
-class GenerationRecord(_Record):
+class GenerationRecord(LenientRecord):
     """One finished request of a curation model step (`job` = request key # attempt); `text`
     is None when there was no usable answer, and `error` says why."""
 
@@ -289,389 +285,3 @@ def manifest_from_json(data: Any) -> RunManifest | GenerationManifest:
 
 def manifest_json(manifest: RunManifest | GenerationManifest) -> str:
     return json.dumps(manifest.model_dump(mode="json", exclude_unset=True), ensure_ascii=False, indent=2)
-
-
-# --- filtering ---------------------------------------------------------------------------
-
-FILTER_RECORD_VERSION = 2
-FILTER_FOLDER = "filtering"
-
-
-class HardSubset(NamedTuple):
-    """The hard subset as a filtering record decides it now: the current survivors, in record order."""
-
-    ids: list[str]
-    stale: int  # survivors whose item changed since filtering: left out
-
-    def notes(self, record_name: str | None = None) -> list[str]:
-        of = f" of {record_name}" if record_name else ""
-        return ([f"hard: {self.stale} item(s){of} changed since filtering and are left out "
-                 "(filter again to decide them)"] if self.stale else [])
-
-
-class FilterRecord(BaseModel):
-    """What a filter decided, with everything needed to reproduce it and to tell when it went stale."""
-
-    model_config = ConfigDict(extra="forbid")
-    kind: Literal["adversarial", "hard"]
-    created_at: str
-    models: list[dict[str, Any]]  # label, name, identity (with revision), prompt + version, variant, decoding, run ids
-    attempts: int
-    sequential: bool
-    pool: list[str]
-    removed: dict[str, list[str]]
-    survivors: list[str]
-    undetermined: dict[str, list[str]]
-    content_hashes: dict[str, str] = Field(default_factory=dict)  # pool item → content hash it was filtered on
-    stale_skipped: int = 0  # run-log records left out because their item had changed
-    record_version: int = FILTER_RECORD_VERSION
-    notes: list[str] = Field(default_factory=list)
-
-    def hard_subset(self, hashes: Mapping[str, str]) -> HardSubset:
-        """`hard`: the survivors among `hashes` (item → content hash now) whose content is still what
-        was filtered; the ones changed since are counted as stale."""
-        present = [i for i in self.survivors if i in hashes]
-        current = [i for i in present if self.content_hashes.get(i) == hashes[i]]
-        return HardSubset(current, len(present) - len(current))
-
-    def summary(self) -> dict[str, Any]:
-        return {"kind": self.kind, "models": [m["label"] for m in self.models], "attempts": self.attempts,
-                "sequential": self.sequential, "pool": len(self.pool), "removed": len(self.removed),
-                "survivors": len(self.survivors), "undetermined": len(self.undetermined),
-                "stale_skipped": self.stale_skipped}
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def save_filter_record(record: FilterRecord, root: Path) -> Path:
-    folder = root / FILTER_FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = record.created_at.replace(":", "").replace("-", "").replace(".", "")[:18]
-    path = folder / f"{record.kind}-{stamp}.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(record.model_dump_json(indent=2), encoding="utf-8")
-    tmp.replace(path)
-    return path
-
-
-def load_filter_record(path: Path) -> FilterRecord:
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise WorkspaceError(f"{path}: cannot read filtering record: {error}") from None
-    version = data.get("record_version")
-    if version == 1:  # before content identity: no hashes, so every survivor reads as stale
-        data = {k: v for k, v in data.items() if k != "hard_item_ids"} | {"record_version": FILTER_RECORD_VERSION}
-    elif version != FILTER_RECORD_VERSION:
-        raise WorkspaceError(f"{path}: filtering record version {version} is not {FILTER_RECORD_VERSION}")
-    try:
-        return FilterRecord.model_validate(data)
-    except ValidationError as error:
-        raise WorkspaceError(f"{path}: malformed filtering record: {error.errors()[0]['msg']}") from None
-
-
-def latest_filter_record(root: Path, kinds: tuple[str, ...] = ("hard", "adversarial")) -> tuple[Path, FilterRecord] | None:
-    """The newest record, preferring a `hard` record over an adversarial one."""
-    folder = root / FILTER_FOLDER
-    for kind in kinds:
-        paths = sorted(folder.glob(f"{kind}-*.json")) if folder.is_dir() else []
-        if paths:
-            return paths[-1], load_filter_record(paths[-1])
-    return None
-
-
-# --- releases ------------------------------------------------------------------------------
-
-class ReleaseImage(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    bytes: bytes
-    path: str
-
-
-class ReleaseOption(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: str
-    image: ReleaseImage | None = None
-
-
-class ReleaseContent(BaseModel):
-    """A release row's question, options and key; `ReleaseRow` adds the release's facet columns.
-    `key` is the typed key as JSON text (any format; `answer_format` names it, `answer_text` is
-    its plain text); a choice key's option numbers are also `answer` (1-based, None for a
-    multi-answer item) and `answers` (all of them). A release built before the key columns has
-    only the option numbers: its choice key is read from them (and `question_format`)."""
-
-    model_config = ConfigDict(extra="ignore")
-    id: str
-    question: str
-    question_original: str | None = None
-    question_images: list[ReleaseImage] = Field(default_factory=list)
-    options: list[ReleaseOption]
-    answer: int | None = None
-    answer_letter: str | None = None
-    answers: list[int] = Field(default_factory=list)
-    answer_format: str | None = None
-    key: str | None = None
-    answer_text: str | None = None
-    points: float | None = None
-    rationale: str | None = None
-    rationale_status: str | None = None
-    original_option_order: list[int] | None = None
-
-    def answer_key(self) -> Any:
-        """The typed key's dict (validated as the item is made), or the option numbers of a release
-        built before the key column."""
-        if self.key:
-            try:
-                return json.loads(self.key)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{self.id}: the key column is not JSON ({error.msg})") from None
-        answers = self.answers or ([self.answer] if self.answer else [])
-        return answers[0] if len(answers) == 1 else (answers or None)
-
-    def to_item(self, put_image: Any) -> Item:
-        """The item a model is asked: the released question and options; `put_image(bytes, ext) → blob`."""
-        def image(value: ReleaseImage | None) -> dict[str, str] | None:
-            if value is None or not value.bytes:
-                return None
-            return {"blob": put_image(value.bytes, value.path.rsplit(".", 1)[-1].lower() if "." in value.path else "png")}
-
-        facet = {f.name: getattr(self, f.name) for f in release_facets()}
-        return parse_item({
-            "id": self.id,
-            "source": {"exam": facet["exam"] or "release", "session": facet["session"], "subject": facet["subject"],
-                       "part": facet["part"], "number": facet["number"]},
-            "stem": self.question,
-            "options": [{"text": option.text, "image": image(option.image)} for option in self.options],
-            "answer": self.answer_key(),
-            "points": self.points,
-            "images": [ref for ref in (image(value) for value in self.question_images) if ref],
-            "flags": {"korea_specific": facet["korea_specific"]},
-            "taxonomy": {"part": facet["part"], "subject": facet["subject"], "visual_type": facet["visual_type"],
-                         "question_format": facet["question_format"]},
-            "rationale": {"text": self.rationale, "status": self.rationale_status or "adopted"} if self.rationale else None,
-            "status": "accepted",
-        })
-
-
-# One row of a release config: its content and the release facets of the catalogue (each may be absent
-# in a row: a reader takes what a release carries).
-ReleaseRow = create_model("ReleaseRow", __base__=ReleaseContent, __module__=__name__,
-                          **{f.name: (f.type | None, None) for f in release_facets()})  # type: ignore[call-overload]
-
-
-def release_rows(rows: Iterable[Mapping[str, Any]]) -> list[ReleaseContent]:
-    return [ReleaseRow.model_validate(row) for row in rows]
-
-
-RELEASE_MANIFEST = "release.json"
-
-
-class ReleaseConfigFiles(_Record):
-    rows: int
-    files: list[str]  # parquet shards, relative to the release folder
-    bytes: int
-    content_hash: str
-
-
-class StoreSnapshot(_Record):
-    items: int
-    revisions: int
-    last_revision_at: str | None = None
-
-
-class ReleaseBuilder(_Record):
-    benchsmith: str
-    pyarrow: str
-    datasets: str
-    writer: dict[str, Any]
-    shard_rows: int
-    row_group_rows: int
-
-
-class TinySubset(_Record):
-    subset_file: str
-    subset_sha256: str
-    estimation: str
-    covered_items: int
-
-
-class ReleaseManifest(_Record):
-    """A release's `release.json`: its configs and files, content hashes, what it was built from
-    and with. Written with sorted keys and only the keys it was built with (`tiny` only when set)."""
-
-    name: str
-    version: str
-    previous: str | None = None
-    configs: dict[str, ReleaseConfigFiles]
-    content_hash: str
-    row_hashes: dict[str, str]  # item id → row hash (the changelog compares them)
-    store: StoreSnapshot
-    builder: ReleaseBuilder
-    config: dict[str, Any] | None = None  # the release config it was built with (`export.release_config`)
-    tiny: TinySubset | None = None
-    decoding: DecodingContract | None = None  # what it is meant to be run with; absent in releases built before
-
-    def run_decoding(self) -> DecodingContract:
-        return self.decoding or RELEASE_DECODING
-
-    def json_text(self) -> str:
-        return json.dumps(self.model_dump(mode="json", exclude_unset=True), ensure_ascii=False, indent=2,
-                          sort_keys=True) + "\n"
-
-    @classmethod
-    def read(cls, path: Path) -> ReleaseManifest:
-        try:
-            return cls.model_validate_json(path.read_bytes())
-        except OSError as error:
-            raise WorkspaceError(f"{path}: cannot read release manifest: {error}") from None
-        except ValidationError as error:
-            first = error.errors()[0]
-            where = ".".join(str(part) for part in first["loc"])
-            raise WorkspaceError(f"{path}: malformed release manifest: {where}: {first['msg']}") from None
-
-
-# --- item analysis -------------------------------------------------------------------------
-
-ITEM_ANALYSIS_VERSION = 1
-ITEM_ANALYSIS_FOLDER = "filtering/item_analysis"
-
-
-class ItemStats(BaseModel):
-    """One item's figures over the models that answered it (`n`), with the content hash they answered."""
-
-    model_config = ConfigDict(extra="forbid")
-    item_id: str
-    content_hash: str | None = None
-    n: int  # models with a determined answer
-    share_correct: float | None = None
-    item_rest: float | None = None  # correlation, across models, of this item with their score on the rest
-    difficulty: float
-    difficulty_low: float | None = None
-    difficulty_high: float | None = None
-    discrimination: float
-    discrimination_low: float | None = None
-    discrimination_high: float | None = None
-    key: int | None = None
-    options: dict[str, float] = Field(default_factory=dict)  # option number → share of the models choosing it
-    options_strong: dict[str, float] = Field(default_factory=dict)  # the same among the strongest third
-    top_distractor: int | None = None
-    top_distractor_share: float | None = None
-    unparseable: int = 0  # cells with an unparseable or error outcome
-
-
-class ModelAbility(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    model: str
-    n: int  # items with a determined answer
-    share_correct: float | None = None
-    ability: float | None = None
-    ability_se: float | None = None
-
-
-class ItemAnalysis(BaseModel):
-    """A 2PL fit of the solve matrix and the per-item and per-model figures read from it."""
-
-    model_config = ConfigDict(extra="forbid")
-    created_at: str
-    source: str  # "workspace" or the matrix file
-    method: str
-    unparseable_as_wrong: bool = False
-    bootstrap: int  # model resamples behind the intervals
-    level: float  # of the intervals
-    converged: bool
-    iterations: int
-    stale_skipped: int = 0
-    models: list[ModelAbility]
-    items: list[ItemStats]
-    notes: list[str] = Field(default_factory=list)
-    record_version: int = ITEM_ANALYSIS_VERSION
-
-
-class Suspect(BaseModel):
-    """An item whose key or wording the answers put in doubt, with the evidence."""
-
-    model_config = ConfigDict(extra="forbid")
-    item_id: str
-    content_hash: str | None = None
-    score: float  # 0–1, higher = more likely broken
-    evidence: float  # −log(1 − score), unrounded order of the ranking (the score saturates near 1)
-    reasons: list[str]
-    key: int | None = None
-    consensus_option: int | None = None
-    key_wrong_posterior: float | None = None
-    consensus_posterior: float | None = None
-    discrimination: float | None = None
-    discrimination_high: float | None = None
-    share_correct: float | None = None
-    options_strong: dict[str, float] = Field(default_factory=dict)
-    n: int = 0
-    option_counts: dict[str, int] = Field(default_factory=dict)  # option → models that chose it (all)
-    option_counts_strong: dict[str, int] = Field(default_factory=dict)  # among the strongest third
-    conflict_partners: list[str] = Field(default_factory=list)  # items dedup found with another key
-    # an open item (numeric, text, set …): its answers by name, normalised by the key's format
-    # (`scoring.answers`), the key's first; `key` and the option fields stay empty
-    answer_format: str | None = None
-    key_answer: str | None = None
-    consensus_answer: str | None = None
-    answer_counts: dict[str, int] = Field(default_factory=dict)  # answer → models that gave it (all)
-    answer_counts_strong: dict[str, int] = Field(default_factory=dict)  # among the strongest third
-
-    def key_shown(self) -> str:
-        """The key as a table shows it: the option number, or an open item's answer."""
-        return self.key_answer if self.key_answer is not None else str(self.key or "—")
-
-    def consensus_shown(self) -> str | None:
-        """What the consensus points to (an option number or an open answer); None: nothing."""
-        return self.consensus_answer if self.consensus_answer is not None else (
-            str(self.consensus_option) if self.consensus_option else None)
-
-
-class SuspectsResult(BaseModel):
-    """What `analyze suspects` writes (suspects.json) and the annotator's Suspects queue reads.
-    `matrix_fingerprint` names the answers the suspects were found in: a reviewer's "keep"
-    holds until the item's content or this fingerprint changes."""
-
-    model_config = ConfigDict(extra="forbid")
-    suspects: list[Suspect]
-    items: int
-    models: int
-    stale_skipped: int = 0
-    notes: list[str] = Field(default_factory=list)
-    matrix_fingerprint: str | None = None
-    created_at: str | None = None
-
-
-SUSPECTS_FILE = "suspects.json"
-
-
-class SubsetSpec(BaseModel):
-    """k items chosen to predict full-set accuracy, with what estimation needs: every item's 2PL
-    parameters (the unseen ones are predicted) and the chosen items' content hashes."""
-
-    model_config = ConfigDict(extra="forbid")
-    created_at: str
-    method: str
-    items: list[str]
-    content_hashes: dict[str, str] = Field(default_factory=dict)
-    all_items: list[str]
-    discrimination: list[float]  # per item of all_items
-    difficulty: list[float]
-    training_models: list[str]
-    source: str
-    record_version: int = ITEM_ANALYSIS_VERSION
-    # estimation parameters (absent in older files: a N(0, 1) ability prior, the full likelihood)
-    training_abilities: list[float] = Field(default_factory=list)  # the ability prior's support
-    likelihood_weight: float = 1.0
-
-
-class AccuracyEstimate(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    model: str
-    accuracy: float  # estimated full-set accuracy, a fraction
-    low: float
-    high: float
-    answered: int  # subset items the estimate rests on
-    ability: float | None = None

@@ -214,6 +214,15 @@ class RequestSender:
             await self.ready.wait()
         self._writer.write(record, key, completion if error is None else None, completion_meta["cached"])
 
+    async def send_now(self, jobs: list[Job]) -> None:
+        """Send these jobs together (cached responses first) and return once each is logged: for a
+        caller that chooses its next jobs from these ones' records (adaptive runs)."""
+        if self._limiter is None:
+            self._limiter = AdaptiveLimiter(self.settings.concurrency)
+        if self.cache is not None and jobs:
+            self._cached.update(self.cache.get_many(job.key for job in jobs))
+        await asyncio.gather(*(self._run_job(job) for job in jobs))
+
     async def run(self, jobs: Iterable[Job] | AsyncIterable[Job]) -> SendStats:
         """Send every job; jobs are taken from the iterable a chunk at a time, so the first
         requests go out at once and building the later ones overlaps with waiting for responses

@@ -29,14 +29,13 @@ from curation.steps.dedup_report import latest_dedup_report
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.decoding import RELEASE_DECODING
-from evaluation.records import (
-    FilterRecord,
+from evaluation.filter_records import FilterRecord, latest_filter_record
+from evaluation.release_records import (
     ReleaseBuilder,
     ReleaseConfigFiles,
     ReleaseManifest,
     StoreSnapshot,
     TinySubset,
-    latest_filter_record,
 )
 from export import harness, hret
 from export.changelog import MANIFEST, Changelog, build_changelog, find_previous
@@ -46,6 +45,7 @@ from export.harness_scoring import write_scoring
 from export.integrity import content_hash, write_checksums
 from export.licences import SourceLicence, licence_file, licence_table, release_licence, source_licences
 from export.parquet import WRITER_SETTINGS, arrow_nbytes, arrow_rows, portable_yaml_list, write_shards
+from export.release_bank import add_release_bank
 from export.release_config import ReleaseConfig, check_version
 from export.rows import RATIONALE_RELEASED, item_row, row_hash
 from export.tiny import ESTIMATION_FILE, TinyPlan, plan_tiny, write_estimation
@@ -190,6 +190,7 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
             render_card(config, version, items, rows_by_config, features, manifest, changelog, workspace, notes, record,
                         tiny, arrow_sizes=arrow_sizes, licences=licences),
             encoding="utf-8")
+        add_release_bank(workspace, tmp, [row["id"] for row in rows_by_config.get("full", [])], notes)
         harness_job.wait()
         sums = write_checksums(tmp)
         crate = croissant(config.name, config.description, licence, version,

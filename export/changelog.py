@@ -7,8 +7,8 @@ from pathlib import Path
 
 from curation.errors import NotFoundError, WorkspaceError
 from curation.store import Revision, Store
-from evaluation.records import RELEASE_MANIFEST as MANIFEST
-from evaluation.records import ReleaseManifest
+from evaluation.release_records import RELEASE_MANIFEST as MANIFEST
+from evaluation.release_records import ReleaseManifest
 from export.release_config import version_key
 
 

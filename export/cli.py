@@ -78,20 +78,38 @@ def evaluate_command(
                                                     "evaluation under WS/reports/RELEASE-vVERSION-CONFIG/)")] = None,
     judge: JudgeOption = None,
     judge_all: JudgeAllOption = False,
+    adaptive: Annotated[int | None, typer.Option("--adaptive", min=1, help="ask each model at most K items chosen "
+                                                 "as it answers, with the release's item bank, and estimate its "
+                                                 "accuracy on the config with a 90% interval")] = None,
+    stop_se: Annotated[float | None, typer.Option("--stop-se", min=0.0, help="with --adaptive: stop a model once its "
+                                                  "estimate's standard error is below this")] = None,
+    batch: Annotated[int, typer.Option("--batch", min=1, help="with --adaptive: items chosen per step")] = 1,
+    as_json: JsonOption = False,
 ) -> None:
     """Evaluate models on a release with the runners (same cache, logs and report as `run`).
 
     Every row is scored, as the harnesses score it: an image item and a text-only model (no
-    `?vision=true`) count in n as not answered."""
+    `?vision=true`) count in n as not answered. With --adaptive K, each model is asked at most K
+    items of the release's item bank, chosen as it answers."""
     from evaluation.judge_options import answer_judge, judge_line
     from evaluation.models import resolve_model
     from evaluation.report import unsent_note
     from export.evaluate import evaluate_release, evaluation_workspace
 
     ws = evaluation_workspace(workspace_from(workspace) if workspace else None)
-    if workspace is None:
+    if workspace is None and not as_json:
         out.print(f"workspace: {ws.root} (per-user; -w DIR to choose another)", highlight=False)
     specs = [resolve_model(spec_text, ws.root / "models.yaml") for spec_text in model]
+    if adaptive is not None:
+        from evaluation.cli import print_adaptive
+        from export.release_bank import evaluate_release_adaptive
+
+        results, failed = evaluate_release_adaptive(ws, release, specs, adaptive, stop_se=stop_se, batch=batch,
+                                                    prompt=prompt, concurrency=concurrency)
+        print_adaptive(results, failed, adaptive, batch, as_json)
+        if failed:
+            raise typer.Exit(1)
+        return
     chosen_judge = answer_judge(ws, judge, judge_all)
     result = evaluate_release(ws, release, specs, prompt=prompt, concurrency=concurrency, report_dir=report_dir,
                               judge=chosen_judge)

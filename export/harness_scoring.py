@@ -26,7 +26,7 @@ from curation.blobs import BlobStore
 from curation.item import Item
 from evaluation.backends.base import ImagePart
 from evaluation.prompts import PROMPTS, ImageResolver, build_request
-from evaluation.records import release_rows
+from evaluation.release_records import release_rows
 from export import image_numbering
 
 PORTABLE = Path(scoring.portable.__file__).parent

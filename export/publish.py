@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from curation.errors import BenchsmithError
-from evaluation.records import ReleaseManifest
+from evaluation.release_records import ReleaseManifest
 from export.changelog import MANIFEST
 from export.integrity import verify_checksums
 

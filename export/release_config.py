@@ -93,7 +93,7 @@ def version_key(version: str) -> tuple[int, int, int]:
 
 def recorded_config(releases_dir: Path, version: str) -> ReleaseConfig:
     """The config a previous release was built with, from its `release.json`."""
-    from evaluation.records import RELEASE_MANIFEST, ReleaseManifest
+    from evaluation.release_records import RELEASE_MANIFEST, ReleaseManifest
 
     version = check_version(version)
     found = []

@@ -22,7 +22,7 @@ from curation.blobs import BlobStore
 from curation.facets import release_facets
 from curation.facets import values as facet_values
 from curation.item import Item
-from evaluation.records import ReleaseRow
+from evaluation.release_records import ReleaseRow
 from export.features import KEY_COLUMNS
 from scoring import AnswerKey, ChoiceKey
 

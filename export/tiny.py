@@ -15,7 +15,7 @@ from pathlib import Path
 
 from curation.errors import BenchsmithError
 from curation.workspace import Workspace
-from evaluation.records import SubsetSpec
+from filtering.irt.records import SubsetSpec
 from filtering.irt.subset import load_subset
 
 ESTIMATION_FILE = "tiny/estimation.json"

@@ -27,8 +27,9 @@ from curation.query import in_play
 from curation.store import ItemQuery
 from curation.workspace import Workspace
 from evaluation.datasets import current_hashes
+from evaluation.filter_records import FilterRecord, save_filter_record
 from evaluation.item_facets import FacetReader
-from evaluation.records import FilterRecord, now_iso, save_filter_record
+from evaluation.runlog import now_iso
 from filtering.matrix import SolveMatrix, answer_runs, build_matrix
 
 if TYPE_CHECKING:

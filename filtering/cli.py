@@ -369,7 +369,7 @@ def _irt_inputs(workspace: Path | None, matrix_file: Path | None, unparseable_as
 
 
 def _analysis_dir(ws, out_dir: Path | None) -> Path:  # noqa: ANN001
-    from evaluation.records import ITEM_ANALYSIS_FOLDER
+    from evaluation.filter_records import ITEM_ANALYSIS_FOLDER
 
     return out_dir or (ws.root / ITEM_ANALYSIS_FOLDER if ws is not None else Path("item_analysis"))
 
@@ -414,7 +414,7 @@ def suspects_command(
     """Items whose key or wording the answers put in doubt, highest score first: the models' consensus against
     the key, negative or flat discrimination, no option above chance among strong models, dedup answer
     conflicts, many unparseable answers."""
-    from evaluation.records import SUSPECTS_FILE
+    from evaluation.filter_records import SUSPECTS_FILE
     from filtering.irt.analysis import analyse
     from filtering.irt.report import write_suspects
     from filtering.irt.suspects import find_suspects
@@ -491,3 +491,46 @@ def estimate_command(
     for row in rows:
         out.print(f"{row.model}: {row.accuracy:.1%} ({level:.0%} interval {row.low:.1%} … {row.high:.1%}; "
                   f"{row.answered}/{len(spec.items)} subset items answered)", highlight=False)
+
+
+@analyze_app.command("calibrate")
+def calibrate_command(
+    out_file: Annotated[Path, typer.Option("--out", "-o", help="where to write the item bank (JSON)")],
+    workspace: WorkspaceOption = None, matrix_file: MatrixFileOption = None,
+    runs: Annotated[list[str], typer.Option("--run", help="only these run ids (repeatable; default: all)")] = [],  # noqa: B006
+    unparseable_as_wrong: UnparseableOption = False,
+    validate_k: Annotated[int, typer.Option("--validate-k", min=0, help="adaptive items per held-out model in the "
+                                            "cross-validation over model families (0: none)")] = 100,
+    as_json: JsonOption = False,
+) -> None:
+    """The item bank for `run --adaptive`: each item's 2PL parameters (the fit of `analyze items`, current
+    records only), content hash and facet, the calibrating models' abilities, and the error and interval
+    coverage of an adaptive run measured by leaving each model family out. With --matrix and -w, the
+    matrix's items that are in the workspace's store take their content hash and facet from it."""
+    from filtering.irt.bank import calibrate, store_facets, write_bank
+
+    ws, responses = _irt_inputs(workspace, matrix_file, unparseable_as_wrong, runs)
+    facets = store_facets(ws, responses.items) if ws is not None else None
+    if ws is not None and matrix_file is not None:  # a matrix of the workspace's items: their hashes from its store
+        known = ws.store.hashes()
+        responses.hashes = {i: known[i] for i in responses.items if i in known}
+    with console.status(f"calibrating {len(responses.items)} items × {len(responses.models)} models…"):
+        bank = calibrate(responses, facets, validate_k)
+    write_bank(bank, out_file)
+    validation = bank.validation
+    if as_json:
+        print_json({"file": str(out_file), "items": len(bank.items), "models": len(bank.models),
+                    "families": len({m.family for m in bank.models}), "created_at": bank.created_at,
+                    "stale_skipped": bank.stale_skipped,
+                    "validation": validation.model_dump(mode="json") if validation else None, "notes": bank.notes})
+        return
+    _print_stale(bank.stale_skipped)
+    for note in bank.notes:
+        out.print(f"note: {note}", highlight=False)
+    out.print(f"item bank: {len(bank.items)} items calibrated on {len(bank.models)} models "
+              f"({len({m.family for m in bank.models})} families) → {out_file}", highlight=False)
+    if validation is not None:
+        out.print(f"cross-validation, each family held out: {validation.k} adaptive items, mean absolute error "
+                  f"{validation.mae:.3f} ({validation.ratio:.2f}× {validation.k} random items' {validation.random_mae:.3f}), "
+                  f"90% intervals holding the truth for {validation.coverage:.0%} of {validation.models} models",
+                  highlight=False)

@@ -14,9 +14,9 @@ import pyarrow.compute as pc
 from curation.arrow import pa
 from curation.errors import BenchsmithError
 from curation.workspace import Workspace
+from evaluation.filter_records import FilterRecord, latest_filter_record, load_filter_record
 from evaluation.item_facets import FacetReader
 from evaluation.metrics import RunData, common_items, load_run
-from evaluation.records import FilterRecord, latest_filter_record, load_filter_record
 from evaluation.runlog import find_run
 from filtering.stats import loo_sign_flips, paired_bootstrap, ranking_agreement
 

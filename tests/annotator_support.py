@@ -44,12 +44,15 @@ def running_server(workspace: Workspace, **options) -> Iterator[str]:
 
 @contextlib.contextmanager
 def serving_app(app) -> Iterator[str]:
-    """An ASGI app (the annotator's gate) under uvicorn on a free loopback port; yields its URL."""
+    """An ASGI app (the annotator's gate) under uvicorn, configured as `annotate` configures it, on a
+    free loopback port; yields its URL."""
     import uvicorn
+
+    from annotator.server import uvicorn_config
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))  # held open and handed to the server: no other process can take the port
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
+    server = uvicorn.Server(uvicorn_config(app))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not server.started:

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -29,6 +27,7 @@ from curation.item import parse_item  # noqa: E402
 from curation.store import revisions_table  # noqa: E402
 from curation.workspace import CONFIG_NAME, init_workspace  # noqa: E402
 
+from .annotator_support import running_server  # noqa: E402
 from .conftest import run_cli  # noqa: E402
 
 ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator", "dave": "annotator", "erin": "annotator",
@@ -39,22 +38,6 @@ EXAM, SUBJECT = "비밀시험-기상기사", "비밀과목-대기역학"
 FOREIGN = "http://127.0.0.1:1"  # a page on another port of this machine
 # long backoff waits, so that no test depends on how fast it runs
 LONG_BACKOFF = "\n[annotator]\nlogin_backoff_seconds = 600\n"
-
-
-def _serve(workspace):
-    import uvicorn
-
-    from annotator.server import create_server, uvicorn_config
-
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))  # held open and handed to the server: no other process can take the port
-    server = uvicorn.Server(uvicorn_config(create_server(workspace, local_mode=False)))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    while not server.started:
-        assert thread.is_alive(), "the annotator server stopped while starting"
-        time.sleep(0.05)
-    return server, thread, sock
 
 
 def _workspace(root: Path, config: str = ""):
@@ -74,13 +57,8 @@ def _workspace(root: Path, config: str = ""):
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     workspace = _workspace(tmp_path_factory.mktemp("security") / "ws", LONG_BACKOFF)
-    server, thread, sock = _serve(workspace)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}/", workspace
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
+    with running_server(workspace) as url:
+        yield url, workspace
 
 
 def client(url: str, address: str) -> httpx.Client:
@@ -236,17 +214,11 @@ def test_logout_is_a_post_from_the_app_and_ends_the_session(app):
 
 def test_sessions_expire_after_the_idle_time_set_in_benchsmith_toml(tmp_path):
     workspace = _workspace(tmp_path / "ws", LONG_BACKOFF + "session_idle_minutes = 0.02\n")  # 1.2 s
-    server, thread, sock = _serve(workspace)
-    try:
-        with client(f"http://127.0.0.1:{sock.getsockname()[1]}/", "127.0.0.12") as bob:
-            assert log_in(bob, "bob").status_code == 200 and bob.get("config").status_code == 200
-            time.sleep(2.0)  # longer than the idle time, no request meanwhile
-            assert bob.get("config").status_code == 401
-            assert session_rows(workspace, "bob") == 0  # the ended session's row is gone
-    finally:
-        server.should_exit = True
-        thread.join(timeout=30)
-        sock.close()
+    with running_server(workspace) as url, client(url, "127.0.0.12") as bob:
+        assert log_in(bob, "bob").status_code == 200 and bob.get("config").status_code == 200
+        time.sleep(2.0)  # longer than the idle time, no request meanwhile
+        assert bob.get("config").status_code == 401
+        assert session_rows(workspace, "bob") == 0  # the ended session's row is gone
 
 
 def test_sessions_end_with_the_password_deactivation_idle_time_and_logout_on_both_stores(store_url):

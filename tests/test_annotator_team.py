@@ -17,14 +17,14 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from annotator import auth, session_states
-from annotator.sample import load_sample
-from curation.workspace import init_workspace
-
-from .annotator_support import serving_app
-
 pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)")
 pytest.importorskip("gradio_client", reason="gradio_client is not installed (extra: test)")
+
+from annotator import auth, session_states  # noqa: E402  (session_states imports gradio)
+from annotator.sample import load_sample  # noqa: E402
+from curation.workspace import init_workspace  # noqa: E402
+
+from .annotator_support import serving_app  # noqa: E402
 
 PASSWORD = "password-team"
 TEAM = [f"member{n}" for n in range(12)]

@@ -160,10 +160,13 @@ def _expected_copies(rows) -> tuple[dict[str, str], dict[str, set[str]]]:
 
 
 def _import_rows(tmp_path, rows, status: str = "extracted"):
+    return _import_items(tmp_path, [_item(item_id, stem=stem, options=options, answer=answer, session=session,
+                                          status=status) for item_id, stem, options, answer, session in rows])
+
+
+def _import_items(tmp_path, items):
     ws = tmp_path / "ws"
     run_cli("init", str(ws))
-    items = [_item(item_id, stem=stem, options=options, answer=answer, session=session, status=status)
-             for item_id, stem, options, answer, session in rows]
     path = tmp_path / "items.jsonl"
     path.write_text("".join(json.dumps(i.to_record(), ensure_ascii=False) + "\n" for i in items), encoding="utf-8")
     assert run_cli("items", "import", str(path), "-w", str(ws)).returncode == 0
@@ -234,3 +237,54 @@ def test_no_two_active_real_items_are_exact_copies_with_one_key_in_an_exam(tmp_p
     print(f"\nreal pool: {len(in_review)} in review, {len(repeated)} groups of same-key exact copies left in an exam")
     assert not repeated
     assert in_review  # the real files hold answer conflicts (across exams), each side left in review
+
+
+def _left_over(items) -> tuple[list[list[str]], list[str]]:
+    """(groups of active same-key exact copies, active copies of a question with several keys not in
+    review), read from the items as exported."""
+    from collections import defaultdict
+
+    by_text: dict[str, dict[tuple, list[str]]] = defaultdict(lambda: defaultdict(list))
+    for item in items:
+        if item.status in ("extracted", "in_review", "accepted"):
+            by_text[canonical_item(item)][canonical_answer(item)].append(item.id)
+    status = {item.id: item.status for item in items}
+    copies = [ids for keys in by_text.values() for ids in keys.values() if len(ids) > 1]
+    outside = [i for keys in by_text.values() if len(keys) > 1 for ids in keys.values() for i in ids
+               if status[i] != "in_review"]
+    return copies, outside
+
+
+def _dedup_through_the_cli(tmp_path, items) -> dict[str, dict]:
+    ws = _import_items(tmp_path, items)
+    done = run_cli("dedup", "-w", str(ws))
+    assert done.returncode == 0, done.stderr
+    return _exported(ws)
+
+
+def _conflict_partners(record: dict) -> set[str]:
+    return {reason.split()[3] for reason in record["flags"]["review_reasons"] if reason.startswith("answer conflict with")}
+
+
+def test_copies_with_one_key_in_two_exams_collapse_when_the_first_copy_has_another_key(tmp_path):
+    """The pool's first copy (key 2) in one exam, two copies with key 3 in two other exams: each
+    key-3 copy conflicts with the first; they must still merge with each other."""
+    items = [_item("a", exam="건설안전기사", answer=2, session="2020-1"),
+             _item("b", exam="산업안전기사", answer=3, session="2021-1"),
+             _item("c", exam="방재기사", answer=3, session="2022-1")]
+    records = _dedup_through_the_cli(tmp_path, items)
+    assert _left_over([parse_item(r) for r in records.values()]) == ([], [])
+    assert records["c"]["status"] == "excluded" and records["a"]["status"] == records["b"]["status"] == "in_review"
+    assert _conflict_partners(records["a"]) == {"b"} and _conflict_partners(records["b"]) == {"a"}
+
+
+def test_an_accepted_copy_in_an_answer_conflict_carries_it_into_review(tmp_path):
+    """An accepted copy ranks above the pool's first copy of its key, which alone was paired with the
+    copy of another key (in another exam): the first copy goes, the accepted one carries the
+    conflict and goes back to review."""
+    items = [_item("a", answer=2, session="2020-1"), _item("b", answer=2, session="2021-1", status="accepted"),
+             _item("c", exam="방재기사", answer=3, session="2022-1")]
+    records = _dedup_through_the_cli(tmp_path, items)
+    assert _left_over([parse_item(r) for r in records.values()]) == ([], [])
+    assert records["a"]["status"] == "excluded" and records["b"]["status"] == records["c"]["status"] == "in_review"
+    assert _conflict_partners(records["b"]) == {"c"} and _conflict_partners(records["c"]) == {"b"}

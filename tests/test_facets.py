@@ -14,7 +14,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from curation.facets import FACETS, IN_PLAY, STATUSES
+from curation.facets import FACETS
 from curation.store import ItemQuery, items_table
 from curation.workspace import open_workspace
 from tests.conftest import run_cli
@@ -142,7 +142,7 @@ def test_item_query_fields_are_ids_and_the_queryable_facets():
 def test_release_features_and_rows_are_the_catalogues_release_facets(tmp_path):
     from curation.blobs import BlobStore
     from curation.item import parse_item
-    from evaluation.records import ReleaseRow
+    from evaluation.release_records import ReleaseRow
     from export.features import RELEASE_COLUMNS, hf_features
     from export.rows import item_row
 
@@ -193,6 +193,25 @@ def test_release_configs_of_facets_are_release_config_names():
     assert set(_with("release_config")) <= set(CONFIG_FILTERS) & set(CONFIG_NAMES)
 
 
-def test_status_sets():
-    assert IN_PLAY == ("extracted", "in_review", "accepted")
-    assert STATUSES == ("extracted", "in_review", "accepted", "rejected", "excluded")
+def test_runs_read_the_items_in_play_and_set_status_takes_every_status_and_no_other(tmp_path):
+    """One item per status, each set through `items set-status`: what runs, filters and releases read
+    without a status asked (`in_play`) is the extracted, in-review and accepted ones; a status asked
+    for is read as asked; a status that is none of the five is one clear error naming them."""
+    from curation.item import parse_item
+    from curation.query import in_play
+    from curation.workspace import init_workspace
+    from tests.helpers import make_record
+
+    ws = init_workspace(tmp_path / "ws")
+    wanted = {"extracted": "s-1", "in_review": "s-2", "accepted": "s-3", "rejected": "s-4", "excluded": "s-5"}
+    ws.store.save_items([parse_item(make_record(item_id)) for item_id in wanted.values()], author="t", stage="import")
+    for status, item_id in wanted.items():
+        done = run_cli("items", "set-status", status, "--where", f"ids={item_id}", "--reason", "test",
+                       "-w", str(ws.root), "--json")
+        assert done.returncode == 0, done.stderr
+    assert {stored.item.id: stored.item.status for stored in ws.store.iter_items()} == {v: k for k, v in wanted.items()}
+    assert ws.store.ids(in_play(None)) == ["s-1", "s-2", "s-3"]
+    assert ws.store.ids(in_play(ItemQuery(status=["rejected"]))) == ["s-4"]
+    refused = run_cli("items", "set-status", "finished", "--where", "ids=s-1", "--reason", "test", "-w", str(ws.root))
+    assert refused.returncode != 0 and all(status in refused.stderr for status in wanted), refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1

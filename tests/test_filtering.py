@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from curation.item import parse_item
+from evaluation.filter_records import latest_filter_record, load_filter_record
 from evaluation.models import parse_inline_spec
-from evaluation.records import latest_filter_record, load_filter_record
 from export.build import build_release
 from export.release_config import ReleaseConfig
 from filtering.adversarial import FilterPlan, decide, filter_and_record, run_filter

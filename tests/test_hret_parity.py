@@ -9,17 +9,20 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import shlex
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
 from curation.workspace import init_workspace
 from tests.fault_server import ServerThread
-from tests.release_support import benchsmith_per_item, expected_outcome, release_rows, scripted_server
+from tests.release_support import (
+    benchsmith_per_item,
+    expected_outcome,
+    harness_env,
+    readme_command,
+    release_rows,
+    scripted_server,
+)
 
 if importlib.util.find_spec("llm_eval") is None:  # not importorskip: importing it needs torch when installed lean
     pytest.skip("HRET (haerae-evaluation-toolkit) is not installed; .ci/run installs it", allow_module_level=True)
@@ -52,24 +55,17 @@ def benchsmith(harness_release, server, tmp_path_factory):
     return scores, _requests(server, since)
 
 
-def _readme_command(release: Path, url: str) -> str:
-    text = (release / "harness" / "README.md").read_text(encoding="utf-8")
-    line = next(line for line in text.splitlines() if line.startswith(README_START))
-    return line.replace("RELEASE", shlex.quote(str(release))).replace("URL", url).replace("MODEL", "scripted")
-
-
 def test_hret_scores_every_config_as_benchsmith_does(harness_release, rows, server, benchsmith, tmp_path):
     _, path, counts = harness_release
     scores, benchsmith_requests = benchsmith
     elsewhere = tmp_path / "cwd"
     elsewhere.mkdir()
-    command = _readme_command(path, f"{server.url}/v1")
+    command = readme_command(path, README_START, url=f"{server.url}/v1")
     assert "--config full " in command and "--output hret.json" in command
     since = len(server.stats.bodies)
     done = subprocess.run(["bash", "-c", command.replace("--config full ", f"--config {','.join(counts)} ")],
                           capture_output=True, text=True, cwd=elsewhere, timeout=600,
-                          env={**os.environ, "OPENAI_API_KEY": "none", "HF_DATASETS_OFFLINE": "1",
-                               "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"})
+                          env={**harness_env(tmp_path), "OPENAI_API_KEY": "none"})
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads((elsewhere / "hret.json").read_text(encoding="utf-8"))
     assert set(results) == set(counts)

@@ -14,6 +14,7 @@ import pytest
 
 from curation.errors import BenchsmithError
 from filtering.irt.analysis import analyse, to_record
+from filtering.irt.families import model_families
 from filtering.irt.responses import Responses, read_matrix_file
 from filtering.irt.subset import estimate, make_subset, subset_answers
 from filtering.irt.suspects import find_suspects
@@ -64,20 +65,31 @@ def _panel(models: int, items: int, flips: int, seed: int, options: int = 4, lur
     return choice.astype(np.int16), keys.astype(np.int16), set(flipped.tolist())
 
 
-def test_seeded_miskeys_rank_first():
-    models, items, flips = 30, 400, 12
-    precision, recall = [], []
-    for seed in range(3):
+def _top_k_hits(ranked: list[int], flipped: set[int], k: int) -> float:
+    return len(set(ranked[:k]) & flipped) / len(flipped)
+
+
+def test_seeded_miskeys_rank_first_with_a_margin_over_the_naive_ranker():
+    """The suspects must beat what anyone gets for free: items ranked by share correct, lowest first
+    (a changed key makes the right answer count as wrong, so a naive ranker already finds many)."""
+    models, items, flips, seeds = 30, 400, 12, 10
+    ours, naive, ours_2k, naive_2k = [], [], [], []
+    for seed in range(seeds):
         choice, keys, flipped = _panel(models, items, flips, seed=seed)
+        correct = (choice == keys[None, :]).astype(float)
         responses = Responses([f"q{j:03d}" for j in range(items)], [f"m{i}" for i in range(models)],
-                              (choice == keys[None, :]).astype(float), choice, keys, np.full(items, 4, dtype=np.int16))
+                              correct, choice, keys, np.full(items, 4, dtype=np.int16))
         ranked = [int(s.item_id[1:]) for s in find_suspects(analyse(responses, bootstrap=10))]
-        precision.append(len(set(ranked[:flips]) & flipped) / flips)  # changed keys among the top k
-        recall.append(len(set(ranked[: 2 * flips]) & flipped) / flips)  # changed keys found in the top 2k
-    # measured 0.83, 0.75, 0.92 and 0.92, 0.92, 1.0: a hard item whose lure draws the strong models
-    # too can outrank a changed key whose right answer few models find
-    assert np.mean(precision) >= 0.75 and min(precision) >= 0.66, precision
-    assert np.mean(recall) >= 0.9, recall
+        lowest_share_first = np.argsort(correct.mean(axis=0), kind="stable").tolist()
+        ours.append(_top_k_hits(ranked, flipped, flips))  # changed keys among the top k
+        naive.append(_top_k_hits(lowest_share_first, flipped, flips))
+        ours_2k.append(_top_k_hits(ranked, flipped, 2 * flips))  # changed keys found in the top 2k
+        naive_2k.append(_top_k_hits(lowest_share_first, flipped, 2 * flips))
+    # measured over seeds 0-9: precision 0.825 against the naive 0.725, top-2k recall 0.917 against
+    # 0.842; a hard item whose lure draws the strong models too can outrank a changed key
+    assert np.mean(ours) >= np.mean(naive) + 0.07, (ours, naive)
+    assert np.mean(ours_2k) >= np.mean(naive_2k) + 0.05, (ours_2k, naive_2k)
+    assert np.mean(ours) >= 0.75 and np.mean(ours_2k) >= 0.9, (ours, ours_2k)
 
 
 def test_edges_one_model_silent_model_saturated_items_missing_cells():
@@ -139,7 +151,8 @@ def test_malformed_matrix_files_are_one_clear_line(tmp_path):
 
 
 def _families(models: list[str]) -> np.ndarray:
-    return np.array([m.rsplit("_", 1)[0] for m in models])
+    """Whole families: checkpoints and seeds of one configuration together (`roberta-base-10M-1/-2/-3`)."""
+    return np.array(model_families(models))
 
 
 @pytest.mark.realdata
@@ -150,7 +163,7 @@ def test_subset_predicts_held_out_families_better_than_random_subsets(realdata):
         responses = read_matrix_file(realdata / "irt_matrices" / f"{name}.csv")
         family = _families(responses.models)
         for split in range(4):
-            held = set(rng.choice(sorted(set(family)), 4, replace=False))
+            held = set(rng.choice(sorted(set(family)), 2, replace=False))  # 2 of the 10 families
             test_rows = np.flatnonzero([f in held for f in family])
             train = responses.take(models=np.flatnonzero([f not in held for f in family]))
             spec = make_subset(train, 100, seed=split)
@@ -165,7 +178,9 @@ def test_subset_predicts_held_out_families_better_than_random_subsets(realdata):
                                                                                  replace=False)], axis=1) - truth).mean()
                                   for _ in range(100)])
             ratios.append(ours / random_mae)
-    # measured: mean 0.76 over these 12 splits, 90% intervals holding the truth for 0.98 of the models
+    # measured: mean 0.75 over these 12 splits (single splits 0.58–1.09), 90% intervals holding the truth for 0.97
+    # of the models; over 20 splits per matrix (benchmarks/item_analysis_bench.py) 0.86 with whole families held
+    # out, against 0.77 when each seed counted as a family and a held-out model's sibling seeds stayed in training
     assert np.mean(ratios) < 0.85, ratios
     assert np.mean(covered) >= 0.85, np.mean(covered)
 
@@ -175,8 +190,10 @@ def test_subset_and_estimate_through_the_cli_on_a_matrix_file(realdata, tmp_path
     source = (realdata / "irt_matrices" / "arc-challenge.csv").read_text(encoding="utf-8").splitlines()
     header, rows = source[0], source[1:]
     held = {"roberta-large", "albert-xxlarge-v2"}
-    train = [r for r in rows if r.split(",", 1)[0].rsplit("_", 1)[0] not in held]
-    test = [r for r in rows if r.split(",", 1)[0].rsplit("_", 1)[0] in held]
+    family = dict(zip((r.split(",", 1)[0] for r in rows), model_families([r.split(",", 1)[0] for r in rows]),
+                      strict=True))
+    train = [r for r in rows if family[r.split(",", 1)[0]] not in held]
+    test = [r for r in rows if family[r.split(",", 1)[0]] in held]
     (tmp_path / "train.csv").write_text("\n".join([header, *train]) + "\n", encoding="utf-8")
     (tmp_path / "test.csv").write_text("\n".join([header, *test]) + "\n", encoding="utf-8")
     done = run_cli("analyze", "subset", "--k", "100", "--out", str(tmp_path / "subset.json"),

@@ -18,13 +18,8 @@ from evaluation.datasets import StoreDataset
 from evaluation.generation import _finish
 from evaluation.metrics import load_run
 from evaluation.models import resolve_model
-from evaluation.records import (
-    GenerationManifest,
-    GenerationRecord,
-    ReleaseManifest,
-    RunManifest,
-    read_jsonl_records,
-)
+from evaluation.records import GenerationManifest, GenerationRecord, RunManifest, read_jsonl_records
+from evaluation.release_records import ReleaseManifest
 from evaluation.runlog import MANIFEST, manifest_json, read_answer_manifest, read_manifest
 from evaluation.runner import RunRequest, run_model
 from evaluation.sender import Job

@@ -114,7 +114,7 @@ def test_the_suspects_queue_fixes_an_open_key_to_the_answer_given(suspected):
 
 def test_the_suspects_tab_shows_an_open_items_answers_by_value_and_offers_them_as_the_new_key():
     from annotator.suspects_tab import _key_choices, evidence_html
-    from evaluation.records import Suspect
+    from evaluation.filter_records import Suspect
 
     suspect = Suspect(item_id=MISKEYED, score=0.99, evidence=5.0, reasons=["consensus"], answer_format="numeric",
                       key_answer=STORED, consensus_answer=RIGHT, consensus_posterior=0.99,

@@ -152,7 +152,7 @@ def test_items_of_every_format_are_released_with_their_key_and_choice_rows_keep_
     assert release.score("\\boxed{무역풍}", rows["t-01"])["outcome"] == "wrong"  # strict
     assert release.score("\\boxed{9.8", rows["n-01"], "length")["outcome"] == "error"
     # the typed key comes back from the row: `evaluate --release` and `run --from` score what the store holds
-    from evaluation.records import release_rows
+    from evaluation.release_records import release_rows
 
     for item_id in ("m-12", "n-01", "t-01", "m-03"):
         stored = filled.store.get(item_id).item
@@ -161,7 +161,7 @@ def test_items_of_every_format_are_released_with_their_key_and_choice_rows_keep_
 
 
 def test_a_release_built_before_the_key_columns_reads_its_choice_keys_from_the_option_numbers():
-    from evaluation.records import ReleaseRow
+    from evaluation.release_records import ReleaseRow
 
     old = {"id": "m-01", "question": "q", "options": [{"text": f"o{n}"} for n in range(4)], "answer": None,
            "answers": [1, 3], "question_format": "multiple_answers", "exam": "x"}

@@ -16,7 +16,7 @@ from annotator.suspects import STAGE, SuspectDesk, SuspectError, decisions_of
 from annotator.tables import ensure_tables
 from curation.errors import ConflictError
 from curation.item import parse_item
-from evaluation.records import ITEM_ANALYSIS_FOLDER, SUSPECTS_FILE, Suspect, SuspectsResult
+from evaluation.filter_records import ITEM_ANALYSIS_FOLDER, SUSPECTS_FILE, Suspect, SuspectsResult
 from scoring.keys import ChoiceKey
 from tests.conftest import run_cli
 

@@ -376,7 +376,9 @@ def _exact_copies(copies: dict[str, list[Item]], config: DedupConfig, antonyms: 
 
 def _cross_scope_exact(pool: list[Item], text_of: dict[str, str], config: DedupConfig,
                        antonyms: AntonymLexicon) -> list[Pair]:
-    """Exact duplicates in other scopes: each copy paired with the first copy outside its scope."""
+    """Exact duplicates across scopes: each copy paired with the pool's first copy when that is in
+    another scope, and with the first copy of its own key when that is another, in another scope
+    (so that copies with one key in two scopes merge even when the first copy has another key)."""
     if config.scope == "all":
         return []
     by_text: dict[str, list[Item]] = defaultdict(list)
@@ -384,11 +386,17 @@ def _cross_scope_exact(pool: list[Item], text_of: dict[str, str], config: DedupC
         by_text[text_of[item.id]].append(item)
     pairs = []
     for same in by_text.values():
+        if len(same) < 2:
+            continue
         first = same[0]
-        first_scope = _scope_key(first, config.scope)
+        first_of_key = {canonical_answer(first): first}
         for item in same[1:]:
-            if _scope_key(item, config.scope) != first_scope:
+            scope = _scope_key(item, config.scope)
+            if scope != _scope_key(first, config.scope):
                 pairs.append(_classify(first, item, 1.0, config, antonyms, 1.0, exact=True, cross_scope=True))
+            twin = first_of_key.setdefault(canonical_answer(item), item)
+            if twin is not item and twin is not first and scope != _scope_key(twin, config.scope):
+                pairs.append(_classify(twin, item, 1.0, config, antonyms, 1.0, exact=True, cross_scope=True))
     return pairs
 
 
@@ -413,12 +421,13 @@ def _clusters(pool: list[Item], pairs: list[Pair], config: DedupConfig, candidat
         kept = ranked[0]
         result.clusters.append([item.id for item in ranked])
         copy_of = _conflict_copies(ranked, in_conflict, text_of)
+        carrying = in_conflict | {survivor.id for survivor in copy_of.values()}  # stay, in review
         for item in ranked[1:]:
             if item.id in copy_of:
                 survivor = copy_of[item.id]
                 result.excluded[item.id] = (survivor.id, number, 1.0)
                 result.exact_excluded[item.id] = _scope_key(item, config.scope) != _scope_key(survivor, config.scope)
-            elif item.id not in in_conflict:
+            elif item.id not in carrying:
                 link = best[item.id]
                 result.excluded[item.id] = (kept.id, number, link.ratio)
                 if link.exact:
@@ -427,15 +436,14 @@ def _clusters(pool: list[Item], pairs: list[Pair], config: DedupConfig, candidat
 
 
 def _conflict_copies(ranked: list[Item], in_conflict: set[str], text_of: dict[str, str]) -> dict[str, Item]:
-    """Members in an answer conflict that repeat a higher-ranked one in conflict (equal canonical
-    text, same key) -> that member, which stays in review for their conflicts too."""
+    """Members in an answer conflict that repeat a higher-ranked member (equal canonical text, same
+    key, in a conflict or not) -> that member, which carries their conflicts into review."""
     first_copy: dict[tuple[str, tuple[str, ...]], Item] = {}
     copy_of = {}
     for item in ranked:
-        if item.id in in_conflict:
-            survivor = first_copy.setdefault((text_of[item.id], canonical_answer(item)), item)
-            if survivor is not item:
-                copy_of[item.id] = survivor
+        survivor = first_copy.setdefault((text_of[item.id], canonical_answer(item)), item)
+        if survivor is not item and item.id in in_conflict:
+            copy_of[item.id] = survivor
     return copy_of
 
 

@@ -42,7 +42,7 @@ def run_dedup(
         if item.id in queued:
             for reason in queued[item.id]:
                 item = with_review_reason(item, reason)
-            if any(reason.startswith("answer conflict") for reason in queued[item.id]) and item.status == "extracted":
+            if any(reason.startswith("answer conflict") for reason in queued[item.id]) and item.status != "in_review":
                 item = item.model_copy(update={"status": "in_review"})
             return item, "dedup pair queued for review"
         return None

@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from curation.errors import BenchsmithError
-from evaluation.records import ItemAnalysis, ItemStats, ModelAbility, now_iso
+from evaluation.runlog import now_iso
+from filtering.irt.records import ItemAnalysis, ItemStats, ModelAbility
 from filtering.irt.responses import Responses
 from filtering.irt.twopl import TwoPL, bootstrap_items, fit_2pl
 

@@ -18,11 +18,12 @@ from pydantic import ValidationError
 
 from curation.errors import BenchsmithError, MissingExtraError
 from curation.workspace import Workspace
+from evaluation.filter_records import ITEM_ANALYSIS_FOLDER, Suspect
 from evaluation.metrics import RunData
 from evaluation.paper_sections import PaperSection
-from evaluation.records import ITEM_ANALYSIS_FOLDER, ItemAnalysis, Suspect
 from evaluation.text_tables import TextTable, write_table
 from filtering.irt.analysis import analyse, to_record
+from filtering.irt.records import ItemAnalysis
 from filtering.irt.responses import Responses
 from filtering.irt.sources import from_workspace
 from filtering.irt.suspects import find_suspects

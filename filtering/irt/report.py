@@ -7,8 +7,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evaluation.records import SUSPECTS_FILE, ItemAnalysis, ItemStats, Suspect, SuspectsResult, now_iso
+from evaluation.filter_records import SUSPECTS_FILE, Suspect, SuspectsResult
+from evaluation.runlog import now_iso
 from filtering.irt.analysis import Analysis
+from filtering.irt.records import ItemAnalysis, ItemStats
 
 ITEM_COLUMNS = ["item_id", "content_hash", "n", "share_correct", "item_rest", "difficulty", "difficulty_low",
                 "difficulty_high", "discrimination", "discrimination_low", "discrimination_high", "key",

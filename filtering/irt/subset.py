@@ -46,7 +46,8 @@ import numpy as np
 from pydantic import ValidationError
 
 from curation.errors import BenchsmithError
-from evaluation.records import AccuracyEstimate, SubsetSpec, now_iso
+from evaluation.runlog import now_iso
+from filtering.irt.records import AccuracyEstimate, SubsetSpec
 from filtering.irt.responses import Responses
 from filtering.irt.twopl import TwoPL, fit_2pl, probability
 

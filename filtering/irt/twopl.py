@@ -199,21 +199,6 @@ def fit_2pl(y: np.ndarray, w: np.ndarray, priors: Priors = Priors(), max_iter: i
     return TwoPL(a, b, theta, 1 / np.sqrt(information), iteration, not len(active), priors)
 
 
-def ability_map(y: np.ndarray, w: np.ndarray, a: np.ndarray, b: np.ndarray, priors: Priors = Priors(),
-                steps: int = 50) -> tuple[np.ndarray, np.ndarray]:
-    """MAP abilities (and their standard errors) of models answering items of known (a, b)."""
-    y, mask = _prepared(y, w)
-    theta = np.zeros(y.shape[0])
-    for _ in range(steps):
-        new, _ = _theta_step(y, mask, a, b, theta, priors)
-        done = np.abs(new - theta).max(initial=0) < 1e-6
-        theta = new
-        if done:
-            break
-    _, information = _theta_step(y, mask, a, b, theta, priors)
-    return theta, 1 / np.sqrt(information)
-
-
 def bootstrap_items(y: np.ndarray, w: np.ndarray, fit: TwoPL, resamples: int,
                     seed: int) -> tuple[np.ndarray, np.ndarray]:
     """(a, b) of each item under `resamples` resamplings of the models, abilities held at the fit's:

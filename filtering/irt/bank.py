@@ -1,0 +1,186 @@
+"""The item bank for adaptive runs (`benchsmith analyze calibrate`): every item's 2PL parameters
+from the same fit as `analyze items` (current records only), its content hash and facet, the
+ability scale (mean 0, sd 1 over the calibrating models) with each calibrating model's ability,
+and — where the models fall into three families or more — the error and interval coverage of an
+adaptive run measured by leaving each family out in turn (`validation`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from curation.errors import BenchsmithError
+from curation.facets import resolved_part, resolved_subject
+from curation.workspace import Workspace
+from evaluation.runlog import now_iso
+from filtering.irt.adaptive import AdaptiveTest, simulate
+from filtering.irt.analysis import usable
+from filtering.irt.families import family_folds, model_families
+from filtering.irt.responses import Responses
+from filtering.irt.twopl import fit_2pl
+
+BANK_FORMAT = "benchsmith-item-bank/1"
+METHOD = "2PL, joint MAP (as `analyze items`), abilities standardised over the calibrating models"
+VALIDATION_K = 100
+LEVEL = 0.9
+
+
+class BankItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    content_hash: str | None = None
+    discrimination: float
+    difficulty: float
+    facet: str | None = None
+
+
+class BankModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    model: str
+    family: str
+    ability: float
+    share_correct: float | None = None
+
+
+class BankValidation(BaseModel):
+    """Leave-one-family-out: each family's models tested adaptively on a bank fitted without it."""
+
+    model_config = ConfigDict(extra="forbid")
+    k: int
+    families: int
+    models: int
+    mae: float  # of the estimated accuracy, adaptive run of k items
+    random_mae: float  # of the share correct on k items drawn at random (expected, exact)
+    ratio: float
+    coverage: float  # of the 90% interval
+    level: float = LEVEL
+
+
+class ItemBank(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    format: str = BANK_FORMAT
+    created_at: str
+    source: str
+    method: str = METHOD
+    converged: bool = True
+    items: list[BankItem]
+    models: list[BankModel]
+    stale_skipped: int = 0
+    validation: BankValidation | None = None
+    notes: list[str] = Field(default_factory=list)
+
+    def test(self, items: list[str] | None = None) -> AdaptiveTest:
+        """An adaptive test over these bank items (all by default)."""
+        by_id = self.by_id()
+        chosen = self.items if items is None else [by_id[i] for i in items]
+        facets = [item.facet for item in chosen]
+        return AdaptiveTest([i.id for i in chosen], np.array([i.discrimination for i in chosen]),
+                            np.array([i.difficulty for i in chosen]), [m.ability for m in self.models],
+                            facets if any(facets) else None)
+
+    def by_id(self) -> dict[str, BankItem]:
+        return {item.id: item for item in self.items}
+
+
+def calibrate(responses: Responses, facets: dict[str, str | None] | None = None, validate_k: int = VALIDATION_K
+              ) -> ItemBank:
+    responses, notes = usable(responses)
+    y, w = np.nan_to_num(responses.correct), responses.answered.astype(float)
+    fit = fit_2pl(y, w)
+    if not fit.converged:
+        notes.append(f"the fit stopped after {fit.iterations} rounds before every item settled")
+    families = model_families(responses.models)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        shares = np.nansum(responses.correct, axis=1) / responses.answered.sum(axis=1)
+    facets = facets or {}
+    bank = ItemBank(
+        created_at=now_iso(), source=responses.source, converged=fit.converged, stale_skipped=responses.stale_skipped,
+        items=[BankItem(id=i, content_hash=responses.hashes.get(i), discrimination=round(float(fit.a[j]), 5),
+                        difficulty=round(float(fit.b[j]), 5), facet=facets.get(i))
+               for j, i in enumerate(responses.items)],
+        models=[BankModel(model=m, family=families[r], ability=round(float(fit.theta[r]), 5),
+                          share_correct=None if not np.isfinite(shares[r]) else round(float(shares[r]), 5))
+                for r, m in enumerate(responses.models)],
+        notes=notes)
+    if validate_k > 0:
+        bank.validation = cross_validate(responses, validate_k, facets)
+        if bank.validation is None:
+            bank.notes.append("no cross-validation: it needs models of at least 3 families")
+    return bank
+
+
+def cross_validate(responses: Responses, k: int, facets: dict[str, str | None] | None = None,
+                   batch: int = 1) -> BankValidation | None:
+    """Each family held out in turn: the bank fitted on the others, each held-out model tested
+    adaptively with k items (answers from its own row), its estimate set against its share
+    correct on every item it answered."""
+    folds = family_folds(responses.models)
+    if len(folds) < 3:
+        return None
+    y = responses.correct
+    facet_list = [(facets or {}).get(i) for i in responses.items]
+    errors, covered, random_errors = [], [], []
+    for fold in folds:
+        train = np.setdiff1d(np.arange(len(responses.models)), fold)
+        fit = fit_2pl(np.nan_to_num(y[train]), (~np.isnan(y[train])).astype(float))
+        test = AdaptiveTest(responses.items, fit.a, fit.b, fit.theta, facet_list if any(facet_list) else None)
+        for row in fold:
+            answered = ~np.isnan(y[row])
+            if not answered.any():
+                continue
+            truth = float(np.nanmean(y[row]))
+            found = simulate(test, y[row], k, batch, seed=responses.models[row], level=LEVEL)[k]
+            errors.append(abs(found.accuracy - truth))
+            covered.append(found.low <= truth <= found.high)
+            random_errors.append(random_subset_mae(y[row][answered], k))
+    mae, random_mae = float(np.mean(errors)), float(np.mean(random_errors))
+    return BankValidation(k=k, families=len(folds), models=len(errors), mae=round(mae, 4),
+                          random_mae=round(random_mae, 4), ratio=round(mae / random_mae, 3) if random_mae else 0.0,
+                          coverage=round(float(np.mean(covered)), 3))
+
+
+def random_subset_mae(row: np.ndarray, k: int, draws: int = 400, seed: int = 1) -> float:
+    """Mean absolute error of the share correct on k of a model's answers drawn at random (without
+    replacement) as an estimate of its share on all of them."""
+    if k >= len(row):
+        return 0.0
+    rng = np.random.default_rng(seed)
+    truth = row.mean()
+    picks = np.argsort(rng.random((draws, len(row))), axis=1)[:, :k]
+    return float(np.abs(row[picks].mean(axis=1) - truth).mean())
+
+
+def store_facets(ws: Workspace, item_ids: list[str]) -> dict[str, str | None]:
+    """Each item's part (else subject) in the workspace's store: what an adaptive run balances over."""
+    return {found.item.id: resolved_part(found.item) or resolved_subject(found.item)
+            for found in ws.store.iter_many(item_ids)}
+
+
+def write_bank(bank: ItemBank, path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(bank.model_dump_json(indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def load_bank(path: Path) -> ItemBank:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or data.get("format") != BANK_FORMAT:
+            raise BenchsmithError(f"{path}: not an item bank written by `benchsmith analyze calibrate` "
+                                  f"(format {data.get('format') if isinstance(data, dict) else None!r})")
+        bank = ItemBank.model_validate(data)
+    except OSError as error:
+        raise BenchsmithError(f"{path}: cannot read the item bank: {error.strerror}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BenchsmithError(f"{path}: not an item bank written by `benchsmith analyze calibrate` "
+                              "(not UTF-8 JSON)") from None
+    except ValidationError as error:
+        first = error.errors()[0]
+        raise BenchsmithError(f"{path}: not an item bank written by `benchsmith analyze calibrate` "
+                              f"({'.'.join(map(str, first['loc']))}: {first['msg']})") from None
+    if not bank.items or not bank.models:
+        raise BenchsmithError(f"{path}: the item bank has no items or no calibrating models")
+    return bank
