@@ -47,11 +47,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from annotator_bench import free_port, generate  # noqa: E402
 from page_clock import install, timed_click  # noqa: E402
 
-from annotator import adjudication, auth, queues  # noqa: E402
-from annotator.actions import Reviewer, Session  # noqa: E402
-from annotator.queues import Filters  # noqa: E402
-from annotator.render import PdfRenderer  # noqa: E402
-from annotator.tables import ensure_tables  # noqa: E402
+from annotator.review import adjudication, auth, queues  # noqa: E402
+from annotator.review.actions import Reviewer, Session  # noqa: E402
+from annotator.review.queues import Filters  # noqa: E402
+from annotator.review.render import PdfRenderer  # noqa: E402
+from annotator.review.tables import ensure_tables  # noqa: E402
 
 BASELINE = auth.User("baseline", "admin")
 from curation.workspace import Workspace, init_workspace  # noqa: E402

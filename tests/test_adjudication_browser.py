@@ -28,8 +28,8 @@ REASON = "보기 2 OCR"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from annotator import auth, queues
-    from annotator.sample import load_sample
+    from annotator.review import auth, queues
+    from annotator.review.sample import load_sample
     from curation.workspace import init_workspace
 
     from .test_annotator_browser import PASSWORDS

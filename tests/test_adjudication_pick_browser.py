@@ -26,10 +26,10 @@ CAROL_OPTION, DAVE_OPTION = "캐럴의 보기 2", "데이브의 보기 2"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from annotator import auth, queues
-    from annotator.actions import Reviewer, Session
-    from annotator.render import PdfRenderer
-    from annotator.sample import load_sample
+    from annotator.review import auth, queues
+    from annotator.review.actions import Reviewer, Session
+    from annotator.review.render import PdfRenderer
+    from annotator.review.sample import load_sample
     from curation.workspace import init_workspace
 
     root = tmp_path_factory.mktemp("adjudicate-pick") / "ws"

@@ -8,8 +8,8 @@ import re
 
 import pytest
 
-from annotator import auth
-from annotator.sample import load_sample
+from annotator.review import auth
+from annotator.review.sample import load_sample
 from curation.item import parse_item
 from curation.workspace import init_workspace
 from scoring.keys import NumericKey, SetKey, TextKey

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from annotator import auth, queues
-from annotator.sample import load_sample
+from annotator.review import auth, queues
+from annotator.review.sample import load_sample
 from curation.item import parse_item
 from curation.workspace import init_workspace, open_workspace
 from tests import test_annotator_browser as browser_tests  # skips this module without Chromium or playwright

@@ -1,4 +1,4 @@
-"""Who may write an item (annotator/claims.py), over the real HTTP API: assignments are enforced on
+"""Who may write an item (annotator/review/claims.py), over the real HTTP API: assignments are enforced on
 the server (an admin's override is recorded in the revision's reason), an item a reviewer opened is
 reserved for them (others see who has it, their saves are refused until it is saved, skipped or
 lapses), Skip, and a revert that brings back only the fields the role may edit, previewed first."""
@@ -12,11 +12,11 @@ import re
 import pytest
 from sqlalchemy import select, update
 
-from annotator import auth, claims, queues
-from annotator.actions import Reviewer, Session
-from annotator.queues import Filters
-from annotator.render import PdfRenderer
-from annotator.tables import ensure_tables, reservations, reviews
+from annotator.review import auth, claims, queues
+from annotator.review.actions import Reviewer, Session
+from annotator.review.queues import Filters
+from annotator.review.render import PdfRenderer
+from annotator.review.tables import ensure_tables, reservations, reviews
 from curation.item import parse_item
 from curation.workspace import init_workspace
 
@@ -224,7 +224,7 @@ def test_next_passes_over_items_reserved_by_others_and_skip_releases_and_moves_o
 
 
 def test_an_admins_bulk_action_records_its_assignment_overrides(tmp_path, store_url):
-    from annotator import bulk
+    from annotator.review import bulk
 
     workspace = _workspace(tmp_path / "ws", store_url)
     store, engine = workspace.store, workspace.store.engine
