@@ -45,8 +45,9 @@ def annotate_command(
     session_idle_minutes: Annotated[float | None, typer.Option(
         help="end a session after this many minutes without a request (default: [annotator] "
              "session_idle_minutes in benchsmith.toml, else 720)")] = None,
-    reserve_minutes: Annotated[float, typer.Option(help="how long an opened item stays reserved for its reviewer "
-                                                        "(renewed on each edit; released on save or skip)")] = 10.0,
+    reserve_minutes: Annotated[float | None, typer.Option(
+        help="how long an item a reviewer edits stays reserved without another edit (released on save, "
+             "decision, skip, leaving it or logout; default: [annotator] reservation_idle_minutes, else 5)")] = None,
 ) -> None:
     """Serve the annotator. Login is required once users exist; with none, only 127.0.0.1 is served."""
     if ctx.invoked_subcommand is not None:
@@ -55,9 +56,10 @@ def annotate_command(
         raise BenchsmithError(f"--order {order!r}: choose one of {', '.join(queues.ORDERS)}")
     from annotator.web.server import serve
 
-    if reserve_minutes <= 0:
+    if reserve_minutes is not None and reserve_minutes <= 0:
         raise BenchsmithError(f"--reserve-minutes {reserve_minutes}: give a positive number of minutes")
-    serve(_workspace(workspace), host, port, order, session_idle_minutes, reserve_minutes * 60)
+    serve(_workspace(workspace), host, port, order, session_idle_minutes,
+          None if reserve_minutes is None else reserve_minutes * 60)
 
 
 def _report(report: scoring.LoadReport, what: str) -> None:

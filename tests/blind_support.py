@@ -20,8 +20,9 @@ MODELS = ("zeta-model-9", "omega-model-7", "kappa-model-3", "sigma-model-5")
 RUN_ID = "run-blind-4471"
 ITEMS = ("sample-001", "sample-002", "sample-003", "sample-004", "sample-005")
 DRAFTED = "sample-004"  # its rationale is MODELS[0]'s response, drafted by it
-PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "erin": "password-erin", "carol": "password-carol"}
-ROLES = {"alice": "admin", "bob": "expert", "erin": "expert", "carol": "annotator"}
+PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "erin": "password-erin", "carol": "password-carol",
+             "dave": "password-dave"}
+ROLES = {"alice": "admin", "bob": "expert", "erin": "expert", "carol": "annotator", "dave": "annotator"}
 
 
 def task_id(item: str, model: str) -> int:

@@ -200,14 +200,15 @@ def test_logout_is_a_post_from_the_app_and_ends_the_session(app):
         assert hana.get("config").status_code == 200 and session_rows(workspace, "hana") == 1
         token = hana.cookies["bs-session"]
         from annotator.review import claims
+        from annotator.web.sessions import session_id
 
         engine = workspace.store.engine
-        claims.reserve(engine, "hana", "item", "secret-001")  # an item she had open
+        claims.reserve(engine, "hana", "item", "secret-001", session=session_id(token))  # an item she was editing
         assert claims.holder(engine, "item", "secret-001").user == "hana"
         done = hana.post("logout", headers={"Origin": url.rstrip("/")})
         assert done.status_code == 200 and "Max-Age=0" in done.headers["set-cookie"]
         assert session_rows(workspace, "hana") == 0
-        assert claims.holder(engine, "item", "secret-001") is None  # logging out releases what she held
+        assert claims.holder(engine, "item", "secret-001") is None  # logging out releases what that login held
         with client(url, "127.0.0.11") as replay:  # the old cookie, kept by someone, is worth nothing
             replay.cookies.set("bs-session", token)
             assert replay.get("config").status_code == 401

@@ -22,7 +22,6 @@ pytest.importorskip("gradio_client", reason="gradio_client is not installed (ext
 
 from annotator.review import auth  # noqa: E402  (session_states imports gradio)
 from annotator.review.sample import load_sample  # noqa: E402
-from annotator.web import session_states  # noqa: E402  (session_states imports gradio)
 from curation.workspace import init_workspace  # noqa: E402
 
 from .annotator_support import serving_app  # noqa: E402
@@ -43,13 +42,10 @@ def _workspace(root, url=None):
 @pytest.fixture(scope="module")
 def team_server(tmp_path_factory):
     from annotator.web.server import create_server, gradio_app
+    from annotator.web.settings import Settings
 
     workspace = _workspace(tmp_path_factory.mktemp("team") / "ws")
-    bound, session_states.MAX_SESSIONS = session_states.MAX_SESSIONS, SESSION_BOUND
-    try:
-        gate = create_server(workspace, local_mode=False)
-    finally:
-        session_states.MAX_SESSIONS = bound
+    gate = create_server(workspace, local_mode=False, settings=Settings(page_sessions_per_user=SESSION_BOUND))
     with serving_app(gate) as url:
         yield url, gradio_app(gate.app).state_holder, workspace
 
@@ -101,7 +97,7 @@ def test_a_team_clicking_at_once_reuses_the_store_connections(team_server):
     assert closed == [] and len(opened) <= capacity.pool_size()
 
 
-def test_page_sessions_beyond_the_bound_drop_the_least_recently_used(team_server):
+def test_a_users_page_sessions_beyond_their_bound_drop_their_least_recently_used(team_server):
     url, holder, workspace = team_server
     from annotator.review import claims
 
@@ -110,7 +106,7 @@ def test_page_sessions_beyond_the_bound_drop_the_least_recently_used(team_server
     client = _signed_in(url, TEAM[0])
     pages = [uuid.uuid4().hex[:11] for _ in range(SESSION_BOUND + 4)]
     shown = {page: _shown_item(_next(client, page)) for page in pages}
-    assert len(holder) <= SESSION_BOUND
+    assert len(holder.sessions_of(TEAM[0])) == SESSION_BOUND
     assert pages[0] not in holder and pages[-1] in holder
     # a kept session still has its own state: Next goes on from the item it showed
     kept = pages[-1]

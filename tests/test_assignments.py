@@ -170,7 +170,7 @@ def test_an_annotators_revert_leaves_an_experts_adopted_rationale_alone_and_the_
     assert (last.author, last.stage) == ("carol", "revert") and "잘못 고침" in last.reason
 
 
-def test_an_opened_item_is_reserved_others_see_who_has_it_and_cannot_save_until_it_is_released(
+def test_an_item_being_edited_is_reserved_others_see_who_has_it_and_cannot_save_until_it_is_released(
         http_server, clients):
     from gradio_client.exceptions import AppError
 
@@ -178,11 +178,15 @@ def test_an_opened_item_is_reserved_others_see_who_has_it_and_cannot_save_until_
     store, engine = workspace.store, workspace.store.engine
     carol, dave = clients["carol"], clients["dave"]
 
-    assert "is working on this item" not in _open(carol, "task-05")
+    assert "is editing this item" not in _open(carol, "task-05")
+    assert "is editing this item" not in _open(dave, "task-05")  # opening reserves nothing
+    assert claims.holder(engine, "item", "task-05") is None
+    claims.reserve(engine, "carol", "item", "task-05")  # what her first edit takes (tests/test_annotator_hardening.py)
     seen = _open(dave, "task-05")
-    assert "carol is working on this item" in seen
+    notice = re.search(r"bs-warning(.*?)</div>", seen)  # the notice itself; the page has UTC times elsewhere (as <time> titles)
+    assert notice and "carol is editing this item" in notice.group(1) and "UTC" not in notice.group(1), seen[:3000]
     assert dave.predict("task-05", "item", api_name="/get_item")["reserved_by"] == "carol"
-    with pytest.raises(AppError, match="reserved by carol"):
+    with pytest.raises(AppError, match="carol is editing it"):
         _save(dave, "item", "task-05", 1, {"stem": "dave 고침"}, "accept")
     assert store.get("task-05").rev == 1 and _reviews(engine, "task-05") == []
 
@@ -190,12 +194,12 @@ def test_an_opened_item_is_reserved_others_see_who_has_it_and_cannot_save_until_
     assert dave.predict("task-05", "item", api_name="/get_item")["reserved_by"] is None
     assert _save(dave, "item", "task-05", 2, {"stem": "dave 고침"})["rev"] == 3
 
-    _open(carol, "task-06")
-    with pytest.raises(AppError, match="reserved by carol"):
+    claims.reserve(engine, "carol", "item", "task-06")
+    with pytest.raises(AppError, match="carol is editing it"):
         _save(dave, "item", "task-06", 1, {"stem": "dave 고침"})
-    with engine.begin() as conn:  # the reservation lapses (as ten minutes without an edit would leave it)
+    with engine.begin() as conn:  # the reservation lapses (as the idle time without an edit would leave it)
         conn.execute(update(reservations).where(reservations.c.item_id == "task-06").values(expires_at=0.0))
-    assert "is working on this item" not in _open(dave, "task-06")  # dave's now
+    assert "is editing this item" not in _open(dave, "task-06")
     assert _save(dave, "item", "task-06", 1, {"stem": "dave 고침"})["rev"] == 2
 
 
@@ -205,12 +209,15 @@ def test_next_passes_over_items_reserved_by_others_and_skip_releases_and_moves_o
     engine = workspace.store.engine
     filters = Filters(search="task-")
     first = reviewer.navigate("carol", "item", filters, None, "unreviewed")
-    assert first.session.item_id == "task-01" and claims.holder(engine, "item", "task-01").user == "carol"
+    assert first.session.item_id == "task-01" and claims.holder(engine, "item", "task-01") is None  # only opened
+    reviewer.edit(auth.User("carol", "annotator"), first.session, "stem", "carol 고치는 중")  # the first edit reserves
+    assert claims.holder(engine, "item", "task-01").user == "carol"
 
     dave_next = reviewer.navigate("dave", "item", filters, None, "unreviewed")
     assert dave_next.session.item_id == "task-02"  # task-01 is carol's
     assert reviewer.navigate("dave", "item", filters, None, "first").session.item_id == "task-02"
     assert reviewer.navigate("dave", "item", Filters(), "task-02", "prev").session.item_id != "task-01"
+    reviewer.edit(auth.User("dave", "annotator"), Session("item", "task-02", 1), "stem", "dave 고치는 중")
 
     skipped = reviewer.skip("carol", first.session, filters)
     assert skipped.session.item_id == "task-03"  # task-02 is dave's now

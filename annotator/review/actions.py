@@ -14,11 +14,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from annotator.review import adjudication, claims, decisions, drafts, key_form, queues
+from annotator.review import adjudication, blinding, claims, decisions, drafts, key_form, queues
 from annotator.review.auth import User
+from annotator.review.limits import Limits, check_edits, check_text
 from annotator.review.queue_specs import Decision
 from annotator.review.queues import Filters
 from annotator.review.render import PdfRenderer
+from annotator.review.request_context import request_login
 from curation.diff import field_changes
 from curation.errors import BenchsmithError, ConflictError, NotFoundError, WorkspaceError
 from curation.item import ItemValidationError, choice_answer
@@ -42,6 +44,23 @@ class Session:
     item_id: str | None = None
     rev: int | None = None
     edits: dict[str, Any] = field(default_factory=dict)
+
+
+class _Blinded:
+    """A form value that is the stored one with the hidden names scrubbed (blinding.py) is no edit:
+    an expert saving what they were shown must not write '‹hidden›' over a model's name."""
+
+    def __init__(self, engine: Any, item_id: str, history: Any):
+        self.engine, self.item_id, self.history = engine, item_id, history
+        self._names: set[str] | None = None
+
+    def same(self, path: str, value: Any, stored: Any) -> bool:
+        if self._names is None:  # the history is read only for an item with blind responses
+            texts, _ = blinding.blind_responses(self.engine, self.item_id)
+            self._names = blinding.hidden_authors(self.engine, self.item_id, [
+                revision for revision, _ in self.history(self.item_id)]) if texts else set()
+        names = self._names
+        return bool(names) and _same(path, value, blinding.scrub(stored, names))
 
 
 @dataclass
@@ -155,11 +174,14 @@ def apply_edits(record: dict[str, Any], edits: dict[str, Any]) -> dict[str, Any]
 class Reviewer:
     """One per app; holds no user state (that lives in Session and in the drafts table)."""
 
-    def __init__(self, store: Store, renderer: PdfRenderer, reservation_s: float = claims.RESERVATION_S):
+    def __init__(self, store: Store, renderer: PdfRenderer, reservation_s: float = claims.RESERVATION_S,
+                 reservations_per_user: int = claims.PER_USER, limits: Limits | None = None):
         self.store = store
         self.engine = store.engine
         self.renderer = renderer
-        self.reservation_s = reservation_s  # how long opening an item reserves it (claims.py)
+        self.reservation_s = reservation_s  # how long an edit keeps the item reserved without another (claims.py)
+        self.reservations_per_user = reservations_per_user
+        self.limits = limits or Limits()  # size limits on edits (limits.py)
 
     # -- opening and moving -------------------------------------------------------------
     def open(self, user: str, queue: str, item_id: str, message: str = "") -> View:
@@ -174,10 +196,7 @@ class Reviewer:
                 note += f"; the item is now at rev {stored.rev}: saving will show what changed"
             message = f"{message} {note}".strip()
         drafts.set_position(self.engine, user, queue, item_id)
-        other = claims.claim(self.engine, user, queue, item_id, self.reservation_s)
-        if other is not None:
-            message = (f"{message} {other.user} 님이 작업 중입니다 · {other.user} is working on this item (reserved "
-                       f"until {other.until}): you can read it; saving waits until they save or skip it").strip()
+        other = claims.claim(self.engine, user, queue, item_id)  # opening reserves nothing: only edits do
         return View(session, stored, apply_edits(stored.item.to_record(), session.edits), message,
                     restored_draft=restored, reserved_by=other)
 
@@ -198,6 +217,8 @@ class Reviewer:
         if walked != filters and how == "first":
             return self.open(user, queue, filters.search.strip())  # an id in the search box opens that item
         filters = walked
+        if current is not None:  # leaving the item: what the user was editing there is free for others
+            claims.release(self.engine, user, queue, current)
         if how == "unreviewed":
             found = queues.next_unreviewed(self.engine, queue, filters, user, current)
         else:
@@ -221,11 +242,15 @@ class Reviewer:
         """Record one field edit in the session and the user's server-side draft."""
         return self.sync(user, session, {path: value})
 
-    def sync(self, user: User, session: Session, values: dict[str, Any]) -> Session:
+    def sync(self, user: User, session: Session, values: dict[str, Any], login: str | None = None,
+             reserve: bool = True) -> Session:
         """Take the form's values: a value is an edit when it differs both from the revision the
-        user started from and from the current one. Kept in the user's draft."""
+        user started from and from the current one. Kept in the user's draft; an edit reserves the
+        item for the user's `login` session (the request's when None: claims.py) unless not to
+        `reserve` (the page going away: its last edits kept, the item left). Raises TooLarge (nothing kept) past the limits."""
         if session.item_id is None or session.rev is None:
-            raise EditError("open an item first")
+            raise EditError("먼저 문항을 여세요 · Open an item first")
+        check_edits(self.limits, values)
         spec = queues.spec(session.queue)
         current = self.store.get(session.item_id)
         now = current.item.to_record()
@@ -233,17 +258,23 @@ class Reviewer:
         kept = drafts.load_draft(self.engine, user.name, session.queue, session.item_id)
         if kept is not None and kept.base_rev == session.rev:  # edits from other fields' events
             session.edits = {**kept.edits, **session.edits}
+        blinded = _Blinded(self.engine, session.item_id, self.history)
         for path, value in values.items():
             # the form sends every field it shows: one the role may not edit is refused only if changed
             spec.check_field(path)
-            if _same(path, value, get_path(now, path)) or _same(path, value, get_path(base, path)):
+            if (_same(path, value, get_path(now, path)) or _same(path, value, get_path(base, path))
+                    or blinded.same(path, value, get_path(now, path))):
                 session.edits.pop(path, None)
             else:
                 spec.check_edit(user.role, path)
                 session.edits[path] = value
+        check_edits(self.limits, session.edits)
         drafts.save_draft(self.engine, user.name, session.queue,
                           drafts.Draft(session.item_id, session.rev, session.edits))
-        claims.reserve(self.engine, user.name, session.queue, session.item_id, self.reservation_s)  # renewed
+        if reserve and session.edits:  # work in progress: reserved (renewed) while the user edits
+            claims.reserve(self.engine, user.name, session.queue, session.item_id, self.reservation_s,
+                           session=request_login.get() if login is None else login,
+                           per_user=self.reservations_per_user)
         return session
 
     def skip(self, user: str, session: Session, filters: Filters) -> View:
@@ -291,6 +322,8 @@ class Reviewer:
         if session.item_id is None or session.rev is None:
             return View(session, error="먼저 문항을 여세요 · Open an item first")
         reason = (reason or "").strip()
+        check_edits(self.limits, session.edits)
+        check_text(self.limits, "the reason", reason)
         spec = queues.spec(session.queue)
         for path in session.edits:
             spec.check_edit(user.role, path)

@@ -7,7 +7,8 @@
 - Experts see responses by label (A, B, …) only: never a model name, a run id or a task id (task
   ids follow load order, which maps to one model on every item).
 - Where an item's rationale is also one of its blind responses, who drafted it (the revision
-  reason "drafted by MODEL", `rationale.author`) is hidden from everyone but admins.
+  reason "drafted by MODEL", `rationale.author`, its notes, the revision's author) and the runs
+  of its responses are hidden from everyone but admins, in everything served about the item.
 """
 
 from __future__ import annotations
@@ -62,11 +63,11 @@ def label(place: int) -> str:
 # -- authorship of a rationale that is also a blind response ------------------------------------
 
 def blind_responses(engine: Engine, item_id: str) -> tuple[set[str], set[str]]:
-    """The texts and the models of an item's scoring tasks."""
+    """The texts of an item's scoring tasks, and the names that would unblind them: their models and runs."""
     with engine.connect() as conn:
-        rows = conn.execute(select(scoring_tasks.c.rationale, scoring_tasks.c.model)
+        rows = conn.execute(select(scoring_tasks.c.rationale, scoring_tasks.c.model, scoring_tasks.c.run_id)
                             .where(scoring_tasks.c.item_id == item_id)).all()
-    return {row.rationale.strip() for row in rows}, {row.model for row in rows}
+    return {row.rationale.strip() for row in rows}, {name for row in rows for name in (row.model, row.run_id) if name}
 
 
 def _rationale(snapshot: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +76,7 @@ def _rationale(snapshot: dict[str, Any]) -> dict[str, Any]:
 
 
 def hidden_authors(engine: Engine, item_id: str, revisions: Iterable[Revision]) -> set[str]:
-    """The names to hide on this item (its responses' models and every `rationale.author` it had),
+    """The names to hide on this item (its responses' models and runs, every `rationale.author` it had),
     or none when no rationale text it ever had is one of its blind responses."""
     texts, models = blind_responses(engine, item_id)
     if not texts:
@@ -105,7 +106,8 @@ def scrub(value: Any, names: set[str]) -> Any:
 def scrub_history(rows: list[tuple[Revision, list[tuple[str, Any, Any]]]],
                   names: set[str]) -> list[tuple[Revision, list[tuple[str, Any, Any]]]]:
     """History rows (revision, field changes) with the reason, the changes and `rationale.author`
-    scrubbed of the hidden names. The revision's own author is a user of this workspace, kept."""
+    scrubbed of the hidden names. The revision's own author is kept unless it is a hidden name
+    (a model that wrote the revision itself)."""
     if not names:
         return rows
     from dataclasses import replace
@@ -113,6 +115,7 @@ def scrub_history(rows: list[tuple[Revision, list[tuple[str, Any, Any]]]],
     def value(path: str, shown: Any) -> Any:
         return HIDDEN if path.endswith(".author") and shown else scrub(shown, names)
 
-    return [(replace(revision, reason=scrub(revision.reason, names), snapshot=scrub(revision.snapshot, names)),
+    return [(replace(revision, author=scrub(revision.author, names), reason=scrub(revision.reason, names),
+                     snapshot=scrub(revision.snapshot, names)),
              [(path, value(path, before), value(path, after)) for path, before, after in changes])
             for revision, changes in rows]

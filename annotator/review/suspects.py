@@ -28,7 +28,8 @@ from typing import Literal
 from pydantic import ValidationError
 from sqlalchemy import Engine, insert, select
 
-from annotator.review import queues
+from annotator.review import claims, queues
+from annotator.review.auth import User
 from annotator.review.queue_specs import QUEUES
 from annotator.review.tables import now, suspect_decisions, write_connection
 from curation.errors import BenchsmithError, ConflictError, NotFoundError
@@ -226,16 +227,27 @@ class SuspectDesk:
             order = [s.item_id for s in sorted(found.loaded.result.suspects, key=lambda s: (-s.score, -s.evidence))]
         return neighbour(found.ids, current, how, user, self.assigned(user) if how == "unreviewed" else None, order)
 
-    def decide(self, user: str, item_id: str, expect_rev: int, fingerprint: str, decision: str, reason: str,
+    def decide(self, user: str | User, item_id: str, expect_rev: int, fingerprint: str, decision: str, reason: str,
                new_key: object = None) -> Outcome:
         """One decision, compare-and-swap on `expect_rev` (the revision the reviewer saw) and on
         `fingerprint` (the analysis they saw). Raises SuspectError, ConflictError or
-        ItemValidationError; nothing is written then."""
+        ItemValidationError; nothing is written then. A signed-in `user` (a User: the app's
+        handlers) is held to the queue's assignments as the item queue is (claims.check); a bare
+        name is a trusted caller's (the CLI, tests of the desk itself)."""
+        if isinstance(user, User):
+            try:
+                override = claims.check(self.engine, user, QUEUE, item_id)
+            except claims.Claimed as error:
+                raise SuspectError(str(error)) from None
+            user = user.name
+        else:
+            override = ""
         if decision not in DECISIONS:
             raise SuspectError(f"decision {decision!r}: choose one of {', '.join(DECISIONS)}")
         reason = (reason or "").strip()
         if not reason and decision != "keep":
             raise SuspectError("사유를 적어 주세요 · Give a reason for the decision")
+        reason_note = claims.with_note(reason, override)
         if len(reason) > MAX_REASON:
             raise SuspectError(f"reason: at most {MAX_REASON} characters, got {len(reason)}")
         try:
@@ -252,7 +264,7 @@ class SuspectDesk:
             raise SuspectError("the suspects analysis changed since you opened this item: reload it and decide on "
                                "the new evidence")
         item = stored.item
-        text = reason or None
+        text = reason_note or None
         key: int | None = None
         if decision == "fix_key" and item.answer is not None and item.choice_key() is None:
             fixed = _open_key(item.answer, new_key)

@@ -101,13 +101,27 @@ assignments = Table(
     Index("ix_annot_assignments_user", "user", "queue"),
 )
 
-reservations = Table(  # who is working on an item in a queue, until when (claims.py)
-    "annot_reservations",
+reservations = Table(  # who is editing an item in a queue, from which login session, until when (claims.py)
+    "annot_edit_reservations",
     metadata,
     Column("queue", String(32), primary_key=True),
     Column("item_id", String(200), primary_key=True),
     Column("user", String(100), nullable=False),
-    Column("expires_at", Float, nullable=False),  # epoch seconds
+    Column("session", String(64), nullable=False, default=""),  # the login session's digest ('' for scripts)
+    Column("taken_at", Float, nullable=False),  # epoch seconds
+    Column("expires_at", Float, nullable=False),  # epoch seconds: the last edit and the idle time
+    Index("ix_annot_edit_reservations_user", "user"),
+)
+
+reservation_breaks = Table(  # an admin broke a reservation: who held it, who broke it, when (claims.py)
+    "annot_reservation_breaks",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("queue", String(32), nullable=False),
+    Column("item_id", String(200), nullable=False),
+    Column("holder", String(100), nullable=False),
+    Column("by", String(100), nullable=False),
+    Column("at", String(32), nullable=False),
 )
 
 skips = Table(  # items a reviewer skipped: their next unreviewed item passes over them while others remain

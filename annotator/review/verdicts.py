@@ -463,6 +463,7 @@ class VerdictDesk:
         category = category or None
         check_values(self.settings, verdict, extraction_ok, category)
         task = get_task(self.engine, task_id)
+        claims.override(lead, QUEUE, task.key, claims.assignees(self.engine, QUEUE, task.key))  # as decide does
         when = now()
         with write_connection(self.engine) as conn, conn.begin():
             conn.execute(select(verdict_tasks.c.id).where(verdict_tasks.c.id == task_id).with_for_update())

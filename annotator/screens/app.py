@@ -12,7 +12,7 @@ import copy
 import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import gradio as gr
 
@@ -76,7 +76,7 @@ class AppContext:
         if name is None:
             if self.local_mode:
                 return auth.User(LOCAL_USER, "admin")
-            raise gr.Error("로그인이 필요합니다 · Please log in")
+            self.refuse(request, "로그인이 필요합니다 · Please log in")
         if self.pages is not None and request is not None and request.session_hash:
             self.pages.note_owner(request.session_hash, name)
         return auth.get_user(self.workspace.store.engine, name)
@@ -86,7 +86,25 @@ class AppContext:
         user = self.user(request)
         if user.role not in QUEUES[queue].roles:
             raise gr.Error(f"이 대기열을 쓸 수 없습니다 · {user.name} ({user.role}) may not use the {queue} queue")
+            self.refuse(request, f"{user.name} ({user.role}) may not use the {queue} queue")
         return user
+
+    def refuse(self, request: gr.Request | None, message: str) -> NoReturn:
+        """Refuse the event; the page session it made (holding nothing) is not kept (session_states.py)."""
+        if self.pages is not None and request is not None:
+            self.pages.drop_if_empty(request.session_hash)
+        raise gr.Error(message)
+
+    def blinded(self, view: View, user: str | None) -> View:
+        """The view with the names hidden from this user on this item scrubbed (blinding.py), notes included."""
+        if view.stored is None:
+            return view
+        hidden = self.hidden_authors(view.stored.item.id, user)
+        if not hidden:
+            return view
+        stored = dataclasses.replace(view.stored, updated_by=blinding.scrub(view.stored.updated_by, hidden))
+        return dataclasses.replace(view, stored=stored, shown=blinding.scrub(view.shown, hidden),
+                                   message=blinding.scrub(view.message, hidden), error=blinding.scrub(view.error, hidden))
 
     def require(self, request: gr.Request | None, queue: str) -> str:
         return self.member(request, queue).name
@@ -97,6 +115,7 @@ class AppContext:
         if user.role not in STATS_ROLES:
             raise gr.Error(f"통계는 전문가·관리자만 봅니다 · {user.name} ({user.role}) may not see the stats: "
                            "experts and admins only")
+            self.refuse(request, f"{user.name} ({user.role}) may not see the stats: experts and admins only")
         return user
 
     def sees_authorship(self, user: str | None) -> bool:
@@ -248,6 +267,7 @@ class ItemQueueTab:
     def render(self, view: View, user: str | None, role: str | None = None) -> list[Any]:
         """Every output for the view; `role` (when the tab opens) also makes each field editable or
         read-only as the queue's spec gives that role."""
+        view = self.ctx.blinded(view, user)
         shown = view.shown or {}
         spec = QUEUES[self.queue]
 
@@ -878,6 +898,12 @@ def _register_api(ctx: AppContext) -> None:
         return {"status": status, "rev": response.rev if response else None,
                 "message": (response.error or response.note) if response else view.error}
 
-    for endpoint in (get_item, save_item, score_responses, save_score, revert_preview, revert_item):
+    def break_reservation(queue: str, item_id: str, request: gr.Request | None = None) -> dict:
+        """Admins: end whoever's reservation of `item_id` in `queue` (recorded). {"released": holder or None}."""
+        user = ctx.user(request)
+        with refused_as_error():
+            return {"released": claims.break_reservation(ctx.workspace.store.engine, user, queue, item_id)}
+
+    for endpoint in (get_item, save_item, score_responses, save_score, revert_preview, revert_item, break_reservation):
         gr.api(endpoint, api_name=endpoint.__name__, concurrency_limit=API_CONCURRENCY)
     register_adjudicate_api(ctx, API_CONCURRENCY)

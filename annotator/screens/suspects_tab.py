@@ -227,7 +227,7 @@ class SuspectsTab:
             return self.view(session.item_id if session.item_id and self._exists(session.item_id) else None, empty)
         return self.view(found)
 
-    def decide(self, user: str, session: SuspectSession, decision: str, new_key: Any, reason: str) -> SuspectView:
+    def decide(self, user: Any, session: SuspectSession, decision: str, new_key: Any, reason: str) -> SuspectView:
         if session.item_id is None or session.rev is None or session.fingerprint is None:
             return self.view(None, error="먼저 의심 문항을 여세요 · Open a suspect first")
         try:
@@ -263,7 +263,7 @@ class SuspectsTab:
 
     def decision_handler(self, decision: str) -> Callable[..., list[Any]]:
         def handler(session: SuspectSession, new_key: Any, reason: str, request: gr.Request) -> list[Any]:
-            user = self.ctx.require(request, QUEUE)
+            user = self.ctx.member(request, QUEUE)  # with the role: assignments are checked on the decision
             view = self.decide(user, copy.copy(session), decision, new_key, reason or "")
             self.ctx.progress.decided(QUEUE)
             return self.render(view)

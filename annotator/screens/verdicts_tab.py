@@ -186,11 +186,10 @@ class VerdictsTab:
         if changed:
             status += ('<div class="bs-note">이 문항은 응답 뒤에 바뀌었습니다 · The item changed since this response: '
                        "a verdict applies to the response as it was given</div>")
-        holder = claims.claim(engine, user.name, QUEUE, task.key, self.ctx.reviewer.reservation_s) \
-            if state == "open" else None
+        holder = claims.claim(engine, user.name, QUEUE, task.key) if state == "open" else None
         if holder is not None:
-            status += (f'<div class="bs-note">{views.esc(holder.user)} 님이 보는 중 · {views.esc(holder.user)} has it '
-                       f"until {views.esc(holder.until)}</div>")
+            status += (f'<div class="bs-note">{views.esc(holder.user)} 님이 수정 중 · {views.esc(holder.user)} is '
+                       f"editing it ({views.esc(holder.until)})</div>")
         everyone = verdicts.votes(engine, task_id)
         admin = user.role == ADMIN
         mine = next((v for v in reversed(everyone) if v.user == user.name and v.outcome is None), None)

@@ -127,6 +127,10 @@ def status_html(view: View) -> str:
             "</span>")
     if view.message:
         parts.append(f'<div class="bs-message">{esc(view.message)}</div>')
+    if view.reserved_by is not None:  # a warning, not a success: saving waits for them
+        who = esc(view.reserved_by.user)
+        parts.append(f'<div class="bs-warning" role="status">{who} 님이 수정 중입니다 ({esc(view.reserved_by.until)}) · '
+                     f"{who} is editing this item: you can read it; saving waits until they save or leave it</div>")
     if view.error:
         parts.append(f'<div class="bs-error" role="alert">{esc(view.error)}</div>')
     return "".join(parts)
@@ -234,6 +238,7 @@ CSS = """
 .bs-crop img { max-width: 100%; max-height: 160px; }
 .bs-error { color: #b91c1c; font-weight: 600; }
 .bs-message { color: #166534; }
+.bs-warning { color: #92400e; background: #fffbeb; border-left: 3px solid #d97706; padding: 2px 6px; }
 .bs-conflict { border: 2px solid #b45309; padding: 8px; background: #fffbeb; }
 .bs-conflict table, .bs-history, .bs-table { border-collapse: collapse; font-size: 13px; }
 .bs-conflict td, .bs-conflict th, .bs-history td, .bs-history th, .bs-table td, .bs-table th {

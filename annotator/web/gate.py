@@ -12,6 +12,10 @@
 - With no users (loopback only): a random token, printed in the URL as Jupyter does
   (`/?token=…`). Opening that URL sets an HttpOnly session cookie and redirects to `/`;
   without the cookie every request, the page included, is refused.
+- Every request: a Host header that names none of the allowed hosts (settings.allowed_hosts;
+  by default the local names and the address the server binds) is refused with 400, so that a
+  page on a name that resolves here (DNS rebinding) reaches nothing; a body past the size limits
+  (limits.py: uploads apart) is refused with 413 before anything reads it.
 """
 
 from __future__ import annotations
@@ -27,8 +31,10 @@ from http.cookies import SimpleCookie
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+from annotator.review.limits import Limits, too_large_message
+from annotator.review.request_context import request_login, request_user
 from annotator.screens.login_page import login_page, login_page_headers
-from annotator.web.sessions import COOKIE, Sessions
+from annotator.web.sessions import COOKIE, Sessions, session_id
 from annotator.web.throttle import LoginThrottle, backoff_message
 
 Scope = MutableMapping[str, Any]
@@ -43,6 +49,7 @@ SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 LOGIN_PATHS = {"/login", "/login/"}
 LOGOUT_PATHS = {"/logout", "/logout/"}
 MAX_LOGIN_BODY = 16 * 1024
+UPLOAD_PATHS = ("/gradio_api/upload", "/upload")
 
 NEEDS_TOKEN_PAGE = (
     "<!doctype html><meta charset=utf-8><title>benchsmith annotator</title>"
@@ -59,17 +66,19 @@ class Logins:
     """What the gate needs for users: who may log in, how often, and their sessions."""
 
     def __init__(self, check_password: Callable[[str, str], bool], throttle: LoginThrottle, sessions: Sessions,
-                 on_logout: Callable[[str], None] = lambda user: None):
+                 on_logout: Callable[[str, str], None] = lambda user, login: None):
         self.check_password, self.throttle, self.sessions = check_password, throttle, sessions
-        self.on_logout = on_logout  # what a user's logout releases (their item reservations)
+        self.on_logout = on_logout  # what ending a login session (user, its id) releases: its reservations, pages
 
 
 class SessionGate:
     """`logins` for a server with users; `token` (and no logins) for local mode."""
 
-    def __init__(self, app: ASGIApp, *, logins: Logins | None = None, token: str | None = None):
+    def __init__(self, app: ASGIApp, *, logins: Logins | None = None, token: str | None = None,
+                 hosts: frozenset[str] | None = None, limits: Limits | None = None):
         assert (logins is None) != (token is None), "either users (logins) or local mode (token)"
         self.app, self.logins, self.token = app, logins, token
+        self.hosts, self.limits = hosts, limits or Limits()
         self.local_session = secrets.token_urlsafe(32)
         self._client_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = weakref.WeakValueDictionary()
 
@@ -77,12 +86,30 @@ class SessionGate:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
+        if self.hosts is not None and host_name(scope) not in self.hosts:
+            if scope["type"] == "websocket":
+                await send({"type": "websocket.close", "code": 1008})
+            else:
+                await _respond(send, 400, json.dumps({"detail": "허용되지 않은 호스트입니다 · Host not allowed: "
+                                                                "add it to annotator.allowed_hosts in benchsmith.toml"},
+                                                     ensure_ascii=False), "application/json; charset=utf-8")
+            return
         if from_other_origin(scope):
             if scope["type"] == "websocket":
                 await send({"type": "websocket.close", "code": 1008})
             else:
                 await _respond(send, 403, json.dumps({"detail": "cross-origin request refused"}), "application/json")
             return
+        if scope["type"] == "http":
+            limit, what, key = ((self.limits.upload_bytes, "the upload", "max_upload_mb")
+                                if scope["path"].startswith(UPLOAD_PATHS)
+                                else (self.limits.request_bytes, "the request", "max_request_kb"))
+            size = _content_length(scope)
+            if size is not None and size > limit:
+                await _respond(send, 413, json.dumps({"detail": too_large_message(what, size, limit, "bytes", key)},
+                                                     ensure_ascii=False), "application/json; charset=utf-8")
+                return
+            receive = _bounded(receive, limit)
         send = _without_cors(send)
         cookies = _cookies(scope)
         if self.token is not None:
@@ -101,6 +128,8 @@ class SessionGate:
         user = await asyncio.to_thread(self._user, cookies)
         if user is not None:
             scope.setdefault("state", {})[USER_KEY] = user
+            request_user.set(user)
+            request_login.set(session_id(cookies[COOKIE]))
             await self.app(scope, receive, send)
         elif scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
@@ -172,8 +201,8 @@ class SessionGate:
         assert self.logins is not None
         token = cookies.get(COOKIE)
         user = await asyncio.to_thread(self.logins.sessions.end, token) if token else None
-        if user is not None:
-            await asyncio.to_thread(self.logins.on_logout, user)
+        if user is not None and token:
+            await asyncio.to_thread(self.logins.on_logout, user, session_id(token))
         cleared = f"{COOKIE}=; Max-Age=0; HttpOnly; SameSite=Lax; Path=/"
         await _respond(send, 200, json.dumps({"success": True}), "application/json",
                        [(b"set-cookie", cleared.encode())])
@@ -191,6 +220,38 @@ def from_other_origin(scope: Scope) -> bool:
     parts = urlsplit(source)
     return (parts.scheme not in ("http", "https") or not parts.netloc
             or parts.netloc.lower() != headers.get(b"host", "").lower())
+
+
+def host_name(scope: Scope) -> str:
+    """The Host header's name, without its port (an IPv6 address without its brackets), lower-cased."""
+    host = next((value.decode("latin-1") for key, value in scope.get("headers", []) if key.lower() == b"host"), "")
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+def _content_length(scope: Scope) -> int | None:
+    for key, value in scope.get("headers", []):
+        if key.lower() == b"content-length":
+            try:
+                return int(value)
+            except ValueError:
+                return None
+    return None
+
+
+def _bounded(receive: Receive, limit: int) -> Receive:
+    """A body sent without Content-Length (chunked) ends as a disconnect once past `limit`: nothing reads it."""
+    received = 0
+
+    async def bounded() -> Message:
+        nonlocal received
+        message = await receive()
+        received += len(message.get("body", b""))
+        return {"type": "http.disconnect"} if received > limit else message
+
+    return bounded
 
 
 def _without_cors(send: Send) -> Send:

@@ -12,9 +12,8 @@ import ipaddress
 import os
 import secrets
 import socket
-import sys
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from functools import partial
 from typing import Any
 
@@ -31,7 +30,7 @@ from starlette.routing import Mount  # noqa: E402
 
 from annotator.review import auth, claims  # noqa: E402
 from annotator.review.actions import Reviewer, Session  # noqa: E402
-from annotator.review.claims import RESERVATION_S  # noqa: E402
+from annotator.review.limits import TooLarge  # noqa: E402
 from annotator.review.queue_specs import ITEM_QUEUES, QUEUES, NotAllowed  # noqa: E402
 from annotator.review.render import PdfRenderer, RenderError, warm_up  # noqa: E402
 from annotator.review.score_desk import ScoreDesk  # noqa: E402
@@ -43,7 +42,7 @@ from annotator.screens.views import CSS, LOCAL_TIME_SCRIPT  # noqa: E402
 from annotator.web import capacity  # noqa: E402
 from annotator.web.edit_relay import DRAFT_URL, edit_relay_script  # noqa: E402
 from annotator.web.gate import ASGIApp, Logins, SessionGate, scope_user  # noqa: E402
-from annotator.web.session_states import BoundedStateHolder  # noqa: E402
+from annotator.web.session_states import BoundedStateHolder, check_gradio  # noqa: E402
 from annotator.web.sessions import Sessions  # noqa: E402
 from annotator.web.settings import Settings, read_settings  # noqa: E402
 from annotator.web.throttle import LoginThrottle  # noqa: E402
@@ -75,21 +74,27 @@ def check_can_serve(workspace: Workspace, host: str) -> bool:
 
 
 def create_server(workspace: Workspace, *, local_mode: bool, token: str | None = None, order: str = "id",
-                  settings: Settings | None = None, reservation_s: float = RESERVATION_S) -> ASGIApp:
+                  settings: Settings | None = None, reservation_s: float | None = None,
+                  host: str = "127.0.0.1") -> ASGIApp:
     """The app behind its gate: with `local_mode` only holders of `token` get in (a random one
     when None); with users only signed-in sessions reach anything but the login page.
-    `settings`: session lengths and login backoff (the workspace's [annotator] settings when None)."""
+    `settings`: session lengths, login backoff, page-session bounds, reservations, size limits and
+    allowed hosts (the workspace's [annotator] settings when None); `host`: the address it binds."""
+    check_gradio()  # refuses to start, naming what is missing, on a Gradio without what we use
     workspace = workspace.with_pool(capacity.pool_size())  # its own store: a connection per worker thread
     store = workspace.store
     ensure_tables(store.engine)
     renderer = PdfRenderer(workspace.blobs)
     settings = settings or read_settings(workspace.root / CONFIG_NAME)
-    # Gradio keeps each page load's state: lean (what handlers changed), bounded and dropped at
-    # logout or when idle as long as a login session may be (session_states.py)
-    pages = BoundedStateHolder(idle_s=settings.session_idle_s)
-    ctx = AppContext(workspace, Reviewer(store, renderer, reservation_s), ScoreDesk(store), renderer, local_mode,
-                     order=order, pages=pages)
-    blocks = build_app(ctx)  # no .queue(): it would build Gradio's routes once more (~0.25 s)
+    # Gradio keeps each page load's state: lean (what handlers changed), bounded per user and in
+    # all, dropped at logout or when idle as long as a login session may be (session_states.py)
+    pages = BoundedStateHolder(capacity=settings.page_sessions, idle_s=settings.session_idle_s,
+                               per_user=settings.page_sessions_per_user)
+    reviewer = Reviewer(store, renderer, settings.reservation_idle_s if reservation_s is None else reservation_s,
+                        settings.reservations_per_user, settings.limits)
+    ctx = AppContext(workspace, reviewer, ScoreDesk(store), renderer, local_mode, order=order, pages=pages)
+    with gradio_settings(QUEUE_SETTINGS):
+        blocks = build_app(ctx)  # no .queue(): it would build Gradio's routes once more (~0.25 s)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -130,7 +135,7 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
 
     @api.post(DRAFT_URL)
     async def draft(request: Request) -> dict[str, int]:
-        """The edit relay's last edits when a page goes away (see edit_relay.py)."""
+        """The edit relay's last edits when a page goes away (see edit_relay.py): kept, the item released."""
         user = current_user(request)
         if request.headers.get("x-benchsmith") != "1":  # a cross-site form cannot set it
             raise HTTPException(status_code=403, detail="missing X-Benchsmith header")
@@ -141,9 +146,14 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
             role = auth_role(user)
             if queue not in ITEM_QUEUES or role not in QUEUES[queue].roles:
                 raise HTTPException(status_code=403, detail=f"{user} may not edit in the {queue!r} queue")
-            session = ctx.reviewer.sync(auth.User(user, role), Session(queue, item_id, rev), {path: value})
-        except (KeyError, TypeError, ValueError) as error:
-            raise HTTPException(status_code=400, detail=f"bad draft: {error}") from None
+            # the page is going away: its last edits are kept as a draft, and the item is left (released)
+            session = ctx.reviewer.sync(auth.User(user, role), Session(queue, item_id, rev), {path: value},
+                                        reserve=False)
+            claims.release(store.engine, user, queue, item_id)
+        except (KeyError, TypeError, ValueError):
+            raise HTTPException(status_code=400, detail=BAD_DRAFT) from None
+        except TooLarge as error:
+            raise HTTPException(status_code=413, detail=str(error)) from None
         except NotAllowed as error:
             raise HTTPException(status_code=403, detail=str(error)) from None
         except BenchsmithError as error:
@@ -162,33 +172,47 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     with warnings.catch_warnings():  # Gradio warns that a multi-page app gets no SSR, asked for or not
         warnings.filterwarnings("ignore", message="SSR mode is not supported with multi-page apps")
         app = gr.mount_gradio_app(api, blocks, path="/", auth_dependency=None if local_mode else _gate_user,
-                                  head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False)
+                                  head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False,
+                                  max_file_size=settings.limits.upload_bytes)
     pages.set_blocks(blocks)
     gradio_app(api).state_holder = pages
-    quiet_queue_analytics(blocks)
+    hosts = settings.hosts(host)
     if local_mode:
-        return SessionGate(app, token=token or secrets.token_urlsafe(24))
+        return SessionGate(app, token=token or secrets.token_urlsafe(24), hosts=hosts, limits=settings.limits)
 
-    def logged_out(user: str) -> None:
-        claims.release(store.engine, user)
-        pages.drop_user(user)
+    def logged_out(user: str, login: str) -> None:
+        claims.release(store.engine, user, session=login)  # that login's reservations; other devices keep theirs
+        pages.drop_login(user, login)
 
     logins = Logins(partial(auth.check_login, store.engine), LoginThrottle(store.engine, settings.login_backoff_s),
                     Sessions(store.engine, settings.session_idle_s, settings.session_max_s),
                     on_logout=logged_out)
-    return SessionGate(app, logins=logins)
+    return SessionGate(app, logins=logins, hosts=hosts, limits=settings.limits)
 
 
-QUEUE_ANALYTICS_KEPT = 100
+BAD_DRAFT = ("잘못된 임시 저장 요청입니다 · Bad draft: send a JSON object with queue, item_id, rev (a number), "
+             "path and value")
+# Gradio's queue rebuilt a pandas summary of its last 10,000 events at every queued event (the
+# script API's calls), for a monitoring page this app does not serve: 13% of the server's CPU under
+# a 20-user team, growing with the events kept. Gradio's own settings, read when the Blocks (and its
+# queue) are made: never recomputed, few kept.
+QUEUE_SETTINGS = {"GRADIO_ANALYTICS_CACHE_FREQUENCY": str(2**62), "GRADIO_ANALYTICS_MAX_EVENTS": "100"}
 
 
-def quiet_queue_analytics(blocks: Any) -> None:
-    """Gradio's queue rebuilt a pandas summary of its last 10,000 events at every queued event
-    (the script API's calls), for a monitoring page this app does not serve: 13% of the server's
-    CPU under a 20-user team, growing with the events kept. Never recomputed; few kept."""
-    queue = blocks._queue
-    queue.ANAYLTICS_CACHE_FREQUENCY = sys.maxsize  # (sic) Gradio's spelling
-    queue.ANALYTICS_MAX_EVENTS = QUEUE_ANALYTICS_KEPT
+@contextlib.contextmanager
+def gradio_settings(values: dict[str, str]) -> Iterator[None]:
+    """Gradio's environment settings while the app is built, restored after (no change to the process's
+    environment outlives it)."""
+    before = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def _gate_user(request: Request) -> str | None:
@@ -207,14 +231,14 @@ def uvicorn_config(app: ASGIApp) -> uvicorn.Config:
 
 
 def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860, order: str = "id",
-          session_idle_minutes: float | None = None, reservation_s: float = RESERVATION_S) -> None:
+          session_idle_minutes: float | None = None, reservation_s: float | None = None) -> None:
     capacity.limit_malloc_arenas()
     ensure_tables(workspace.store.engine)
     local_mode = check_can_serve(workspace, host)
     token = (os.environ.get(TOKEN_ENV) or secrets.token_urlsafe(24)) if local_mode else None
     settings = read_settings(workspace.root / CONFIG_NAME, session_idle_minutes=session_idle_minutes)
     app = create_server(workspace, local_mode=local_mode, token=token, order=order, settings=settings,
-                        reservation_s=reservation_s)
+                        reservation_s=reservation_s, host=host)
 
     # bound here, so that --port 0 gets a free port from the system and the URL printed has it
     try:

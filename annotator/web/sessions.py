@@ -27,6 +27,11 @@ def _digest(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def session_id(token: str) -> str:
+    """A login session's id for what it holds (reservations, page state): its token's digest, as stored."""
+    return _digest(token)
+
+
 class Sessions:
     def __init__(self, engine: Engine, idle_s: float, max_s: float):
         self.engine, self.idle_s, self.max_s = engine, idle_s, max_s

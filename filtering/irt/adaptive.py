@@ -76,7 +76,7 @@ class AdaptiveTest:
     """One bank's target items (in a fixed order) ready for adaptive tests. Answers are sequences
     of `Answer` in the order the items were drawn."""
 
-    def __init__(self, items: Sequence[str], a: np.ndarray, b: np.ndarray, abilities: Sequence[float],
+    def __init__(self, items: Sequence[str], a: np.ndarray, b: np.ndarray, abilities: Sequence[float] | np.ndarray,
                  facets: Sequence[str | None] | None = None, likelihood_weight: float = LIKELIHOOD_WEIGHT,
                  uniform: float = UNIFORM):
         self.items = list(items)
