@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from annotator import auth, queues, scoring
-from annotator.tables import ensure_tables
+from annotator.review import auth, queues, scoring
+from annotator.review.tables import ensure_tables
 from curation.cli_kit import JsonOption, WorkspaceOption, out, print_json, workspace_from
 from curation.errors import BenchsmithError
 from curation.workspace import Workspace
@@ -54,7 +54,7 @@ def annotate_command(
         return
     if order not in queues.ORDERS:
         raise BenchsmithError(f"--order {order!r}: choose one of {', '.join(queues.ORDERS)}")
-    from annotator.server import serve
+    from annotator.web.server import serve
 
     if reserve_minutes is not None and reserve_minutes <= 0:
         raise BenchsmithError(f"--reserve-minutes {reserve_minutes}: give a positive number of minutes")
@@ -114,7 +114,7 @@ def load_verdicts_command(
 ) -> None:
     """Put runs' responses in the Verdicts queue: checker–judge disagreements first, then the responses a
     judge (or no one) decided, then an audit sample of the checker-decided ones. Stale records are left out."""
-    from annotator.verdicts import TIER_NAMES, load_verdict_tasks
+    from annotator.review.verdicts import TIER_NAMES, load_verdict_tasks
     from evaluation.human_verdicts import verdict_settings
     from evaluation.item_facets import FacetReader
     from evaluation.metrics import load_run
@@ -146,7 +146,7 @@ def stats_command(workspace: WorkspaceOption = None, as_json: JsonOption = False
     import math
     from dataclasses import asdict
 
-    from annotator import stats
+    from annotator.review import stats
 
     engine = _workspace(workspace).store.engine
     table = scoring.score_table(engine)
@@ -179,7 +179,7 @@ def export_scores_command(
     """Write the experts' scores as JSONL {"item_id","model","expert",axes…} for `report --paper --expert-scores`."""
     import json
 
-    from annotator.stats import score_sheet
+    from annotator.review.stats import score_sheet
 
     sheet = score_sheet(_workspace(workspace).store.engine)
     lines = [json.dumps({"item_id": item, "model": model, "expert": expert, **values}, ensure_ascii=False)
@@ -208,13 +208,13 @@ def assign_command(
     if queue == "suspects":  # its open items come from `analyze suspects`, not from a filter on the items table
         if status:
             raise BenchsmithError("--status does not apply to the suspects queue (its open items are assigned)")
-        from annotator.suspects import SuspectDesk
+        from annotator.review.suspects import SuspectDesk
 
         ids = SuspectDesk(ws.store, ws.root).membership().ids
     elif queue == "verdicts":  # the responses loaded by `annotate load-verdicts` and not settled yet
         if status:
             raise BenchsmithError("--status does not apply to the verdicts queue (its open responses are assigned)")
-        from annotator.verdicts import task_keys
+        from annotator.review.verdicts import task_keys
 
         ids = task_keys(ws.store.engine)
     report = queues.assign(ws.store.engine, queue, names, overlap, queues.Filters(status=tuple(status)), item_ids=ids)
@@ -226,7 +226,7 @@ def assign_command(
 def suspects_command(workspace: WorkspaceOption = None, as_json: JsonOption = False) -> None:
     """The Suspects queue as the app shows it: open suspects, highest score first, and how many are
     stale, decided on these answers, rejected or excluded."""
-    from annotator.suspects import SuspectDesk
+    from annotator.review.suspects import SuspectDesk
 
     ws = _workspace(workspace)
     found = SuspectDesk(ws.store, ws.root).membership()
@@ -294,7 +294,7 @@ def users_unlock_command(
     workspace: WorkspaceOption = None,
 ) -> None:
     """Clear the login backoff of a name (and of the clients that failed on it) or of a client address."""
-    from annotator.throttle import unlock
+    from annotator.web.throttle import unlock
 
     if name is None and client is None:
         raise BenchsmithError("name a user, --client ADDRESS, or both")
@@ -308,8 +308,8 @@ def verdicts_stats_command(workspace: WorkspaceOption = None, as_json: JsonOptio
     """Per answer format and decider (each checker, the judge, another tool's verdict): agreement with
     people's verdicts, Cohen's κ with n and a 95% interval, false accepts and false rejects; the share of
     the loaded runs' responses the judge decided; the reviewers' own agreement on overlapped responses."""
-    from annotator import stats
-    from annotator.verdicts import VerdictDesk
+    from annotator.review import stats
+    from annotator.review.verdicts import VerdictDesk
     from evaluation.verdict_agreement import verdict_agreement
 
     ws = _workspace(workspace)
@@ -345,7 +345,7 @@ def verdicts_apply_command(
 ) -> None:
     """Apply the settled verdicts to their runs again (the app applies each as it is settled): a verdict
     whose record lost it gets it back; one whose response changed since is kept for that response only."""
-    from annotator.verdicts import VerdictDesk
+    from annotator.review.verdicts import VerdictDesk
 
     ws = _workspace(workspace)
     counts = VerdictDesk(ws).apply_all(run)

@@ -28,10 +28,10 @@ import threading
 import time
 from pathlib import Path
 
-from annotator import auth, queues
-from annotator.queues import Filters
-from annotator.sample import load_sample
-from annotator.tables import ensure_tables
+from annotator.review import auth, queues
+from annotator.review.queues import Filters
+from annotator.review.sample import load_sample
+from annotator.review.tables import ensure_tables
 from curation.item import parse_item
 from curation.workspace import Workspace, init_workspace
 
@@ -63,16 +63,16 @@ def p95(samples: list[float]) -> float:
 def time_next(workspace: Workspace, user: str, n: int) -> dict[str, tuple[float, float]]:
     import gradio as gr
 
-    from annotator.actions import Reviewer
-    from annotator.app import AppContext, build_item_tab, build_korea_tab, filter_choices
-    from annotator.render import PdfRenderer
-    from annotator.score_desk import ScoreDesk
+    from annotator.review.actions import Reviewer
+    from annotator.review.render import PdfRenderer
+    from annotator.review.score_desk import ScoreDesk
+    from annotator.screens.app import AppContext, build_item_queue_tab, filter_choices
 
     renderer = PdfRenderer(workspace.blobs)
     ctx = AppContext(workspace, Reviewer(workspace.store, renderer), ScoreDesk(workspace.store), renderer, False)
     with gr.Blocks():
         choices = filter_choices(workspace.store.engine)
-        tabs = {"item": build_item_tab(ctx, [user], choices), "korea": build_korea_tab(ctx, [user], choices)}
+        tabs = {queue: build_item_queue_tab(ctx, queue, [user], choices) for queue in ("item", "korea")}
     results = {}
     for label, queue, how in (("next (item)", "item", "next"), ("next unreviewed for me", "item", "unreviewed"),
                               ("next (korea-specific)", "korea", "next")):

@@ -47,11 +47,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from annotator_bench import free_port, generate  # noqa: E402
 from page_clock import install, timed_click  # noqa: E402
 
-from annotator import adjudication, auth, queues  # noqa: E402
-from annotator.actions import Reviewer, Session  # noqa: E402
-from annotator.queues import Filters  # noqa: E402
-from annotator.render import PdfRenderer  # noqa: E402
-from annotator.tables import ensure_tables  # noqa: E402
+from annotator.review import adjudication, auth, queues  # noqa: E402
+from annotator.review.actions import Reviewer, Session  # noqa: E402
+from annotator.review.queues import Filters  # noqa: E402
+from annotator.review.render import PdfRenderer  # noqa: E402
+from annotator.review.tables import ensure_tables  # noqa: E402
 
 BASELINE = auth.User("baseline", "admin")
 from curation.workspace import Workspace, init_workspace  # noqa: E402
@@ -233,11 +233,11 @@ def adjudicate_figures(page: Any, repeat: int, samples: list[float]) -> None:
     for _ in range(repeat):
         item_id = case.get_attribute("data-item")
         page.locator("#adjudicate-take label").first.click()
-        expect(page.locator("#adjudicate-decision input")).to_have_value("accept", timeout=60_000)
+        expect(page.locator("#adjudicate-decision input[value='accept']")).to_be_checked(timeout=60_000)
 
         def applied(item_id: str | None = item_id) -> None:
             # the status naming this item comes in the same response as the next case
-            expect(status).to_contain_text(f"{item_id}: accept", timeout=60_000)
+            expect(status).to_contain_text(f"{item_id}: 승인 · Accept", timeout=60_000)
         timed_click(page, samples, page.locator("#adjudicate-apply"), applied, "#adjudicate-status", None)
 
 

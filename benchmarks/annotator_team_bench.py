@@ -43,7 +43,7 @@ from annotator_browser_bench import (  # noqa: E402
 )
 from page_clock import timed_click  # noqa: E402
 
-from annotator import auth, queues  # noqa: E402
+from annotator.review import auth, queues  # noqa: E402
 
 TEAM_PASSWORD = "password-team-bench"
 ITEM_MARK = re.compile(r'data-item=\\?"([^"\\]+)\\?" ')

@@ -37,8 +37,8 @@ def reasoning_plans(workspace: Workspace) -> list[tuple[RunRequest, ModelSpec]]:
 
 
 def judge_sample(workspace: Workspace) -> str:
-    from annotator.scoring import load_judge, load_rationales, rationale_tasks
-    from annotator.tables import ensure_tables
+    from annotator.review.scoring import load_judge, load_rationales, rationale_tasks
+    from annotator.review.tables import ensure_tables
 
     engine = workspace.store.engine
     ensure_tables(engine)

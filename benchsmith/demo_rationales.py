@@ -62,8 +62,8 @@ def _local_client(workspace: Workspace) -> TextModel | None:
 
 
 def draft_sample_rationales(workspace: Workspace) -> str:
-    from annotator.scoring import RationaleTask, load_rationales
-    from annotator.tables import ensure_tables
+    from annotator.review.scoring import RationaleTask, load_rationales
+    from annotator.review.tables import ensure_tables
 
     pending = [s for s in active_items(workspace.store) if s.item.rationale is None and s.item.answer_list()]
     changed: dict[str, Item] = {}

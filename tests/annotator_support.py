@@ -9,9 +9,9 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from annotator.actions import Reviewer
-from annotator.render import PdfRenderer
-from annotator.sample import load_sample
+from annotator.review.actions import Reviewer
+from annotator.review.render import PdfRenderer
+from annotator.review.sample import load_sample
 from curation.workspace import Workspace
 
 
@@ -36,7 +36,7 @@ def fresh_reviewer(desk: Desk) -> Reviewer:
 def running_server(workspace: Workspace, **options) -> Iterator[str]:
     """The server the `annotate` command runs, with users (no local mode), on a free loopback port;
     yields its URL. `options` go to create_server."""
-    from annotator.server import create_server
+    from annotator.web.server import create_server
 
     with serving_app(create_server(workspace, local_mode=False, **options)) as url:
         yield url
@@ -48,7 +48,7 @@ def serving_app(app) -> Iterator[str]:
     free loopback port; yields its URL."""
     import uvicorn
 
-    from annotator.server import uvicorn_config
+    from annotator.web.server import uvicorn_config
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))  # held open and handed to the server: no other process can take the port

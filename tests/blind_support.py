@@ -9,9 +9,9 @@ from pathlib import Path
 
 from sqlalchemy import insert
 
-from annotator import auth
-from annotator.sample import load_sample
-from annotator.tables import ensure_tables, scoring_tasks
+from annotator.review import auth
+from annotator.review.sample import load_sample
+from annotator.review.tables import ensure_tables, scoring_tasks
 from curation.workspace import Workspace, init_workspace
 
 from .annotator_support import running_server

@@ -12,10 +12,10 @@ from itertools import permutations
 import pytest
 from sqlalchemy import select
 
-from annotator import adjudication, auth, queues, stats
-from annotator.actions import Reviewer, Session
-from annotator.render import PdfRenderer
-from annotator.tables import ensure_tables, reviews
+from annotator.review import adjudication, auth, queues, stats
+from annotator.review.actions import Reviewer, Session
+from annotator.review.render import PdfRenderer
+from annotator.review.tables import ensure_tables, reviews
 from curation.blobs import BlobStore
 from curation.item import parse_item
 from curation.store import Store
@@ -90,7 +90,7 @@ def test_two_reviewers_who_differ_leave_the_item_unchanged_and_the_lead_decides(
     again = _decide(desk, CAROL, "item", "q2", "needs_fix", "다시")
     assert again.error and desk.store.get("q2").rev == 1
 
-    from annotator.queue_specs import NotAllowed
+    from annotator.review.queue_specs import NotAllowed
 
     with pytest.raises(NotAllowed, match="may not use the adjudicate queue"):
         adjudication.resolve(desk.store, CAROL, "item", "q2", 1, "accept")
@@ -208,7 +208,7 @@ def test_agreement_figures_on_item_decisions_and_korea_flags_equal_the_formulas(
 
 
 def test_annotate_stats_json_gives_the_reviewers_agreement(workspace):
-    from annotator.sample import load_sample
+    from annotator.review.sample import load_sample
 
     from .conftest import run_cli
 

@@ -28,8 +28,8 @@ REASON = "보기 2 OCR"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from annotator import auth, queues
-    from annotator.sample import load_sample
+    from annotator.review import auth, queues
+    from annotator.review.sample import load_sample
     from curation.workspace import init_workspace
 
     from .test_annotator_browser import PASSWORDS
@@ -77,10 +77,12 @@ def test_two_reviewers_differ_and_the_leads_decision_applies_with_both_in_the_hi
     open_tab(page, "Adjudicate")
     case = page.locator("#adjudicate-case")
     expect(case).to_contain_text("sample-002", timeout=30_000)
-    for text in ("carol", "dave", "accept", "needs_fix", REASON):
+    for text in ("carol", "dave", "승인 · Accept", "수정 필요 · Needs fix", REASON):  # decisions in words
         expect(case).to_contain_text(text)
+    expect(page.locator("#adjudicate-page .bs-page img")).to_be_visible()  # the item's page beside it
     page.locator("#adjudicate-take label:has-text('dave')").click()
     expect(field(page, "adjudicate-reason")).to_have_value(REASON, timeout=30_000)
+    expect(page.locator("#adjudicate-decision input[value='needs_fix']")).to_be_checked()
     page.locator("#adjudicate-apply").click()
     expect(page.locator("#adjudicate-status")).to_contain_text("applied as rev 2", timeout=30_000)
     expect(page.locator("#adjudicate-status")).to_contain_text("Nothing to adjudicate")

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from annotator.agreement import icc, krippendorff_alpha
+from annotator.review.agreement import icc, krippendorff_alpha
 
 nan = math.nan
 

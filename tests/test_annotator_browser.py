@@ -26,10 +26,11 @@ if not Path(CHROMIUM).exists():
 from playwright.sync_api import expect  # noqa: E402
 from sqlalchemy import delete  # noqa: E402
 
-from annotator import auth, throttle  # noqa: E402
-from annotator.sample import load_sample, sample_scoring  # noqa: E402
-from annotator.scoring import load_rationales  # noqa: E402
-from annotator.tables import reservations  # noqa: E402
+from annotator.review import auth  # noqa: E402
+from annotator.review.sample import load_sample, sample_scoring  # noqa: E402
+from annotator.review.scoring import load_rationales  # noqa: E402
+from annotator.review.tables import reservations  # noqa: E402
+from annotator.web import throttle  # noqa: E402
 from curation.item import parse_item  # noqa: E402
 from curation.workspace import CONFIG_NAME, init_workspace, open_workspace  # noqa: E402
 
@@ -126,8 +127,8 @@ def browser():
         chromium.close()
 
 
-def login(browser, url: str, name: str):
-    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+def login(browser, url: str, name: str, viewport: tuple[int, int] = (1400, 1000)):
+    context = browser.new_context(viewport={"width": viewport[0], "height": viewport[1]})
     page = context.new_page()
     page.dialogs = []  # type: ignore[attr-defined]
     page.on("dialog", lambda dialog: (page.dialogs.append(dialog.message), dialog.dismiss()))  # type: ignore[attr-defined]
@@ -398,7 +399,7 @@ def test_expert_scores_with_digit_keys_and_sees_no_model_names(server, browser):
     expect(page.locator("#score-status")).to_contain_text("Saved A", timeout=30_000)
     from sqlalchemy import select
 
-    from annotator.tables import expert_scores
+    from annotator.review.tables import expert_scores
     with open_workspace(root).store.engine.connect() as conn:
         row = conn.execute(select(expert_scores).where(expert_scores.c.expert == "bob")).one()
     assert (row.factuality, row.logic, row.depth, row.clarity) == (4, 5, 3, 4)
@@ -455,7 +456,7 @@ def test_api_save_and_score_endpoints_with_gradio_client(server):
     invalid = client.predict("item", "sample-004", rev + 1, json.dumps({"answer": "7"}), "", "", api_name="/save_item")
     assert invalid["status"] == "invalid" and "answer 7 is not an option number 1..4" in invalid["message"]
     assert stored(root, "sample-004").rev == rev + 1
-    from annotator.scoring import get_score, tasks
+    from annotator.review.scoring import get_score, tasks
     engine = open_workspace(root).store.engine
     task = next(t for t in tasks(engine) if get_score(engine, t.id, "bob") is None)  # not the one scored in the page
     shown = client.predict(task.item_id, api_name="/score_responses")["responses"]
@@ -469,7 +470,7 @@ def test_api_save_and_score_endpoints_with_gradio_client(server):
 
 
 def draft_edits(root: Path, user: str, queue: str, item_id: str) -> dict:
-    from annotator.drafts import load_draft
+    from annotator.review.drafts import load_draft
 
     draft = load_draft(open_workspace(root).store.engine, user, queue, item_id)
     return draft.edits if draft else {}
@@ -533,6 +534,9 @@ def test_square_brackets_are_text_not_display_math(server, browser):
 
 
 def choose(page, element_id: str, label: str) -> None:
+    """Pick `label` in a dropdown; a queue's filters sit in a closed bar, opened first."""
+    if not page.locator(f"#{element_id}").is_visible():
+        page.locator(f"#{element_id.split('-')[0]}-filters-box .label-wrap").click()
     page.locator(f"#{element_id} input").first.click()
     page.locator("ul[role=listbox] li", has_text=label).first.click()
 
@@ -691,7 +695,7 @@ def test_admin_tab_users_and_assignment_korea_reason_and_rubric(server, browser)
     choose(page, "admin-assign-users", "carol")
     field(page, "admin-assign-overlap").fill("2")
     page.locator("#admin-assign").click()
-    from annotator import queues
+    from annotator.review import queues
     korea_items = queues.count(open_workspace(root).store.engine, "korea", queues.Filters())
     expect(page.locator("#admin-note")).to_contain_text(f"{2 * korea_items} new assignments over {korea_items} items",
                                                         timeout=30_000)
@@ -708,7 +712,7 @@ def test_admin_tab_users_and_assignment_korea_reason_and_rubric(server, browser)
     reviews = [r for r in queues.reviews_of(open_workspace(root).store.engine, item_id) if r["queue"] == "korea"]
     assert reviews[-1]["user"] == "gina" and reviews[-1]["reason"] == "한국 고유의 지명이 답에 필요함"
     open_page(page, "Experts")
-    from annotator.scoring import RUBRIC
+    from annotator.review.scoring import RUBRIC
     page.locator("#score-rubric-box").click()
     expect(page.locator("#score-rubric")).to_contain_text(RUBRIC["factuality"][1], timeout=30_000)
     gina.close()

@@ -14,8 +14,8 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
-from annotator import claims, queues
-from annotator.tables import drafts, reservations, reviews, suspect_decisions
+from annotator.review import claims, queues
+from annotator.review.tables import drafts, reservations, reviews, suspect_decisions
 from curation.item import parse_item
 from curation.store import revisions_table
 from curation.workspace import CONFIG_NAME
@@ -205,7 +205,7 @@ def test_an_admin_may_break_a_reservation_and_the_break_is_recorded(served):
     assert held(workspace) == ["browse-10"]
     assert alice.api_result("break_reservation", "item", "browse-10") == {"released": "carol"}
     assert held(workspace) == []
-    from annotator.tables import reservation_breaks
+    from annotator.review.tables import reservation_breaks
 
     with workspace.store.engine.connect() as conn:
         rows = conn.execute(select(reservation_breaks.c.queue, reservation_breaks.c.item_id,
@@ -278,7 +278,7 @@ def test_a_five_megabyte_stem_is_refused_through_every_route_and_nothing_is_writ
         else:  # under it, past max_text_chars: each route refuses it
             stream = carol.http.get(f"gradio_api/call/save_item/{api.json()['event_id']}").text
             assert "Too large: field 'stem' is 30,000 characters" in stream
-            assert page.status_code == 500 and "Too large" in page.text
+            assert page.status_code == 200 and "Too large" in page.text, page.text[:500]  # said in the status line
             assert relay.status_code == 413 and "max_text_chars" in relay.json()["detail"]
         assert written(workspace) == before and workspace.store.get("browse-20").rev == rev
     carol.close()
@@ -326,8 +326,8 @@ def test_a_bad_draft_is_refused_without_python_internals(served):
 def test_the_server_refuses_to_start_on_a_gradio_without_what_its_page_sessions_use(tmp_path, monkeypatch):
     from gradio.state_holder import SessionState
 
-    from annotator import session_states
-    from annotator.server import create_server
+    from annotator.web import session_states
+    from annotator.web.server import create_server
     from curation.errors import BenchsmithError
 
     workspace = support.build(tmp_path / "ws")
@@ -340,7 +340,7 @@ def test_the_server_refuses_to_start_on_a_gradio_without_what_its_page_sessions_
 def test_the_queue_analytics_are_set_through_gradios_environment_only_while_the_app_is_built(tmp_path):
     import os
 
-    from annotator.server import QUEUE_SETTINGS, create_server, gradio_app
+    from annotator.web.server import QUEUE_SETTINGS, create_server, gradio_app
 
     gate = create_server(support.build(tmp_path / "ws"), local_mode=False)
     queue = gradio_app(gate.app).get_blocks()._queue  # read back to check, never written
@@ -350,7 +350,7 @@ def test_the_queue_analytics_are_set_through_gradios_environment_only_while_the_
 
 
 def test_the_limits_reservations_page_bounds_and_hosts_are_read_and_bad_ones_refused(tmp_path):
-    from annotator.settings import read_settings
+    from annotator.web.settings import read_settings
     from curation.errors import BenchsmithError
 
     config = tmp_path / CONFIG_NAME

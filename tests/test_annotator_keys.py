@@ -1,4 +1,4 @@
-"""The review app's key editor: a key in its own format's controls and back (annotator/key_form.py),
+"""The review app's key editor: a key in its own format's controls and back (annotator/review/key_form.py),
 saved through the compare-and-swap save as a typed key revision, and refused on the server for a
 role the queue spec does not let edit the key, whatever the page sends."""
 
@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from annotator import drafts, key_form
-from annotator.actions import Session, to_change
-from annotator.auth import User
-from annotator.queue_specs import NotAllowed
+from annotator.review import drafts, key_form
+from annotator.review.actions import Session, to_change
+from annotator.review.auth import User
+from annotator.review.queue_specs import NotAllowed
 from curation.item import parse_item
 from scoring.keys import NumericKey, PartsKey, SetKey, TextKey
 
@@ -146,7 +146,7 @@ def test_an_annotators_key_or_points_change_is_refused_on_the_server_and_writes_
 def test_over_http_an_annotators_key_save_is_refused_and_an_experts_is_stored(workspace):
     gradio_client = pytest.importorskip("gradio_client", reason="gradio_client is not installed (extra: test)")
     httpx = pytest.importorskip("httpx")
-    from annotator import auth
+    from annotator.review import auth
 
     from .annotator_support import running_server
 
@@ -175,7 +175,7 @@ def test_over_http_an_annotators_key_save_is_refused_and_an_experts_is_stored(wo
 
 
 def test_a_key_edit_made_on_an_older_revision_is_a_conflict_that_shows_the_key(desk):
-    from annotator.views import conflict_html
+    from annotator.screens.views import conflict_html
 
     alice = desk.reviewer.open("alice", "item", "numeric-001").session
     bob = desk.reviewer.open("bob", "item", "numeric-001").session

@@ -1,4 +1,4 @@
-"""The app's two pages (annotator/pages.py): each page's HTML carries only its own components and
+"""The app's two pages (annotator/screens/pages.py): each page's HTML carries only its own components and
 events, and the expert page, like the review page, is served to sessions only."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import pytest
 pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)")
 httpx = pytest.importorskip("httpx")
 
-from annotator import auth  # noqa: E402
-from annotator.sample import load_sample  # noqa: E402
+from annotator.review import auth  # noqa: E402
+from annotator.review.sample import load_sample  # noqa: E402
 from curation.workspace import init_workspace  # noqa: E402
 
 from .annotator_support import running_server  # noqa: E402

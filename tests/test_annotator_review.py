@@ -3,12 +3,12 @@ decisions, navigation, assignment and re-cropping from the PDF."""
 
 import pytest
 
-from annotator import drafts, queues
-from annotator.actions import Session
-from annotator.auth import User
-from annotator.queue_specs import NotAllowed
-from annotator.queues import Filters
-from annotator.render import RenderError
+from annotator.review import drafts, queues
+from annotator.review.actions import Session
+from annotator.review.auth import User
+from annotator.review.queue_specs import NotAllowed
+from annotator.review.queues import Filters
+from annotator.review.render import RenderError
 from scoring.keys import ChoiceKey, NumericKey
 
 from .annotator_support import fresh_reviewer, sample_desk
@@ -166,7 +166,7 @@ def test_next_unreviewed_for_me_follows_assignments_with_overlap(desk):
 def _assigned(engine, user):
     from sqlalchemy import select
 
-    from annotator.tables import assignments
+    from annotator.review.tables import assignments
     with engine.connect() as conn:
         return set(conn.execute(select(assignments.c.item_id).where(assignments.c.user == user)).scalars())
 
@@ -227,7 +227,7 @@ def test_revert_refuses_bad_requests_and_a_stale_revision(desk):
 
 
 def test_bulk_accept_skips_an_item_saved_after_the_count_and_progress_counts_it(desk):
-    from annotator import bulk
+    from annotator.review import bulk
 
     store = desk.workspace.store
     counted = bulk.matching(store, "item", Filters())

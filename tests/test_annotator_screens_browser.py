@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from annotator import auth
-from annotator.sample import load_sample
+from annotator.review import auth
+from annotator.review.sample import load_sample
 from curation.item import parse_item
 from curation.workspace import init_workspace, open_workspace
 from tests import test_annotator_browser as browser_tests  # skips this module without Chromium or playwright
@@ -193,7 +193,7 @@ def decided(root, user: str | None = None) -> int:
     """Distinct items decided in the item queue (by `user`), read from the reviews table."""
     from sqlalchemy import func, select
 
-    from annotator.tables import reviews
+    from annotator.review.tables import reviews
 
     query = select(func.count(func.distinct(reviews.c.item_id))).where(reviews.c.queue == "item")
     if user:

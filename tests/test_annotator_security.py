@@ -20,9 +20,10 @@ httpx = pytest.importorskip("httpx")
 
 from sqlalchemy import func, select  # noqa: E402
 
-from annotator import auth, throttle  # noqa: E402
-from annotator.sample import load_sample  # noqa: E402
-from annotator.tables import drafts, expert_scores, reviews, sessions  # noqa: E402
+from annotator.review import auth  # noqa: E402
+from annotator.review.sample import load_sample  # noqa: E402
+from annotator.review.tables import drafts, expert_scores, reviews, sessions  # noqa: E402
+from annotator.web import throttle  # noqa: E402
 from curation.item import parse_item  # noqa: E402
 from curation.store import revisions_table  # noqa: E402
 from curation.workspace import CONFIG_NAME, init_workspace  # noqa: E402
@@ -198,8 +199,8 @@ def test_logout_is_a_post_from_the_app_and_ends_the_session(app):
         assert hana.post("logout", headers={"Origin": FOREIGN}).status_code == 403  # a form on another site
         assert hana.get("config").status_code == 200 and session_rows(workspace, "hana") == 1
         token = hana.cookies["bs-session"]
-        from annotator import claims
-        from annotator.sessions import session_id
+        from annotator.review import claims
+        from annotator.web.sessions import session_id
 
         engine = workspace.store.engine
         claims.reserve(engine, "hana", "item", "secret-001", session=session_id(token))  # an item she was editing
@@ -223,8 +224,8 @@ def test_sessions_expire_after_the_idle_time_set_in_benchsmith_toml(tmp_path):
 
 
 def test_sessions_end_with_the_password_deactivation_idle_time_and_logout_on_both_stores(store_url):
-    from annotator.sessions import Sessions
-    from annotator.tables import ensure_tables
+    from annotator.review.tables import ensure_tables
+    from annotator.web.sessions import Sessions
     from curation.store import Store
 
     engine = Store(store_url, create=True).engine
@@ -251,7 +252,7 @@ def test_sessions_end_with_the_password_deactivation_idle_time_and_logout_on_bot
 
 
 def test_the_annotator_settings_are_read_and_bad_ones_refused(tmp_path):
-    from annotator.settings import read_settings
+    from annotator.web.settings import read_settings
     from curation.errors import BenchsmithError
 
     config = tmp_path / CONFIG_NAME

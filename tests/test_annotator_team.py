@@ -20,8 +20,8 @@ import pytest
 pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)")
 pytest.importorskip("gradio_client", reason="gradio_client is not installed (extra: test)")
 
-from annotator import auth  # noqa: E402
-from annotator.sample import load_sample  # noqa: E402
+from annotator.review import auth  # noqa: E402  (session_states imports gradio)
+from annotator.review.sample import load_sample  # noqa: E402
 from curation.workspace import init_workspace  # noqa: E402
 
 from .annotator_support import serving_app  # noqa: E402
@@ -41,8 +41,8 @@ def _workspace(root, url=None):
 
 @pytest.fixture(scope="module")
 def team_server(tmp_path_factory):
-    from annotator.server import create_server, gradio_app
-    from annotator.settings import Settings
+    from annotator.web.server import create_server, gradio_app
+    from annotator.web.settings import Settings
 
     workspace = _workspace(tmp_path_factory.mktemp("team") / "ws")
     gate = create_server(workspace, local_mode=False, settings=Settings(page_sessions_per_user=SESSION_BOUND))
@@ -74,7 +74,7 @@ def test_a_team_clicking_at_once_reuses_the_store_connections(team_server):
     from sqlalchemy import event
     from sqlalchemy.pool import Pool
 
-    from annotator import capacity
+    from annotator.web import capacity
 
     url, _, _ = team_server
     clients = [_signed_in(url, name) for name in TEAM]
@@ -99,7 +99,7 @@ def test_a_team_clicking_at_once_reuses_the_store_connections(team_server):
 
 def test_a_users_page_sessions_beyond_their_bound_drop_their_least_recently_used(team_server):
     url, holder, workspace = team_server
-    from annotator import claims
+    from annotator.review import claims
 
     for name in TEAM:  # the items the team above left open (reserved), so this walk has every item
         claims.release(workspace.store.engine, name)
@@ -115,7 +115,7 @@ def test_a_users_page_sessions_beyond_their_bound_drop_their_least_recently_used
 
 def test_logging_out_drops_the_users_page_sessions_and_keeps_no_sent_values(team_server):
     url, holder, workspace = team_server
-    from annotator import claims
+    from annotator.review import claims
 
     for name in TEAM[:2]:
         claims.release(workspace.store.engine, name)

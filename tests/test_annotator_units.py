@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from annotator import auth, blinding, scoring, stats
-from annotator.preview import LITERAL_DOLLAR, to_markdown
-from annotator.sample import MODEL_RATIONALES, load_sample, sample_scoring
-from annotator.tables import ensure_tables
+from annotator.review import auth, blinding, scoring, stats
+from annotator.review.sample import MODEL_RATIONALES, load_sample, sample_scoring
+from annotator.review.tables import ensure_tables
+from annotator.screens.preview import LITERAL_DOLLAR, to_markdown
 from curation.errors import ConflictError
 
 from .conftest import run_cli
@@ -33,7 +33,7 @@ def test_passwords_are_salted_scrypt_and_checked(engine):
 
 
 def test_login_backoff_doubles_per_client_and_spares_clients_that_have_not_failed(store_url):
-    from annotator.throttle import LoginThrottle, backoff_message, unlock
+    from annotator.web.throttle import LoginThrottle, backoff_message, unlock
     from curation.store import Store
 
     engine = Store(store_url, create=True).engine
@@ -172,7 +172,7 @@ def test_users_cli_adds_with_a_password_from_stdin(workspace):
 
 
 def test_guidelines_start_from_the_shipped_default_and_refuse_bad_input(tmp_path):
-    from annotator.guidelines import DEFAULTS, MAX_CHARS, read_guidelines, write_guidelines
+    from annotator.review.guidelines import DEFAULTS, MAX_CHARS, read_guidelines, write_guidelines
     from curation.errors import BenchsmithError
 
     assert read_guidelines(tmp_path, "korea") == (DEFAULTS / "korea.md").read_text(encoding="utf-8")
@@ -189,7 +189,8 @@ def test_guidelines_start_from_the_shipped_default_and_refuse_bad_input(tmp_path
 def test_progress_keeps_the_queue_size_between_recounts_and_counts_decisions_at_once(workspace, engine, monkeypatch):
     import threading
 
-    from annotator import progress, queues
+    from annotator.review import queues
+    from annotator.screens import progress
     from curation.item import parse_item
 
     load_sample(workspace)
@@ -220,13 +221,13 @@ def test_progress_keeps_the_queue_size_between_recounts_and_counts_decisions_at_
                                           ("x", set()), ({"format": "choice", "options": [1, 3]}, {1, 3}),
                                           ({"format": "numeric", "value": "3"}, set())])
 def test_key_numbers_read_stored_and_edited_answers(answer, keys):
-    from annotator.views import key_numbers
+    from annotator.screens.views import key_numbers
 
     assert key_numbers(answer) == keys
 
 
 def test_the_queue_walked_drops_an_item_id_but_keeps_search_text(workspace):
-    from annotator.queues import Filters, walked
+    from annotator.review.queues import Filters, walked
 
     load_sample(workspace)
     engine = workspace.store.engine

@@ -1,4 +1,4 @@
-"""Who may write an item (annotator/claims.py), over the real HTTP API: assignments are enforced on
+"""Who may write an item (annotator/review/claims.py), over the real HTTP API: assignments are enforced on
 the server (an admin's override is recorded in the revision's reason), an item a reviewer opened is
 reserved for them (others see who has it, their saves are refused until it is saved, skipped or
 lapses), Skip, and a revert that brings back only the fields the role may edit, previewed first."""
@@ -12,11 +12,11 @@ import re
 import pytest
 from sqlalchemy import select, update
 
-from annotator import auth, claims, queues
-from annotator.actions import Reviewer, Session
-from annotator.queues import Filters
-from annotator.render import PdfRenderer
-from annotator.tables import ensure_tables, reservations, reviews
+from annotator.review import auth, claims, queues
+from annotator.review.actions import Reviewer, Session
+from annotator.review.queues import Filters
+from annotator.review.render import PdfRenderer
+from annotator.review.tables import ensure_tables, reservations, reviews
 from curation.item import parse_item
 from curation.workspace import init_workspace
 
@@ -183,7 +183,8 @@ def test_an_item_being_edited_is_reserved_others_see_who_has_it_and_cannot_save_
     assert claims.holder(engine, "item", "task-05") is None
     claims.reserve(engine, "carol", "item", "task-05")  # what her first edit takes (tests/test_annotator_hardening.py)
     seen = _open(dave, "task-05")
-    assert "carol is editing this item" in seen and "bs-warning" in seen and "UTC" not in seen
+    notice = re.search(r"bs-warning(.*?)</div>", seen)  # the notice itself; the page has UTC times elsewhere (as <time> titles)
+    assert notice and "carol is editing this item" in notice.group(1) and "UTC" not in notice.group(1), seen[:3000]
     assert dave.predict("task-05", "item", api_name="/get_item")["reserved_by"] == "carol"
     with pytest.raises(AppError, match="carol is editing it"):
         _save(dave, "item", "task-05", 1, {"stem": "dave 고침"}, "accept")
@@ -230,7 +231,7 @@ def test_next_passes_over_items_reserved_by_others_and_skip_releases_and_moves_o
 
 
 def test_an_admins_bulk_action_records_its_assignment_overrides(tmp_path, store_url):
-    from annotator import bulk
+    from annotator.review import bulk
 
     workspace = _workspace(tmp_path / "ws", store_url)
     store, engine = workspace.store, workspace.store.engine

@@ -14,7 +14,7 @@ import uuid
 import pytest
 from sqlalchemy import select
 
-from annotator.tables import server_secrets
+from annotator.review.tables import server_secrets
 
 from . import blind_support as support
 
@@ -179,7 +179,7 @@ def test_nothing_served_to_an_expert_names_a_model_the_run_or_a_task(two_servers
 
 def test_an_admin_sees_who_drafted_the_rationale(two_servers):
     (url, workspace), _ = two_servers
-    from annotator import claims
+    from annotator.review import claims
 
     for name in support.PASSWORDS:  # items the tests above opened are reserved: the tab would pass them over
         claims.release(workspace.store.engine, name)

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from annotator.scoring import AXES
-from annotator.tables import expert_scores, scoring_tasks
+from annotator.review.scoring import AXES
+from annotator.review.tables import expert_scores, scoring_tasks
 
 from . import blind_support as support
 

@@ -165,8 +165,8 @@ def test_vision_is_part_of_the_run_identity(ws, tmp_path):
 
 
 def test_reasoning_run_to_judge_to_two_experts_to_stats(ws, tmp_path):
-    from annotator import scoring
-    from annotator.tables import ensure_tables
+    from annotator.review import scoring
+    from annotator.review.tables import ensure_tables
     from curation.workspace import open_workspace
 
     records = [text_record(n, answer=n % 4 + 1, rationale=f"참고 해설 {n}: 시베리아 고기압이 발달한다.")

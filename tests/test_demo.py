@@ -53,7 +53,7 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
 
 
 def _every_queue_has_work(ws, items: int, choice_text_only: int) -> None:
-    from annotator import queues, scoring
+    from annotator.review import queues, scoring
     from curation.steps.korea import KoreaLexicon
     from curation.workspace import open_workspace
 

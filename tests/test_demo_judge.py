@@ -21,8 +21,8 @@ def _last_lines(path: Path) -> dict[str, dict]:
 
 
 def test_demo_judge_stage_fills_the_scoring_queue_with_judge_scores(tmp_path):
-    from annotator import queues
-    from annotator.score_desk import ScoreDesk
+    from annotator.review import queues
+    from annotator.review.score_desk import ScoreDesk
     from benchsmith import demo
 
     workspace = init_workspace(tmp_path / "ws")

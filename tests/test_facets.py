@@ -111,7 +111,7 @@ def test_analyze_shift_counts_the_taxonomy(pool):
 def test_the_annotators_subject_filter_counts_the_taxonomy(pool):
     from sqlalchemy import select
 
-    from annotator.queues import Filters, where
+    from annotator.review.queues import Filters, where
 
     ws, _ = pool
     store = open_workspace(ws).store

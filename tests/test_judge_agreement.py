@@ -83,8 +83,8 @@ def test_expert_scores_file_and_bad_lines(tmp_path):
 
 
 def test_annotator_stats_show_the_judge_meta_evaluation(workspace, tmp_path):
-    from annotator import scoring, stats
-    from annotator.sample import load_sample, sample_scoring
+    from annotator.review import scoring, stats
+    from annotator.review.sample import load_sample, sample_scoring
 
     from .conftest import run_cli
 
@@ -100,7 +100,7 @@ def test_annotator_stats_show_the_judge_meta_evaluation(workspace, tmp_path):
     result = stats.judge_meta_evaluation(engine, resamples=100)
     assert {r.against for r in result.items} == {"e1", "e2", "expert mean"}
     assert all(r.units == len(scoring.tasks(engine)) for r in result.items)
-    from annotator.app import _judge_html
+    from annotator.screens.app import _judge_html
 
     html = _judge_html(engine)
     assert "Judge vs experts" in html and "expert mean" in html

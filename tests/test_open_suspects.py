@@ -89,8 +89,8 @@ def test_strong_models_agreeing_on_another_value_put_a_numeric_key_in_doubt(susp
 
 
 def test_the_suspects_queue_fixes_an_open_key_to_the_answer_given(suspected):
-    from annotator.suspects import SuspectDesk, SuspectError
-    from annotator.tables import ensure_tables
+    from annotator.review.suspects import SuspectDesk, SuspectError
+    from annotator.review.tables import ensure_tables
     from curation.workspace import open_workspace
     from scoring.keys import NumericKey
 
@@ -113,7 +113,7 @@ def test_the_suspects_queue_fixes_an_open_key_to_the_answer_given(suspected):
 
 
 def test_the_suspects_tab_shows_an_open_items_answers_by_value_and_offers_them_as_the_new_key():
-    from annotator.suspects_tab import _key_choices, evidence_html
+    from annotator.screens.suspects_tab import _key_choices, evidence_html
     from evaluation.filter_records import Suspect
 
     suspect = Suspect(item_id=MISKEYED, score=0.99, evidence=5.0, reasons=["consensus"], answer_format="numeric",

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from annotator import queues
-from annotator.tables import ensure_tables
+from annotator.review import queues
+from annotator.review.tables import ensure_tables
 from curation.extract.confidence import EXTRA_KEY, confidence_record
 from curation.item import parse_item
 from curation.store import Store

@@ -1,4 +1,4 @@
-"""The queue specs (annotator/queue_specs.py) drive what a queue selects, what a decision writes
+"""The queue specs (annotator/review/queue_specs.py) drive what a queue selects, what a decision writes
 from the single-item view and from a bulk action alike, and what the server lets each role do —
 checked through the real HTTP API, not only by hidden buttons."""
 
@@ -8,10 +8,10 @@ import json
 
 import pytest
 
-from annotator import auth, bulk, queues
-from annotator.actions import Session
-from annotator.queues import Filters
-from annotator.tables import ensure_tables, reviews
+from annotator.review import auth, bulk, queues
+from annotator.review.actions import Session
+from annotator.review.queues import Filters
+from annotator.review.tables import ensure_tables, reviews
 from curation.item import parse_item
 from curation.store import Store
 from curation.workspace import init_workspace
@@ -78,8 +78,8 @@ def _reviews(engine) -> list[tuple]:
 
 def _desk(root) -> Desk:
     """A workspace holding FACET_ITEMS (written alike in every workspace: no PDF, no timestamps in them)."""
-    from annotator.actions import Reviewer
-    from annotator.render import PdfRenderer
+    from annotator.review.actions import Reviewer
+    from annotator.review.render import PdfRenderer
 
     workspace = init_workspace(root)
     ensure_tables(workspace.store.engine)
@@ -129,7 +129,7 @@ def test_a_decision_from_the_item_view_and_from_bulk_gives_the_same_revision(tmp
 
 
 def test_the_reviewer_refuses_what_the_role_does_not_have_and_writes_nothing(workspace):
-    from annotator.queue_specs import NotAllowed
+    from annotator.review.queue_specs import NotAllowed
 
     desk = sample_desk(workspace)
     carol, bob = auth.User("carol", "annotator"), auth.User("bob", "expert")
@@ -162,7 +162,7 @@ ROLES = {"alice": "admin", "bob": "expert", "carol": "annotator"}
 def http_server(tmp_path_factory):
     pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)")
     pytest.importorskip("gradio_client", reason="gradio_client is not installed (extra: test)")
-    from annotator.sample import load_sample
+    from annotator.review.sample import load_sample
 
     root = tmp_path_factory.mktemp("specs") / "ws"
     workspace = init_workspace(root)
@@ -208,7 +208,7 @@ def test_an_annotator_asking_over_http_for_what_the_spec_does_not_give_is_refuse
         draft = browser.post("bs/draft", headers={"x-benchsmith": "1"},
                              json={"queue": "item", "item_id": "sample-001", "rev": 1, "path": "answer", "value": "2"})
         assert draft.status_code == 403 and "not editable by the annotator role" in draft.json()["detail"]
-    from annotator.drafts import load_draft
+    from annotator.review.drafts import load_draft
 
     assert load_draft(store.engine, "carol", "item", "sample-001") is None
 

@@ -16,9 +16,9 @@ pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)
 
 from playwright.sync_api import expect  # noqa: E402
 
-from annotator import auth  # noqa: E402
-from annotator.suspects import STAGE  # noqa: E402
-from annotator.tables import ensure_tables  # noqa: E402
+from annotator.review import auth  # noqa: E402
+from annotator.review.suspects import STAGE  # noqa: E402
+from annotator.review.tables import ensure_tables  # noqa: E402
 from curation.workspace import open_workspace  # noqa: E402
 from scoring.keys import ChoiceKey  # noqa: E402
 from tests import suspects_support as support  # noqa: E402
@@ -73,6 +73,19 @@ def test_a_suspect_fixed_in_the_queue_is_a_revision_its_records_go_stale_and_a_r
         expect(evidence).to_contain_text("P(key wrong)")
         panel = page.locator("#tab-suspects").inner_text()
         assert not re.search(r"\bm[0-9]\b|openai-compatible", panel), panel  # counts only, no model names
+
+        # the consensus is offered first; "keep", not "fix key", is the primary button
+        expect(page.locator(f"#suspects-new-key input[value='{support.RIGHT}']")).to_be_checked()
+        assert "primary" not in (page.locator("#suspects-fix_key").get_attribute("class") or "")
+        assert "primary" in (page.locator("#suspects-keep").get_attribute("class") or "")
+        expect(evidence.locator("th").nth(1)).to_have_text("표시 · Mark")  # every evidence column has a header
+        # a refused fix (no reason) keeps the key the reviewer chose, and writes nothing
+        other = 2 if support.RIGHT != 2 else 4
+        page.locator("#suspects-new-key label", has_text=str(other)).click()
+        page.locator("#suspects-fix_key").click()
+        expect(status).to_contain_text("Not saved", timeout=30_000)
+        expect(page.locator(f"#suspects-new-key input[value='{other}']")).to_be_checked()
+        assert store.get(support.MISKEYED).rev == before.rev
 
         page.locator("#suspects-new-key label", has_text=str(support.RIGHT)).click()
         page.locator("#suspects-reason textarea").fill(REASON)

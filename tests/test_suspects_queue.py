@@ -11,9 +11,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from annotator import auth, queues
-from annotator.suspects import STAGE, SuspectDesk, SuspectError, decisions_of
-from annotator.tables import ensure_tables
+from annotator.review import auth, queues
+from annotator.review.suspects import STAGE, SuspectDesk, SuspectError, decisions_of
+from annotator.review.tables import ensure_tables
 from curation.errors import ConflictError
 from curation.item import parse_item
 from evaluation.filter_records import ITEM_ANALYSIS_FOLDER, SUSPECTS_FILE, Suspect, SuspectsResult
@@ -170,11 +170,11 @@ def test_next_undecided_follows_assignments_and_the_cli_lists_and_assigns(worksp
 
 def test_the_app_handlers_check_roles_and_values_on_the_server(workspace):
     gr = pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)")
-    from annotator.actions import Reviewer
-    from annotator.app import AppContext, item_markdown
-    from annotator.render import PdfRenderer
-    from annotator.score_desk import ScoreDesk
-    from annotator.suspects_tab import SuspectSession, SuspectsTab
+    from annotator.review.actions import Reviewer
+    from annotator.review.render import PdfRenderer
+    from annotator.review.score_desk import ScoreDesk
+    from annotator.screens.app import AppContext, item_markdown
+    from annotator.screens.suspects_tab import SuspectSession, SuspectsTab
 
     _items(workspace)
     for name, role in (("bob", "expert"), ("carol", "annotator")):

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from annotator import auth, claims
-from annotator.queue_specs import NotAllowed
-from annotator.verdicts import (
+from annotator.review import auth, claims
+from annotator.review.queue_specs import NotAllowed
+from annotator.review.verdicts import (
     AUDIT,
     DISAGREEMENT,
     JUDGED,
@@ -159,7 +159,7 @@ def test_the_role_the_values_and_the_assignment_are_checked_and_a_refusal_writes
 
 
 def test_the_verdict_survives_rescore_and_reruns_while_the_response_is_unchanged(workspace):
-    from annotator.tables import ensure_tables
+    from annotator.review.tables import ensure_tables
     from tests.eval_support import seed_items
     from tests.fault_server import ServerConfig, ServerThread
 
@@ -345,7 +345,7 @@ def test_agreement_figures_equal_the_values_computed_from_the_verdicts(ws):
 
 
 def test_a_repeated_loop_is_folded_and_marked_and_the_text_escaped():
-    from annotator.response_view import find_loops, response_html
+    from annotator.screens.response_view import find_loops, response_html
 
     unit = "다시 보면 <b>답</b>은 ③이 아니라 "
     text = "풀이: " + unit * 12 + "끝."

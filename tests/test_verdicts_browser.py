@@ -21,8 +21,8 @@ REASON = "3번은 정체 전선: 열쇠와 같은 뜻"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    from annotator import queues
-    from annotator.verdicts import load_verdict_tasks, task_keys
+    from annotator.review import queues
+    from annotator.review.verdicts import load_verdict_tasks, task_keys
     from evaluation.metrics import load_run
 
     workspace = support.build(tmp_path_factory.mktemp("verdicts-browser") / "ws")

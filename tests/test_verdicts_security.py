@@ -11,8 +11,15 @@ import re
 import pytest
 from sqlalchemy import func, select
 
-from annotator import queues
-from annotator.tables import reservations, reviews, skips, verdict_results, verdict_tasks, verdict_votes
+from annotator.review import queues
+from annotator.review.tables import (
+    reservations,
+    reviews,
+    skips,
+    verdict_results,
+    verdict_tasks,
+    verdict_votes,
+)
 from evaluation.human_verdicts import VERDICTS_FILE
 from evaluation.runlog import RESPONSES
 
@@ -30,7 +37,7 @@ ANSWER = {"verdicts-verdict": "incorrect", "verdicts-extraction": "right", "verd
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    from annotator.verdicts import load_verdict_tasks
+    from annotator.review.verdicts import load_verdict_tasks
     from evaluation.metrics import load_run
 
     workspace = support.build(tmp_path_factory.mktemp("verdicts-http") / "ws")

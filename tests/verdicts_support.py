@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from annotator import auth
-from annotator.tables import ensure_tables
+from annotator.review import auth
+from annotator.review.tables import ensure_tables
 from curation.item import parse_item
 from curation.workspace import Workspace, init_workspace
 from evaluation.imported_runs import import_run

@@ -16,8 +16,8 @@ import httpx
 from PIL import Image
 from playwright.sync_api import expect, sync_playwright
 
-from annotator import auth, queues, scoring
-from annotator.tables import ensure_tables
+from annotator.review import auth, queues, scoring
+from annotator.review.tables import ensure_tables
 from curation.workspace import init_workspace
 from evaluation.records import JUDGE_AXES, JudgeScores, JudgeVerdict
 
