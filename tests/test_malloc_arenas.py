@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CALL = ("from annotator.capacity import limit_malloc_arenas\n"
+CALL = ("from annotator.web.capacity import limit_malloc_arenas\n"
         "from curation.errors import BenchsmithError\n"
         "try:\n    print(limit_malloc_arenas())\nexcept BenchsmithError as error:\n    print('error:', error)\n")
 
