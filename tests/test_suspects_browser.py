@@ -67,6 +67,9 @@ def test_a_suspect_fixed_in_the_queue_is_a_revision_its_records_go_stale_and_a_r
         page.locator("button[role=tab]:has-text('Suspects')").click()
         status = page.locator("#suspects-status")
         expect(status).to_contain_text(support.MISKEYED, timeout=30_000)  # the highest score comes first
+        analysed = page.locator("#suspects-summary time.bs-time")  # the analysis's time in the reader's zone
+        expect(analysed).to_have_attribute("data-local", "1")
+        assert not re.search(r"\d{4}-\d\d-\d\dT", analysed.inner_text()), analysed.inner_text()
         evidence = page.locator("#suspects-evidence")
         expect(evidence.locator(f"tr[data-option='{support.RIGHT}'] .bs-count-all")).to_have_text(
             str(support.MODELS))  # every model chose the right option

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -76,16 +76,18 @@ class Membership:
     def ids(self) -> list[str]:
         return [s.item_id for s in self.open]
 
-    def summary(self) -> str:
+    def summary(self, show_time: Callable[[str], str] = str, escape: Callable[[str], str] = str) -> str:
+        """One line; a page passes how it shows a time (the reader's time zone) and escapes the rest."""
         if self.loaded is None:
-            return f"의심 문항 분석 결과가 없습니다 · No suspects result yet: run `{HOW_TO_MAKE}` on this workspace"
+            return escape(f"의심 문항 분석 결과가 없습니다 · No suspects result yet: run `{HOW_TO_MAKE}` on this workspace")
         parts = [f"{len(self.open)} open"]
         for n, what in ((self.decided, "decided on these answers"), (self.stale, "stale (item changed since the "
                         "analysis, not shown)"), (self.closed, "rejected or excluded"), (self.missing, "not in the store")):
             if n:
                 parts.append(f"{n} {what}")
-        created = self.loaded.result.created_at or "unknown time"
-        return f"의심 문항 · Suspects from {created}: " + ", ".join(parts)
+        created = self.loaded.result.created_at
+        return (escape("의심 문항 · Suspects from ") + (show_time(created) if created else escape("unknown time"))
+                + escape(": " + ", ".join(parts)))
 
 
 class ResultFile:

@@ -163,7 +163,7 @@ class SuspectsTab:
             conflict = (f'<div class="bs-conflict"><b>충돌 · Conflict</b>: {views.esc(str(view.conflict))}'
                         f"<ul>{since}</ul></div>")
         if stored is None:
-            return [session, views.esc(view.membership.summary()), views.status_html(shown), conflict,
+            return [session, view.membership.summary(views.local_time, views.esc), views.status_html(shown), conflict,
                     gr.update(visible=view.conflict is not None), "", "", "", gr.update(choices=[], value=None),
                     gr.skip(), ""]
         record = stored.item.to_record()
@@ -175,7 +175,7 @@ class SuspectsTab:
         # a refused decision keeps what the reviewer chose (the new key, the reason) for the retry
         new_key = (gr.skip() if view.kept_inputs else
                    gr.update(choices=choices, value=_consensus_choice(suspect, choices)))
-        return [session, views.esc(view.membership.summary()), views.status_html(shown), conflict,
+        return [session, view.membership.summary(views.local_time, views.esc), views.status_html(shown), conflict,
                 gr.update(visible=view.conflict is not None), self.question_markdown(record, with_answer=True),
                 self.partners_html(suspect), evidence,
                 new_key, "" if view.saved else gr.skip(), history]
