@@ -33,6 +33,7 @@ from tests.test_annotator_browser import (  # noqa: E402  (it skips where Chromi
     playwright_api,
     start_annotator,
 )
+from tests.test_annotator_laptop_browser import LAPTOP, in_viewport  # noqa: E402
 
 REASON = "해설서의 정답은 3번: 키 입력 오류"
 
@@ -62,7 +63,7 @@ def test_a_suspect_fixed_in_the_queue_is_a_revision_its_records_go_stale_and_a_r
     assert before.item.answer_list() == [support.STORED_KEY]
     with playwright_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-        context, page = login(browser, url, "bob")
+        context, page = login(browser, url, "bob", viewport=LAPTOP)
         open_page(page, "Experts")
         page.locator("button[role=tab]:has-text('Suspects')").click()
         status = page.locator("#suspects-status")
@@ -74,6 +75,8 @@ def test_a_suspect_fixed_in_the_queue_is_a_revision_its_records_go_stale_and_a_r
         expect(evidence.locator(f"tr[data-option='{support.RIGHT}'] .bs-count-all")).to_have_text(
             str(support.MODELS))  # every model chose the right option
         expect(evidence).to_contain_text("P(key wrong)")
+        for control in ("#suspects-new-key", "#suspects-reason textarea", "#suspects-keep", "#suspects-fix_key"):
+            in_viewport(page, control)  # on a 1366×768 laptop, without scrolling
         panel = page.locator("#tab-suspects").inner_text()
         assert not re.search(r"\bm[0-9]\b|openai-compatible", panel), panel  # counts only, no model names
 

@@ -134,16 +134,18 @@ class SuspectsTab:
                 self.partners = gr.HTML(elem_id="suspects-partners")
             with gr.Column(scale=6):
                 self.evidence = gr.HTML(elem_id="suspects-evidence")
-                self.new_key = gr.Radio([], label="새 정답 (정답 수정 시) · New key (for Fix key)",
-                                        elem_id="suspects-new-key")
-                self.reason = gr.Textbox(label="사유 (유지 외 필수) · Reason (needed for all but keep)", lines=2,
-                                         elem_id="suspects-reason")
-                self.buttons = {}
-                with gr.Row():
-                    for decision in QUEUES[QUEUE].decisions:  # from the queue's spec, as every queue's buttons
-                        variant, css = button_style(decision)
-                        self.buttons[decision.name] = gr.Button(decision.label, variant=variant, elem_classes=css,
-                                                                elem_id=f"suspects-{decision.name}")
+                # the decision stays on screen at the foot of the column, as the item tab's (views.CSS)
+                with gr.Column(elem_classes=["bs-actions"], elem_id="suspects-actions"):
+                    self.new_key = gr.Radio([], label="새 정답 (정답 수정 시) · New key (for Fix key)",
+                                            elem_id="suspects-new-key")
+                    self.reason = gr.Textbox(label="사유 (유지 외 필수) · Reason (needed for all but keep)", lines=1,
+                                             elem_id="suspects-reason")
+                    self.buttons = {}
+                    with gr.Row(elem_classes=["bs-decisions"]):
+                        for decision in QUEUES[QUEUE].decisions:  # from the queue's spec, as every queue's buttons
+                            variant, css = button_style(decision)
+                            self.buttons[decision.name] = gr.Button(decision.label, variant=variant, elem_classes=css,
+                                                                    elem_id=f"suspects-{decision.name}", size="sm")
         with gr.Accordion("기록 · History", open=False, elem_id="suspects-history-box"):
             self.history = gr.HTML(elem_id="suspects-history")
         self.wire()
