@@ -12,7 +12,9 @@ from dataclasses import dataclass
 from annotator.review.actions import Reviewer
 from annotator.review.render import PdfRenderer
 from annotator.review.sample import load_sample
-from curation.workspace import Workspace
+from curation.workspace import Workspace, init_workspace
+
+TEAM = (("alice", "admin"), ("carol", "annotator"), ("dave", "annotator"))  # the browser tests' team
 
 
 @dataclass
@@ -25,6 +27,17 @@ class Desk:
 def sample_desk(workspace: Workspace) -> Desk:
     ids = load_sample(workspace)
     return Desk(workspace, Reviewer(workspace.store, PdfRenderer(workspace.blobs)), ids)
+
+
+def sample_team_workspace(root, passwords: dict[str, str], team=TEAM) -> Workspace:
+    """A new workspace at `root` with the sample content and the team's accounts."""
+    from annotator.review import auth
+
+    workspace = init_workspace(root)
+    load_sample(workspace)
+    for name, role in team:
+        auth.add_user(workspace.store.engine, name, role, passwords[name])
+    return workspace
 
 
 def fresh_reviewer(desk: Desk) -> Reviewer:

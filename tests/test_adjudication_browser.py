@@ -28,17 +28,13 @@ REASON = "보기 2 OCR"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from annotator.review import auth, queues
-    from annotator.review.sample import load_sample
-    from curation.workspace import init_workspace
+    from annotator.review import queues
+    from tests.annotator_support import sample_team_workspace
 
     from .test_annotator_browser import PASSWORDS
 
     root = tmp_path_factory.mktemp("adjudicate") / "ws"
-    workspace = init_workspace(root)
-    load_sample(workspace)
-    for name, role in (("alice", "admin"), ("carol", "annotator"), ("dave", "annotator")):
-        auth.add_user(workspace.store.engine, name, role, PASSWORDS[name])
+    workspace = sample_team_workspace(root, PASSWORDS)
     queues.assign(workspace.store.engine, "item", ["carol", "dave"], 2, item_ids=list(DECISIONS))
     log = root.parent / "server.log"
     with annotator_serving(root, log) as url:

@@ -29,14 +29,10 @@ def server(tmp_path_factory):
     from annotator.review import auth, queues
     from annotator.review.actions import Reviewer, Session
     from annotator.review.render import PdfRenderer
-    from annotator.review.sample import load_sample
-    from curation.workspace import init_workspace
+    from tests.annotator_support import sample_team_workspace
 
     root = tmp_path_factory.mktemp("adjudicate-pick") / "ws"
-    workspace = init_workspace(root)
-    load_sample(workspace)
-    for name, role in (("alice", "admin"), ("carol", "annotator"), ("dave", "annotator")):
-        auth.add_user(workspace.store.engine, name, role, PASSWORDS[name])
+    workspace = sample_team_workspace(root, PASSWORDS)
     queues.assign(workspace.store.engine, "item", ["carol", "dave"], 2, item_ids=[ITEM])
     reviewer = Reviewer(workspace.store, PdfRenderer(workspace.blobs))
     made = (("carol", "needs_fix", {"stem": CAROL_STEM, "options.2.text": CAROL_OPTION}, "보기 2 OCR"),

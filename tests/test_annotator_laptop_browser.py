@@ -9,11 +9,11 @@ import re
 
 import pytest
 
-from annotator.review import auth, queues
-from annotator.review.sample import load_sample
+from annotator.review import queues
 from curation.item import parse_item
-from curation.workspace import init_workspace, open_workspace
+from curation.workspace import open_workspace
 from tests import test_annotator_browser as browser_tests  # skips this module without Chromium or playwright
+from tests.annotator_support import sample_team_workspace
 from tests.test_annotator_browser import PASSWORDS, annotator_serving, expect, field, login, open_item, stored
 
 browser = browser_tests.browser  # the module's Chromium, a fixture
@@ -30,14 +30,11 @@ def _items() -> list[dict]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("laptop") / "ws"
-    workspace = init_workspace(root)
-    load_sample(workspace)
+    workspace = sample_team_workspace(root, PASSWORDS)
     workspace.store.save_items([parse_item(r) for r in _items()], author="test", stage="import")
     # three revisions: the revert test chooses rev 1, not the control's default (the one before the shown)
     workspace.store.update_fields("laptop-003", {"stem": "둘째 문제"}, expect_rev=1, author="test", stage="clean")
     workspace.store.update_fields("laptop-003", {"stem": "셋째 문제"}, expect_rev=2, author="test", stage="clean")
-    for name, role in (("alice", "admin"), ("carol", "annotator"), ("dave", "annotator")):
-        auth.add_user(workspace.store.engine, name, role, PASSWORDS[name])
     with annotator_serving(root, root.parent / "server.log") as url:
         yield url, root
 

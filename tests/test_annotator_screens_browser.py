@@ -9,11 +9,10 @@ import re
 
 import pytest
 
-from annotator.review import auth
-from annotator.review.sample import load_sample
 from curation.item import parse_item
-from curation.workspace import init_workspace, open_workspace
+from curation.workspace import open_workspace
 from tests import test_annotator_browser as browser_tests  # skips this module without Chromium or playwright
+from tests.annotator_support import TEAM, sample_team_workspace
 from tests.test_annotator_browser import (
     PASSWORDS,
     annotator_serving,
@@ -47,10 +46,8 @@ def _items() -> list[dict]:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("screens") / "ws"
-    workspace = init_workspace(root)
-    load_sample(workspace)
+    workspace = sample_team_workspace(root, PASSWORDS, team=TEAM[:1])
     workspace.store.save_items([parse_item(r) for r in _items()], author="test", stage="import")
-    auth.add_user(workspace.store.engine, "alice", "admin", PASSWORDS["alice"])
     log = root.parent / "server.log"
     with annotator_serving(root, log) as url:
         yield url, root
