@@ -135,6 +135,8 @@ def test_script_calls_leave_gradios_queue_analytics_alone(team_server):
     url, holder, _ = team_server
     client = _signed_in(url, TEAM[2])
     queue = holder.blocks._queue
+    if not hasattr(queue, "events_recorded"):
+        pytest.skip("this Gradio's queue keeps no analytics (before 6.25)")
     for _ in range(3):
         event = client.post("gradio_api/call/get_item", json={"data": ["sample-001", "item"]})
         assert event.status_code == 200, event.text[:200]

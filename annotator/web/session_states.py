@@ -43,6 +43,9 @@ IDLE_S = 12 * 3600  # a working day with a long lunch
 SWEEP_EVERY_S = 60.0
 UNKNOWN = ""  # the owner of a session made outside a request the gate let in (local mode)
 
+# the Gradio the `annotator` extra pins (pyproject.toml): 6.24 is the first with mount_gradio_app's
+# run_history (checked by hand: the annotator tests pass on 6.24.0 and on 6.31.0)
+GRADIO_PIN = "gradio>=6.24,<7"
 # what this module uses of Gradio beyond its documented API: checked at start-up
 NEEDED = {
     "gradio.state_holder.StateHolder": ("session_data", "time_last_used", "lock", "capacity", "set_blocks", "update"),
@@ -68,7 +71,7 @@ def check_gradio(objects: dict[str, Any] | None = None) -> None:
     if missing:
         raise BenchsmithError(
             f"this Gradio ({getattr(gr, '__version__', '?')}) lacks what the annotator's page sessions use "
-            f"({', '.join(missing)}): install the Gradio the `annotator` extra pins (gradio>=6,<7)")
+            f"({', '.join(missing)}): install the Gradio the `annotator` extra pins ({GRADIO_PIN})")
 
 
 class LeanSessionState(SessionState):
