@@ -13,8 +13,8 @@ import typer
 from annotator.review import auth, queues, scoring
 from annotator.review.tables import ensure_tables
 from curation.cli_kit import JsonOption, WorkspaceOption, out, print_json, workspace_from
-from curation.errors import BenchsmithError
-from curation.workspace import Workspace
+from curation.core.errors import BenchsmithError
+from curation.core.workspace import Workspace
 
 annotate_app = typer.Typer(help="The review app in a browser: queues, editors, expert scoring, agreement.")
 users_app = typer.Typer(help="Users of the review app and their roles.", no_args_is_help=True)

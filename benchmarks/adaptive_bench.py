@@ -122,7 +122,7 @@ def table(name: str, found: dict) -> list[float]:
 
 def live(responses: Responses, n_models: int, k: int = 100) -> None:
     """Held-out models through the runner against a server answering their rows (first families in turn)."""
-    from curation.workspace import init_workspace
+    from curation.core.workspace import init_workspace
     from evaluation.adaptive_run import PLAN_MAKERS, AdaptiveSettings, run_adaptive
     from evaluation.models import resolve_model
     from evaluation.runner import RunRequest
@@ -174,7 +174,7 @@ def live(responses: Responses, n_models: int, k: int = 100) -> None:
 
 def latency(n_models: int, repeats: int, batch: int, k: int = 100, delay: float = 0.1) -> None:
     """n models × k items of a generated bank against a server with `delay` s per request."""
-    from curation.workspace import init_workspace
+    from curation.core.workspace import init_workspace
     from evaluation.adaptive_run import PLAN_MAKERS, AdaptiveSettings, run_adaptive
     from evaluation.models import resolve_model
     from evaluation.runner import RunRequest

@@ -32,8 +32,8 @@ from annotator.review import auth, queues
 from annotator.review.queues import Filters
 from annotator.review.sample import load_sample
 from annotator.review.tables import ensure_tables
-from curation.item import parse_item
-from curation.workspace import Workspace, init_workspace
+from curation.core.item import parse_item
+from curation.core.workspace import Workspace, init_workspace
 
 SUBJECTS = ["기상학개론", "일기분석및예보법", "기상관측법", "대기역학", "기후학"]
 

@@ -54,7 +54,7 @@ from annotator.review.render import PdfRenderer  # noqa: E402
 from annotator.review.tables import ensure_tables  # noqa: E402
 
 BASELINE = auth.User("baseline", "admin")
-from curation.workspace import Workspace, init_workspace  # noqa: E402
+from curation.core.workspace import Workspace, init_workspace  # noqa: E402
 
 CHROMIUM = os.environ.get("BENCHSMITH_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

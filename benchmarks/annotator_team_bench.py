@@ -159,7 +159,7 @@ def browser_next(url: str, until: float) -> list[float]:
 def team_saves(engine, team: list[str]) -> int:
     from sqlalchemy import func, select
 
-    from curation.store import revisions_table
+    from curation.core.store import revisions_table
 
     with engine.connect() as conn:
         return conn.execute(select(func.count()).select_from(revisions_table)

@@ -32,8 +32,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.qnet_pool import generate_records  # noqa: E402
+from curation.core.item import Item, parse_item  # noqa: E402
 from curation.importers import import_file  # noqa: E402
-from curation.item import Item, parse_item  # noqa: E402
 from curation.steps.canonical import canonical_item  # noqa: E402
 from curation.steps.dedup import DedupConfig, all_pairs_difflib, dedup_items, pool_order_key  # noqa: E402
 
@@ -111,7 +111,7 @@ def bench_real(runs: int, skip_baseline: bool) -> None:
 
 
 def init_workspace_tmp():  # noqa: ANN201
-    from curation.workspace import init_workspace
+    from curation.core.workspace import init_workspace
 
     return init_workspace(Path(tempfile.mkdtemp()) / "ws")
 

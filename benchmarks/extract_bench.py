@@ -39,10 +39,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import pymupdf  # noqa: E402
 
+from curation.core.workspace import init_workspace  # noqa: E402
 from curation.extract import ocr  # noqa: E402
 from curation.extract.pipeline import ExtractOptions, extract_items, extract_pdf  # noqa: E402
 from curation.sample_exam import write_sample_exam  # noqa: E402
-from curation.workspace import init_workspace  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
 REALDATA = [HERE.parent / ".." / "shared" / "realdata", Path("/work/shared/realdata")]

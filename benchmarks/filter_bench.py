@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from curation.item import parse_item
-from curation.workspace import Workspace, init_workspace
+from curation.core.item import parse_item
+from curation.core.workspace import Workspace, init_workspace
 from evaluation.runlog import MANIFEST, RESPONSES, read_records
 from filtering.matrix import build_matrix
 from filtering.shift import project

@@ -84,7 +84,8 @@ def main() -> None:
         copies = {"this tree": scratch / "ws-new", args.baseline_ref: scratch / "ws-base"}
         for copy in copies.values():
             shutil.copytree(ws, copy)
-        command(REPO, ["items", "stats", "-w", str(copies["this tree"])], scratch)  # the one-off store migration
+        for label, copy in copies.items():  # the one-off store migration, each tree on its own copy
+            command(REPO if label == "this tree" else base_tree, ["items", "stats", "-w", str(copy)], scratch)
         # this tree's own runs of the three models, untimed: a run's id covers its decoding, which a
         # change may have made different (then the pool's runs are not this tree's runs to resume)
         for spec in BASELINES:

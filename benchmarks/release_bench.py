@@ -19,8 +19,8 @@ from pathlib import Path
 
 from PIL import Image
 
-from curation.item import parse_item
-from curation.workspace import init_workspace
+from curation.core.item import parse_item
+from curation.core.workspace import init_workspace
 from export.build import build_release
 from export.features import hf_features
 from export.release_config import ReleaseConfig

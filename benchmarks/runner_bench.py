@@ -37,8 +37,8 @@ HERE = Path(__file__).resolve().parents[1]  # this checkout: its fault server se
 REPO = Path(os.environ.get("RUNNER_BENCH_TREE") or HERE)  # the runner being measured
 sys.path.insert(0, str(REPO))
 
-from curation.item import parse_item  # noqa: E402
-from curation.workspace import Workspace, init_workspace  # noqa: E402
+from curation.core.item import parse_item  # noqa: E402
+from curation.core.workspace import Workspace, init_workspace  # noqa: E402
 from evaluation.backends.base import openai_content  # noqa: E402
 from evaluation.models import resolve_model  # noqa: E402
 from evaluation.prompts import ImageResolver, build_request, get_prompt  # noqa: E402
@@ -161,7 +161,7 @@ def kill_and_resume(items: list, tmp: Path, concurrency: int) -> dict:
     ws = new_workspace(items, tmp / "kill")
     with Server(0.1) as server:
         spec = f"openai-compatible:bench@{server.url}/v1"
-        script = ("import sys; from curation.workspace import open_workspace; from evaluation.models import resolve_model; "
+        script = ("import sys; from curation.core.workspace import open_workspace; from evaluation.models import resolve_model; "
                   "from evaluation.runner import RunRequest, run_model; from evaluation.sender import SenderSettings; "
                   f"run_model(open_workspace({str(ws.root)!r}), RunRequest(resolve_model({spec!r}), "
                   f"settings=SenderSettings(concurrency={concurrency})))")

@@ -30,8 +30,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(HERE))
 
-from curation.item import parse_item  # noqa: E402
-from curation.workspace import Workspace, init_workspace  # noqa: E402
+from curation.core.item import parse_item  # noqa: E402
+from curation.core.workspace import Workspace, init_workspace  # noqa: E402
 
 CIRCLED = "①②③④⑤"
 SUBJECTS = ["기상학", "기후학", "대기물리", "일기분석", "대기관측"]

@@ -24,9 +24,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from benchmarks.runner_bench import Server, make_items  # noqa: E402
+from curation.core.workspace import init_workspace  # noqa: E402
 from curation.execution.executors import ProcessPoolExecutor, Shard, ShardExecutor  # noqa: E402
 from curation.execution.shard_driver import drive  # noqa: E402
-from curation.workspace import init_workspace  # noqa: E402
 from evaluation.models import resolve_model  # noqa: E402
 from evaluation.runner import RunRequest  # noqa: E402
 from evaluation.sender import SenderSettings  # noqa: E402

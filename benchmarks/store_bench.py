@@ -19,8 +19,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from curation.item import parse_item
-from curation.workspace import init_workspace
+from curation.core.item import parse_item
+from curation.core.workspace import init_workspace
 
 SUBJECTS = ["기상학개론", "일기분석및예보법", "기상관측법", "대기역학", "기후학"]
 

@@ -145,7 +145,7 @@ def main() -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    from curation.errors import BenchsmithError
+    from curation.core.errors import BenchsmithError
     from curation.pool_gc import use_pool_thresholds
 
     use_pool_thresholds()  # a pool command holds ~10^5 parsed items at once
@@ -158,7 +158,7 @@ def main() -> None:
         Console(stderr=True, soft_wrap=True).print("interrupted: work saved so far is kept")
         sys.exit(130)
     except Exception as error:
-        from curation.item import ItemValidationError
+        from curation.core.item import ItemValidationError
 
         if not isinstance(error, ItemValidationError):
             raise

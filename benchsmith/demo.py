@@ -16,8 +16,8 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
-from curation.errors import BenchsmithError
-from curation.workspace import CONFIG_NAME, Workspace, init_workspace, open_workspace
+from curation.core.errors import BenchsmithError
+from curation.core.workspace import CONFIG_NAME, Workspace, init_workspace, open_workspace
 
 console = Console(soft_wrap=True)
 
@@ -43,8 +43,8 @@ def stage_extract(ctx: DemoContext) -> str:
     write it; a rerun finds the items already there and leaves the later stages' revisions alone."""
     import json
 
+    from curation.core.item import parse_item
     from curation.extract.pipeline import ExtractOptions, extract_items, write_extraction
-    from curation.item import parse_item
 
     options = ExtractOptions(exam="기상기사", session="sample-0", author="demo")
     extraction = extract_items(ctx.sample_pdf, options)
@@ -76,7 +76,7 @@ def stage_dedup(ctx: DemoContext) -> str:
 
 
 def _revise_all(ctx: DemoContext, stage: str, change) -> str:  # noqa: ANN001
-    from curation.revise import active_items, revise
+    from curation.core.revise import active_items, revise
 
     return revise(ctx.workspace.store, active_items(ctx.workspace.store), change, stage=stage, author="demo").line()
 
@@ -130,7 +130,7 @@ def stage_release(ctx: DemoContext) -> str:
     and load every config back with `datasets`."""
     import datasets
 
-    from curation.facets import IN_PLAY
+    from curation.core.facets import IN_PLAY
     from export.build import build_release
     from export.release_config import ReleaseConfig, version_key
 

@@ -11,9 +11,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curation.facets import IN_PLAY
-from curation.item import Item
-from curation.workspace import Workspace
+from curation.core.facets import IN_PLAY
+from curation.core.item import Item
+from curation.core.workspace import Workspace
 from evaluation.exam_score import PaperScore, exam_scores
 from evaluation.metrics import RunData, load_run
 from evaluation.models import resolve_model

@@ -9,7 +9,7 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 
 from benchsmith.demo_evaluate import DEMO_MODELS, LOCAL_MODEL, local_model_available
-from curation.workspace import Workspace
+from curation.core.workspace import Workspace
 from evaluation.filter_records import latest_filter_record
 from evaluation.models import resolve_model
 from filtering.adversarial import FilterPlan, filter_and_record

@@ -11,7 +11,7 @@ redo by hand that say in every verdict they are not a model. Rationales and verd
 
 from __future__ import annotations
 
-from curation.workspace import Workspace
+from curation.core.workspace import Workspace
 from evaluation.judge import current_verdicts, judge_run
 from evaluation.metrics import load_run
 from evaluation.models import ModelSpec, resolve_model

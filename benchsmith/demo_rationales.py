@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from curation.errors import BenchsmithError
-from curation.item import Item
+from curation.core.errors import BenchsmithError
+from curation.core.item import Item
+from curation.core.revise import active_items, revise
+from curation.core.workspace import Workspace
 from curation.llm import SolvedItem, TextModel, TextRequest, TextResult
-from curation.revise import active_items, revise
 from curation.steps.model_steps import draft_rationales
-from curation.workspace import Workspace
 
 OFFLINE_DRAFTER = "offline-drafter"
 OFFLINE_LABEL = "[오프라인 초안 · offline drafter: a template, not a model]"

@@ -24,15 +24,15 @@ from curation.cli_kit import (
     print_json,
     workspace_from,
 )
-from curation.credentials import mask_url
-from curation.diff import field_changes
-from curation.errors import BenchsmithError
+from curation.core.credentials import mask_url
+from curation.core.diff import field_changes
+from curation.core.errors import BenchsmithError
+from curation.core.item import choice_answer, item_json_schema
+from curation.core.query import in_play
+from curation.core.store import ItemQuery, get_path
+from curation.core.workspace import Workspace, init_workspace
 from curation.import_command import import_command
 from curation.importers import export_jsonl
-from curation.item import choice_answer, item_json_schema
-from curation.query import in_play
-from curation.store import ItemQuery, get_path
-from curation.workspace import Workspace, init_workspace
 
 items_app = typer.Typer(help="Import, export, inspect and edit items.", no_args_is_help=True)
 items_app.command("import")(import_command)
@@ -165,7 +165,7 @@ def rename_exam_command(
     author: AuthorOption = None,
 ) -> None:
     """Rename an exam on every item that carries it (a revision per item, CAS; ids stay)."""
-    from curation.revise import revise
+    from curation.core.revise import revise
 
     if not new.strip():
         raise BenchsmithError("the new exam name is empty")
@@ -242,8 +242,8 @@ def set_status_command(
 ) -> None:
     """Set the status of every item the query matches: one revision each, compare-and-swap per item
     (an item edited meanwhile is skipped and reported). Run with --dry-run first."""
-    from curation.query import parse_item_query
-    from curation.status import set_status
+    from curation.core.query import parse_item_query
+    from curation.core.status import set_status
 
     ws = workspace_from(workspace)
     report = set_status(ws.store, parse_item_query(where, "--where"), status, reason=reason,
@@ -344,7 +344,7 @@ def shuffle_command(
     author: AuthorOption = None,
 ) -> None:
     """Shuffle options per item (deterministic); answers remapped, the original order kept."""
-    from curation.revise import active_items, revise
+    from curation.core.revise import active_items, revise
     from curation.steps.shuffle import shuffle_item
 
     ws = workspace_from(workspace)
@@ -370,14 +370,14 @@ def tag_korea_command(
     author: AuthorOption = None,
 ) -> None:
     """Find Korea-specific candidates (lexicon, plus LLM detectors); reasons stored, candidates queued for review."""
-    from curation.revise import active_items
+    from curation.core.revise import active_items
     from curation.steps.korea import tag_korea
 
     ws = workspace_from(workspace)
     lexicon = _korea_lexicon(terms, None)
     stored = active_items(ws.store)
     if not models:
-        from curation.revise import revise
+        from curation.core.revise import revise
 
         report = revise(ws.store, stored, lambda item: (tag_korea(item, lexicon), "korea lexicon"),
                         stage="tag-korea", author=current_author(author), dry_run=dry_run)
@@ -395,7 +395,7 @@ def tag_korea_command(
 def tag_taxonomy_command(workspace: WorkspaceOption = None, dry_run: DryRunOption = False,
                          author: AuthorOption = None) -> None:
     """Fill part/subject, visual type and question format by rules (never overwriting a value)."""
-    from curation.revise import active_items, revise
+    from curation.core.revise import active_items, revise
     from curation.steps.taxonomy import tag_taxonomy
 
     ws = workspace_from(workspace)
@@ -413,7 +413,7 @@ def explicit_command(
     author: AuthorOption = None,
 ) -> None:
     """Propose explicit variants (우리나라 → 한국 …) for Korea-specific items and candidates."""
-    from curation.revise import active_items, revise
+    from curation.core.revise import active_items, revise
     from curation.steps.korea import with_explicit_variant
 
     ws = workspace_from(workspace)
@@ -433,7 +433,7 @@ def explicit_command(
 
 def _apply_step(ws: Workspace, stored: list, result, stage: str, reason: str, author: str | None,  # noqa: ANN001
                 dry_run: bool) -> None:
-    from curation.revise import revise
+    from curation.core.revise import revise
 
     report = revise(ws.store, stored, lambda item: (result.changed[item.id], reason) if item.id in result.changed else None,
                     stage=stage, author=current_author(author), dry_run=dry_run)
@@ -442,7 +442,7 @@ def _apply_step(ws: Workspace, stored: list, result, stage: str, reason: str, au
 
 
 def _selected(ws: Workspace, items: str | None) -> list:
-    from curation.revise import active_items
+    from curation.core.revise import active_items
 
     stored = active_items(ws.store)
     if items:

@@ -12,9 +12,9 @@ from typing import Annotated, Any, TypeGuard, TypeVar
 import typer
 from rich.console import Console
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
+from curation.core.workspace import Workspace, open_workspace
 from curation.llm import ModelClients
-from curation.workspace import Workspace, open_workspace
 
 console = Console(stderr=True, soft_wrap=True)
 out = Console(soft_wrap=True)

@@ -10,7 +10,7 @@ import typer
 from rich.markup import escape
 
 from curation import cli_kit
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from curation.importers import FORMATS, FileReport, import_file
 from curation.progress import progress_bar
 

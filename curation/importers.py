@@ -27,16 +27,16 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from curation.answers import CIRCLED, parse_answer_key
-from curation.blobs import BlobStore
+from curation.core.blobs import BlobStore
+from curation.core.errors import BenchsmithError
+from curation.core.item import Item, ItemValidationError, parse_item
+from curation.core.item_ids import make_item_id, nfc
+from curation.core.store import ItemQuery, Store
 from curation.csv_shapes import headerless_qnet_columns, strip_code_fence
-from curation.errors import BenchsmithError
 from curation.exam_names import UNKNOWN, majority_name
 from curation.garbled import garbled_fields
-from curation.item import Item, ItemValidationError, parse_item
-from curation.item_ids import make_item_id, nfc
 from curation.kmmmu_import import is_kmmmu, kmmmu_rows
 from curation.steps.korea_stage import differs_only_by_tagging, tag_new_items
-from curation.store import ItemQuery, Store
 
 KMMLU_LICENSE = "cc-by-nd-4.0"  # HAERAE-HUB/KMMLU's card
 FORMATS = ("auto", "jsonl", "qnet", "kmetbench", "kmmlu", "korhist", "kmmmu")

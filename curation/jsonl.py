@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 
 def read_jsonl(path: Path, required: tuple[str, ...],

@@ -47,7 +47,7 @@ def sample_command(
 ) -> None:
     """Write the generated CSAT-math-shaped key table and its truth (OUT.keys.json)."""
     from curation.cli_kit import out
-    from curation.errors import BenchsmithError
+    from curation.core.errors import BenchsmithError
     from curation.sample_exam.key_table import RENDERS, write_key_table
 
     if render not in RENDERS:

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
-from curation.item_ids import make_item_id, nfc
+from curation.core.item_ids import make_item_id, nfc
 from scoring.keys import ChoiceKey
 from scoring.portable import guess_key
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from curation.item import Item
+    from curation.core.item import Item
 
 
 @dataclass(frozen=True)

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from curation.errors import BenchsmithError
-from curation.workspace import Workspace
+from curation.core.errors import BenchsmithError
+from curation.core.workspace import Workspace
 from evaluation.backends import make_backend
 from evaluation.cache import ResponseCache
 from evaluation.runlog import RESPONSES, RunLog, read_records

@@ -26,9 +26,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from curation.identity import content_hash
-from curation.item import Item
-from curation.workspace import Workspace
+from curation.core.identity import content_hash
+from curation.core.item import Item
+from curation.core.workspace import Workspace
 from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
 from evaluation.cache import cache_key
 from evaluation.datasets import dataset_from_manifest

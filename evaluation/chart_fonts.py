@@ -56,7 +56,7 @@ def hangul_charts() -> Iterator[None]:
     try:
         import matplotlib
     except ImportError:
-        from curation.errors import MissingExtraError
+        from curation.core.errors import MissingExtraError
 
         raise MissingExtraError("report", "matplotlib") from None
     with matplotlib.rc_context({"font.family": [hangul_font_family(), "DejaVu Sans"]}):

@@ -22,9 +22,9 @@ from rich.progress import (
 )
 
 from curation.cli_kit import JsonOption, WorkspaceOption, is_one_of, print_json, workspace_from
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
+from curation.core.workspace import Workspace
 from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
-from curation.workspace import Workspace
 from evaluation.judge_options import AnswerJudge, JudgeAllOption, JudgeOption, answer_judge, judge_line
 from evaluation.models import ModelSpec, resolve_model
 from evaluation.sender import SenderSettings

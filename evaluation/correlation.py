@@ -138,7 +138,7 @@ def tau_matrix(results: list[Correlation], metrics: list[str]) -> np.ndarray:
 @hangul_charts()
 def plot_heatmap(results: list[Correlation], metrics: list[str], path: Path, title: str) -> Path:
     """τb heatmap (blank where undefined); needs matplotlib (extra `report`)."""
-    from curation.errors import MissingExtraError
+    from curation.core.errors import MissingExtraError
 
     try:
         import matplotlib

@@ -20,11 +20,11 @@ from typing import Any, Protocol
 
 import pyarrow as pa
 
-from curation.blobs import BlobStore
-from curation.errors import BenchsmithError, NotFoundError
-from curation.identity import content_hash
-from curation.item import AnswerView, Item, parse_item
-from curation.store import ItemQuery, Store, item_from_data, view_from_data
+from curation.core.blobs import BlobStore
+from curation.core.errors import BenchsmithError, NotFoundError
+from curation.core.identity import content_hash
+from curation.core.item import AnswerView, Item, parse_item
+from curation.core.store import ItemQuery, Store, item_from_data, view_from_data
 from evaluation.filter_records import latest_filter_record
 from evaluation.records import RunManifest
 from evaluation.release_records import RELEASE_MANIFEST, ReleaseManifest, release_rows

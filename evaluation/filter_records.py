@@ -11,7 +11,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from curation.errors import WorkspaceError
+from curation.core.errors import WorkspaceError
 
 FILTER_RECORD_VERSION = 2
 FILTER_FOLDER = "filtering"

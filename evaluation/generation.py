@@ -10,10 +10,10 @@ import os
 from pathlib import Path
 from typing import Any
 
-from curation.item import Item
+from curation.core.item import Item
+from curation.core.store import ItemQuery
+from curation.core.workspace import Workspace
 from curation.llm import SolvedItem, TextRequest, TextResult
-from curation.store import ItemQuery
-from curation.workspace import Workspace
 from evaluation.backends.base import (
     REFUSED_REASONS,
     TRUNCATED_REASONS,

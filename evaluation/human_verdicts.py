@@ -29,7 +29,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from evaluation.records import AnswerRecord, HumanVerdict, HumanVerdictValue, response_sha
 from evaluation.runlog import RESPONSES, RunLog, now_iso
 from scoring import Score

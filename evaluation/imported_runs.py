@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from curation.errors import BenchsmithError, NotFoundError, WorkspaceError
-from curation.facets import IN_PLAY
-from curation.identity import content_hash
-from curation.item import Item
-from curation.store import Store, StoredItem
-from curation.workspace import Workspace
+from curation.core.errors import BenchsmithError, NotFoundError, WorkspaceError
+from curation.core.facets import IN_PLAY
+from curation.core.identity import content_hash
+from curation.core.item import Item
+from curation.core.store import Store, StoredItem
+from curation.core.workspace import Workspace
 from evaluation.backends.base import BackendError, Completion
 from evaluation.human_verdicts import VerdictBook
 from evaluation.records import (

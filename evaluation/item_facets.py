@@ -19,15 +19,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.facets import Facet, exam_score_facets, report_facets
-from curation.identity import content_hash
-from curation.item import Item
-from curation.store import Store
+from curation.core.facets import Facet, exam_score_facets, report_facets
+from curation.core.identity import content_hash
+from curation.core.item import Item
+from curation.core.store import Store
 
 if TYPE_CHECKING:
     from evaluation.datasets import StoreDataset
 
-REPORT_FACETS = report_facets()  # modality, the Korea flag, part, subject, answer format (curation/facets.py)
+REPORT_FACETS = report_facets()  # modality, the Korea flag, part, subject, answer format (curation/core/facets.py)
 EXAM_SCORE_FACETS = exam_score_facets()  # exam, session, points
 # the facets that name one subset each (flags, splits) come first, labelled ones (part:…, subject:…) after
 _FIXED = [f for f in REPORT_FACETS if f.report != "label"]

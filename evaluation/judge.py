@@ -18,8 +18,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from curation.item import Item
-from curation.workspace import Workspace
+from curation.core.item import Item
+from curation.core.workspace import Workspace
 from evaluation.backends.base import BackendError, ChatRequest, Completion, Message
 from evaluation.cache import cache_key
 from evaluation.judge_sections import judge_user_text

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from curation.jsonl import read_jsonl
 from evaluation.agreement import icc, krippendorff_alpha
 from evaluation.correlation import correlate_pair

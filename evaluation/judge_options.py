@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from curation.workspace import Workspace
+from curation.core.workspace import Workspace
 
 JudgeOption = Annotated[str | None, typer.Option(
     "--judge", help="answer judge (a model spec) for the responses no checker decides; default: [judge] model "

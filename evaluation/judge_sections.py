@@ -7,7 +7,7 @@ judge request without importing the judge, the request sender or the backends it
 
 from __future__ import annotations
 
-from curation.item import Item
+from curation.core.item import Item
 
 SECTIONS = ("문제", "선택지", "정답", "참고 해설", "평가 대상 풀이")
 

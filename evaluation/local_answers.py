@@ -16,7 +16,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from curation.item import Answerable
+from curation.core.item import Answerable
 from evaluation.backends.baseline import RULES, Chooser, chooser_for
 from evaluation.cells import note_appended
 from evaluation.models import ModelSpec

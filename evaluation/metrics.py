@@ -28,8 +28,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.item import Item
-from curation.workspace import Workspace
+from curation.core.item import Item
+from curation.core.workspace import Workspace
 from evaluation.cells import run_cells
 from evaluation.datasets import Dataset, StoreDataset, dataset_from_manifest
 from evaluation.item_facets import FacetReader, ItemFacets

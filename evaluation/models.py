@@ -22,8 +22,8 @@ from urllib.parse import parse_qsl
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from curation.errors import BenchsmithError
-from curation.item import describe_validation_error
+from curation.core.errors import BenchsmithError
+from curation.core.item import describe_validation_error
 from evaluation.decoding import RELEASE_DECODING, DecodingContract
 
 Backend = Literal["openai-compatible", "gemini", "vllm", "hf", "llamacpp", "baseline"]

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from curation.errors import MissingExtraError
-from curation.workspace import Workspace
+from curation.core.errors import MissingExtraError
+from curation.core.workspace import Workspace
 from evaluation.correlation import correlate_table, correlation_table, plot_heatmap
 from evaluation.exam_score import exam_scores
 from evaluation.human_verdicts import VerdictSettings

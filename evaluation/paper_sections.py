@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from curation.workspace import Workspace
+    from curation.core.workspace import Workspace
     from evaluation.metrics import RunData
 
 

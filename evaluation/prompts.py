@@ -8,8 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import Literal, get_args
 
-from curation.blobs import BlobStore
-from curation.item import ImageRef, Item
+from curation.core.blobs import BlobStore
+from curation.core.item import ImageRef, Item
 from evaluation.backends.base import MIME_BY_EXT, ChatRequest, ImagePart, Message, Part
 from evaluation.models import ModelConfigError, ModelSpec
 from scoring.portable import get_format

@@ -9,7 +9,7 @@
 
 The records filtering writes for the layers below it are in `evaluation.filter_records`, a
 release's in `evaluation.release_records`, item analysis's own in `filtering.irt.records`.
-Every record that refers to an item carries the item's content hash (`curation.identity`);
+Every record that refers to an item carries the item's content hash (`curation.core.identity`);
 `is_current` is the one test of staleness every consumer uses.
 """
 

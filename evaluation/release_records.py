@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, create_model
 
-from curation.errors import WorkspaceError
-from curation.facets import release_facets
-from curation.item import Item, parse_item
+from curation.core.errors import WorkspaceError
+from curation.core.facets import release_facets
+from curation.core.item import Item, parse_item
 from evaluation.decoding import RELEASE_DECODING, DecodingContract
 from evaluation.records import LenientRecord
 

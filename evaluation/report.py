@@ -17,7 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curation.errors import MissingExtraError
+from curation.core.errors import MissingExtraError
 from evaluation.chart_fonts import hangul_charts
 from evaluation.exam_score import PaperScore, exam_scores, paper_cell
 from evaluation.human_verdicts import VerdictSettings

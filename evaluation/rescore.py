@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curation.identity import content_hash
-from curation.workspace import Workspace
+from curation.core.identity import content_hash
+from curation.core.workspace import Workspace
 from evaluation.datasets import dataset_from_manifest
 from evaluation.human_verdicts import VerdictBook
 from evaluation.records import AnswerRecord, read_jsonl_records

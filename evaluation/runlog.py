@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from curation.errors import BenchsmithError, NotFoundError, WorkspaceError
+from curation.core.errors import BenchsmithError, NotFoundError, WorkspaceError
 from evaluation.records import GenerationManifest, RunManifest, manifest_from_json, manifest_json
 
 MANIFEST = "manifest.json"

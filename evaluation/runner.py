@@ -24,16 +24,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.errors import BenchsmithError, WorkspaceError
-from curation.identity import content_hash
-from curation.item import Answerable, Item
-from curation.pool_gc import pool_thresholds
-from curation.query import (
+from curation.core.errors import BenchsmithError, WorkspaceError
+from curation.core.identity import content_hash
+from curation.core.item import Answerable, Item
+from curation.core.query import (
     in_play,
     parse_item_query,  # noqa: F401 - re-exported: the runner's --items syntax
 )
-from curation.store import ItemQuery
-from curation.workspace import Workspace
+from curation.core.store import ItemQuery
+from curation.core.workspace import Workspace
+from curation.pool_gc import pool_thresholds
 from evaluation.backends.base import BackendError, Completion
 from evaluation.backends.echo import NAME as ECHO
 from evaluation.cache import cache_key

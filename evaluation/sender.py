@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from evaluation.backends import make_backend
 from evaluation.backends.base import Backend, BackendError, ChatRequest, Completion
 from evaluation.cache import ResponseCache

@@ -14,10 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
+from curation.core.workspace import Workspace
 from curation.execution.executors import Shard, ShardExecutor
 from curation.execution.shard_driver import DEFAULT_MAX_ATTEMPTS, ShardProgress, drive
-from curation.workspace import Workspace
 from evaluation.cache import ResponseCache
 from evaluation.local_answers import answer_locally, local_chooser
 from evaluation.models import ModelSpec

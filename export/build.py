@@ -20,14 +20,14 @@ from typing import Any
 
 import yaml
 
-from curation.background import Background
-from curation.blobs import BlobStore
-from curation.errors import BenchsmithError
-from curation.facets import Facet, release_config_facets
-from curation.item import Item
+from curation.core.blobs import BlobStore
+from curation.core.errors import BenchsmithError
+from curation.core.facets import Facet, release_config_facets
+from curation.core.item import Item
+from curation.core.store import ItemQuery
+from curation.core.workspace import Workspace
+from curation.execution.background import Background
 from curation.steps.dedup_report import latest_dedup_report
-from curation.store import ItemQuery
-from curation.workspace import Workspace
 from evaluation.decoding import RELEASE_DECODING
 from evaluation.filter_records import FilterRecord, latest_filter_record
 from evaluation.release_records import (

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curation.errors import NotFoundError, WorkspaceError
-from curation.store import Revision, Store
+from curation.core.errors import NotFoundError, WorkspaceError
+from curation.core.store import Revision, Store
 from evaluation.release_records import RELEASE_MANIFEST as MANIFEST
 from evaluation.release_records import ReleaseManifest
 from export.release_config import version_key

@@ -28,7 +28,7 @@ def build_command(
     as_json: JsonOption = False,
 ) -> None:
     """Build a release: parquet per config, data card, checksums, Croissant, harness exports."""
-    from curation.errors import BenchsmithError
+    from curation.core.errors import BenchsmithError
     from export.build import build_release
     from export.release_config import load_release_config, recorded_config
 

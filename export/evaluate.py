@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from curation.workspace import Workspace, user_workspace
+from curation.core.workspace import Workspace, user_workspace
 from evaluation.datasets import ReleaseDataset, split_release_arg
 from evaluation.judge_options import AnswerJudge
 from evaluation.metrics import load_run

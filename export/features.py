@@ -25,13 +25,13 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
-from curation.facets import release_facets
+from curation.core.facets import release_facets
 
 IMAGE = "image"
 
 Column = str | list[Any] | dict[str, Any]
 
-# The item's facet columns come from the catalogue (curation/facets.py); the question, options, key
+# The item's facet columns come from the catalogue (curation/core/facets.py); the question, options, key
 # and rationale are the release's own.
 RELEASE_COLUMNS: dict[str, Column] = {
     "id": "string",

@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 import scoring.portable
-from curation.blobs import BlobStore
-from curation.item import Item
+from curation.core.blobs import BlobStore
+from curation.core.item import Item
 from evaluation.backends.base import ImagePart
 from evaluation.prompts import PROMPTS, ImageResolver, build_request
 from evaluation.release_records import release_rows

@@ -7,7 +7,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 
 def sha256_file(path: Path) -> str:

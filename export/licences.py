@@ -11,7 +11,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from curation.item import Item
+from curation.core.item import Item
 from export.release_config import ReleaseConfig
 
 HUB_LICENCE_ID = re.compile(r"^[a-z0-9][a-z0-9.+-]*$")  # apache-2.0, cc-by-nd-4.0, mit …

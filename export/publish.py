@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from evaluation.release_records import ReleaseManifest
 from export.changelog import MANIFEST
 from export.integrity import verify_checksums

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from curation.errors import BenchsmithError
-from curation.identity import content_hash
-from curation.workspace import Workspace
+from curation.core.errors import BenchsmithError
+from curation.core.identity import content_hash
+from curation.core.workspace import Workspace
 from evaluation.datasets import ReleaseDataset
 from filtering.irt.bank import VALIDATION_K, ItemBank, calibrate, store_facets, write_bank
 from filtering.irt.sources import from_workspace

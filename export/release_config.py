@@ -10,8 +10,8 @@ from typing import Literal, get_args
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from curation.errors import BenchsmithError, WorkspaceError
-from curation.item import InPlayStatus, describe_validation_error
+from curation.core.errors import BenchsmithError, WorkspaceError
+from curation.core.item import InPlayStatus, describe_validation_error
 
 ConfigName = Literal["full", "hard", "korea_specific", "multimodal", "reasoning", "explicit", "tiny"]
 CONFIG_NAMES: tuple[ConfigName, ...] = get_args(ConfigName)

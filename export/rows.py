@@ -18,10 +18,10 @@ import json
 from functools import lru_cache
 from typing import Any
 
-from curation.blobs import BlobStore
-from curation.facets import release_facets
-from curation.facets import values as facet_values
-from curation.item import Item
+from curation.core.blobs import BlobStore
+from curation.core.facets import release_facets
+from curation.core.facets import values as facet_values
+from curation.core.item import Item
 from evaluation.release_records import ReleaseRow
 from export.features import KEY_COLUMNS
 from scoring import AnswerKey, ChoiceKey

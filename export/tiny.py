@@ -13,8 +13,8 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from curation.errors import BenchsmithError
-from curation.workspace import Workspace
+from curation.core.errors import BenchsmithError
+from curation.core.workspace import Workspace
 from filtering.irt.records import SubsetSpec
 from filtering.irt.subset import load_subset
 

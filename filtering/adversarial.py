@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 
-from curation.query import in_play
-from curation.store import ItemQuery
-from curation.workspace import Workspace
+from curation.core.query import in_play
+from curation.core.store import ItemQuery
+from curation.core.workspace import Workspace
 from evaluation.datasets import current_hashes
 from evaluation.filter_records import FilterRecord, save_filter_record
 from evaluation.item_facets import FacetReader

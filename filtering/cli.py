@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from curation.cli_kit import JsonOption, WorkspaceOption, console, out, print_json, workspace_from
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from evaluation.cli import ConcurrencyOption, ModelsFileOption
 
 if TYPE_CHECKING:

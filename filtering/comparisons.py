@@ -12,8 +12,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.errors import BenchsmithError
-from curation.workspace import Workspace
+from curation.core.errors import BenchsmithError
+from curation.core.workspace import Workspace
 from evaluation.filter_records import FilterRecord, latest_filter_record, load_filter_record
 from evaluation.item_facets import FacetReader
 from evaluation.metrics import RunData, common_items, load_run

@@ -7,8 +7,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from curation.errors import BenchsmithError, MissingExtraError
-from curation.workspace import Workspace
+from curation.core.errors import BenchsmithError, MissingExtraError
+from curation.core.workspace import Workspace
 from evaluation.correlation import (
     CSV_HEADER,
     Correlation,

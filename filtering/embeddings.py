@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curation.errors import BenchsmithError, require_extra
+from curation.core.errors import BenchsmithError, require_extra
 
 Embedder = Callable[[list[str]], np.ndarray]
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from evaluation.metrics_table import MetricTable
 
 

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.workspace import Workspace
+from curation.core.workspace import Workspace
 from evaluation.item_facets import FacetReader
 from evaluation.metrics import load_run
 from evaluation.records import RunManifest

@@ -12,8 +12,8 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from curation.store import ItemQuery
-from curation.workspace import Workspace
+from curation.core.store import ItemQuery
+from curation.core.workspace import Workspace
 
 if TYPE_CHECKING:
     from evaluation.prompts import Variant

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from curation.facets import IN_PLAY, Facet, report_facets
-from curation.item import Item
+from curation.core.facets import IN_PLAY, Facet, report_facets
+from curation.core.item import Item
 from evaluation.chart_fonts import hangul_charts
 
 MAX_BINS = 8

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from annotator.review.actions import Reviewer
 from annotator.review.render import PdfRenderer
 from annotator.review.sample import load_sample
-from curation.workspace import Workspace, init_workspace
+from curation.core.workspace import Workspace, init_workspace
 
 TEAM = (("alice", "admin"), ("carol", "annotator"), ("dave", "annotator"))  # the browser tests' team
 

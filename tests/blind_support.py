@@ -12,7 +12,7 @@ from sqlalchemy import insert
 from annotator.review import auth
 from annotator.review.sample import load_sample
 from annotator.review.tables import ensure_tables, scoring_tasks
-from curation.workspace import Workspace, init_workspace
+from curation.core.workspace import Workspace, init_workspace
 
 from .annotator_support import running_server
 

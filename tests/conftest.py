@@ -31,7 +31,7 @@ def realdata() -> Path:
 
 @pytest.fixture
 def workspace(tmp_path):
-    from curation.workspace import init_workspace
+    from curation.core.workspace import init_workspace
 
     return init_workspace(tmp_path / "ws")
 
@@ -97,7 +97,7 @@ def harness_release(tmp_path_factory: pytest.TempPathFactory):
     OPEN_ITEMS) and, when present, real KMMLU and 한국사 items."""
     import shutil
 
-    from curation.workspace import init_workspace
+    from curation.core.workspace import init_workspace
     from export.build import build_release
     from export.release_config import ReleaseConfig
     from tests.release_support import add_multi_answer, add_open_items, add_realdata, add_sample_exam

@@ -7,8 +7,8 @@ from typing import Any
 
 from PIL import Image
 
-from curation.item import parse_item
-from curation.workspace import Workspace
+from curation.core.item import parse_item
+from curation.core.workspace import Workspace
 
 
 def png_bytes(color: tuple[int, int, int], size: int = 12) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from curation.item import Item, parse_item
+from curation.core.item import Item, parse_item
 
 
 def load_truth(path: Path) -> list[Item]:

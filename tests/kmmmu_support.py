@@ -125,7 +125,7 @@ class OutcomeRow:
 
 def outcome_rows(ws: Path, summaries: Iterable[dict[str, Any]]) -> list[OutcomeRow]:
     """Each imported record of the runs (`runs import --json`'s summaries) joined to its label."""
-    from curation.workspace import open_workspace
+    from curation.core.workspace import open_workspace
     from evaluation.records import AnswerRecord, read_jsonl_records
     from evaluation.runlog import RESPONSES
 

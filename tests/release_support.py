@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from curation.core.item import parse_item
+from curation.core.workspace import Workspace
 from curation.importers import import_file
-from curation.item import parse_item
 from curation.sample_exam import blobs_dir_for, write_sample_exam
-from curation.workspace import Workspace
 
 
 def add_sample_exam(workspace: Workspace, folder: Path) -> int:
@@ -141,7 +141,7 @@ def add_realdata(workspace: Workspace, realdata: Path, kmmlu_rows: int = 40) -> 
 
 
 def accept_all(workspace: Workspace) -> None:
-    from curation.store import ItemQuery
+    from curation.core.store import ItemQuery
 
     for stored in workspace.store.iter_items(ItemQuery(status=["extracted", "in_review"])):
         if stored.item.answer_list():

@@ -9,8 +9,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from curation.item import parse_item
-from curation.workspace import Workspace
+from curation.core.item import parse_item
+from curation.core.workspace import Workspace
 
 CIRCLED = "①②③④⑤⑥⑦⑧⑨⑩"
 _OPTION = re.compile(r"^\s*(?:\((\d{1,2})\)|([①-⑩])|(\d{1,2})[.)])\s+(.+)$")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from curation.workspace import Workspace
+from curation.core.workspace import Workspace
 from evaluation.runlog import RESPONSES, read_records
 
 VOLATILE = ("ts", "latency_s")  # when and how fast: the only fields allowed to differ

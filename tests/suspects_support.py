@@ -55,7 +55,7 @@ def model_specs(url: str) -> list[str]:
 
 def build(tmp_path: Path, url: str) -> Built:
     """The workspace, answered by the server at `url`, with suspects.json written."""
-    from curation.workspace import open_workspace
+    from curation.core.workspace import open_workspace
 
     ws = tmp_path / "ws"
     assert run_cli("init", str(ws)).returncode == 0

@@ -223,7 +223,7 @@ def test_a_model_answering_all_right_or_all_wrong_is_outside_the_calibrated_rang
 
 @pytest.mark.realdata
 def test_bank_items_edited_after_calibration_are_not_asked_and_counted(matrix_workspace):
-    from curation.workspace import open_workspace
+    from curation.core.workspace import open_workspace
     from tests.fault_server import ServerConfig, ServerThread
 
     ws, bank, matrix, keys, held = matrix_workspace
@@ -245,7 +245,7 @@ def test_bank_items_edited_after_calibration_are_not_asked_and_counted(matrix_wo
 
 
 def test_a_release_carries_its_bank_and_evaluate_adaptive_works_without_the_workspace(tmp_path):
-    from curation.workspace import open_workspace
+    from curation.core.workspace import open_workspace
     from tests.fault_server import ServerConfig, ServerThread
     from tests.release_support import accept_all
 

@@ -16,9 +16,9 @@ from annotator.review import adjudication, auth, queues, stats
 from annotator.review.actions import Reviewer, Session
 from annotator.review.render import PdfRenderer
 from annotator.review.tables import ensure_tables, reviews
-from curation.blobs import BlobStore
-from curation.item import parse_item
-from curation.store import Store
+from curation.core.blobs import BlobStore
+from curation.core.item import parse_item
+from curation.core.store import Store
 
 from .test_queue_specs import PASSWORDS, _client, _save, http_server  # noqa: F401  (the module's server fixture)
 

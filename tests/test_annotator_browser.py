@@ -31,8 +31,8 @@ from annotator.review.sample import load_sample, sample_scoring  # noqa: E402
 from annotator.review.scoring import load_rationales  # noqa: E402
 from annotator.review.tables import reservations  # noqa: E402
 from annotator.web import throttle  # noqa: E402
-from curation.item import parse_item  # noqa: E402
-from curation.workspace import CONFIG_NAME, init_workspace, open_workspace  # noqa: E402
+from curation.core.item import parse_item  # noqa: E402
+from curation.core.workspace import CONFIG_NAME, init_workspace, open_workspace  # noqa: E402
 
 PASSWORDS = {"alice": "password-alice", "bob": "password-bob", "carol": "password-carol", "dave": "password-dave",
              "erin": "password-erin", "frank": "password-frank", "gina": "password-gina", "hana": "password-hana"}

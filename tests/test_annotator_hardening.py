@@ -18,9 +18,9 @@ from sqlalchemy import func, select
 
 from annotator.review import claims, queues
 from annotator.review.tables import drafts, reservations, reviews, suspect_decisions
-from curation.item import parse_item
-from curation.store import revisions_table
-from curation.workspace import CONFIG_NAME
+from curation.core.item import parse_item
+from curation.core.store import revisions_table
+from curation.core.workspace import CONFIG_NAME
 
 from . import blind_support as support
 
@@ -330,7 +330,7 @@ def test_the_server_refuses_to_start_on_a_gradio_without_what_its_page_sessions_
 
     from annotator.web import session_states
     from annotator.web.server import create_server
-    from curation.errors import BenchsmithError
+    from curation.core.errors import BenchsmithError
 
     workspace = support.build(tmp_path / "ws")
     session_states.check_gradio()  # the installed Gradio has all of it
@@ -358,7 +358,7 @@ def test_the_queue_analytics_are_set_through_gradios_environment_only_while_the_
 
 def test_the_limits_reservations_page_bounds_and_hosts_are_read_and_bad_ones_refused(tmp_path):
     from annotator.web.settings import read_settings
-    from curation.errors import BenchsmithError
+    from curation.core.errors import BenchsmithError
 
     config = tmp_path / CONFIG_NAME
     config.write_text("[annotator]\nmax_text_chars = 100\nmax_upload_mb = 2\nreservation_idle_minutes = 1.5\n"

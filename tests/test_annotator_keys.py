@@ -12,7 +12,7 @@ from annotator.review import drafts, key_form
 from annotator.review.actions import Session, to_change
 from annotator.review.auth import User
 from annotator.review.queue_specs import NotAllowed
-from curation.item import parse_item
+from curation.core.item import parse_item
 from scoring.keys import NumericKey, PartsKey, SetKey, TextKey
 
 from .annotator_support import sample_desk

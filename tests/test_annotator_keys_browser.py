@@ -10,8 +10,8 @@ import pytest
 
 from annotator.review import auth
 from annotator.review.sample import load_sample
-from curation.item import parse_item
-from curation.workspace import init_workspace
+from curation.core.item import parse_item
+from curation.core.workspace import init_workspace
 from scoring.keys import NumericKey, SetKey, TextKey
 
 from .test_annotator_browser import (  # noqa: F401  (browser: the Chromium fixture)

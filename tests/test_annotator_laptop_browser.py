@@ -10,8 +10,8 @@ import re
 import pytest
 
 from annotator.review import queues
-from curation.item import parse_item
-from curation.workspace import open_workspace
+from curation.core.item import parse_item
+from curation.core.workspace import open_workspace
 from tests import test_annotator_browser as browser_tests  # skips this module without Chromium or playwright
 from tests.annotator_support import sample_team_workspace
 from tests.test_annotator_browser import PASSWORDS, annotator_serving, expect, field, login, open_item, stored

@@ -14,9 +14,9 @@ pytest.importorskip("gradio", reason="gradio is not installed (extra: annotator)
 from playwright.sync_api import expect, sync_playwright  # noqa: E402
 
 from annotator.review.sample import load_sample  # noqa: E402
+from curation.core.item import parse_item  # noqa: E402
+from curation.core.workspace import init_workspace, open_workspace  # noqa: E402
 from curation.extract.confidence import EXTRA_KEY, confidence_record  # noqa: E402
-from curation.item import parse_item  # noqa: E402
-from curation.workspace import init_workspace, open_workspace  # noqa: E402
 from tests.test_annotator_browser import (  # noqa: E402
     BROWSER_ARGS,
     CHROMIUM,

@@ -13,7 +13,7 @@ httpx = pytest.importorskip("httpx")
 
 from annotator.review import auth  # noqa: E402
 from annotator.review.sample import load_sample  # noqa: E402
-from curation.workspace import init_workspace  # noqa: E402
+from curation.core.workspace import init_workspace  # noqa: E402
 
 from .annotator_support import running_server  # noqa: E402
 

@@ -9,8 +9,8 @@ import re
 
 import pytest
 
-from curation.item import parse_item
-from curation.workspace import open_workspace
+from curation.core.item import parse_item
+from curation.core.workspace import open_workspace
 from tests import test_annotator_browser as browser_tests  # skips this module without Chromium or playwright
 from tests.annotator_support import TEAM, sample_team_workspace
 from tests.test_annotator_browser import (

@@ -24,9 +24,9 @@ from annotator.review import auth  # noqa: E402
 from annotator.review.sample import load_sample  # noqa: E402
 from annotator.review.tables import drafts, expert_scores, reviews, sessions  # noqa: E402
 from annotator.web import throttle  # noqa: E402
-from curation.item import parse_item  # noqa: E402
-from curation.store import revisions_table  # noqa: E402
-from curation.workspace import CONFIG_NAME, init_workspace  # noqa: E402
+from curation.core.item import parse_item  # noqa: E402
+from curation.core.store import revisions_table  # noqa: E402
+from curation.core.workspace import CONFIG_NAME, init_workspace  # noqa: E402
 
 from .annotator_support import running_server  # noqa: E402
 from .conftest import run_cli  # noqa: E402
@@ -226,7 +226,7 @@ def test_sessions_expire_after_the_idle_time_set_in_benchsmith_toml(tmp_path):
 def test_sessions_end_with_the_password_deactivation_idle_time_and_logout_on_both_stores(store_url):
     from annotator.review.tables import ensure_tables
     from annotator.web.sessions import Sessions
-    from curation.store import Store
+    from curation.core.store import Store
 
     engine = Store(store_url, create=True).engine
     ensure_tables(engine)
@@ -253,7 +253,7 @@ def test_sessions_end_with_the_password_deactivation_idle_time_and_logout_on_bot
 
 def test_the_annotator_settings_are_read_and_bad_ones_refused(tmp_path):
     from annotator.web.settings import read_settings
-    from curation.errors import BenchsmithError
+    from curation.core.errors import BenchsmithError
 
     config = tmp_path / CONFIG_NAME
     config.write_text("[annotator]\nsession_idle_minutes = -1\n", encoding="utf-8")

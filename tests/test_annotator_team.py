@@ -22,7 +22,7 @@ pytest.importorskip("gradio_client", reason="gradio_client is not installed (ext
 
 from annotator.review import auth  # noqa: E402  (session_states imports gradio)
 from annotator.review.sample import load_sample  # noqa: E402
-from curation.workspace import init_workspace  # noqa: E402
+from curation.core.workspace import init_workspace  # noqa: E402
 
 from .annotator_support import serving_app  # noqa: E402
 

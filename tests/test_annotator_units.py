@@ -8,7 +8,7 @@ from annotator.review import auth, blinding, scoring, stats
 from annotator.review.sample import MODEL_RATIONALES, load_sample, sample_scoring
 from annotator.review.tables import ensure_tables
 from annotator.screens.preview import LITERAL_DOLLAR, to_markdown
-from curation.errors import ConflictError
+from curation.core.errors import ConflictError
 
 from .conftest import run_cli
 
@@ -34,7 +34,7 @@ def test_passwords_are_salted_scrypt_and_checked(engine):
 
 def test_login_backoff_doubles_per_client_and_spares_clients_that_have_not_failed(store_url):
     from annotator.web.throttle import LoginThrottle, backoff_message, unlock
-    from curation.store import Store
+    from curation.core.store import Store
 
     engine = Store(store_url, create=True).engine
     ensure_tables(engine)
@@ -173,7 +173,7 @@ def test_users_cli_adds_with_a_password_from_stdin(workspace):
 
 def test_guidelines_start_from_the_shipped_default_and_refuse_bad_input(tmp_path):
     from annotator.review.guidelines import DEFAULTS, MAX_CHARS, read_guidelines, write_guidelines
-    from curation.errors import BenchsmithError
+    from curation.core.errors import BenchsmithError
 
     assert read_guidelines(tmp_path, "korea") == (DEFAULTS / "korea.md").read_text(encoding="utf-8")
     write_guidelines(tmp_path, "korea", "### 우리 팀 지침")
@@ -191,7 +191,7 @@ def test_progress_keeps_the_queue_size_between_recounts_and_counts_decisions_at_
 
     from annotator.review import queues
     from annotator.screens import progress
-    from curation.item import parse_item
+    from curation.core.item import parse_item
 
     load_sample(workspace)
     bars = progress.ProgressBars(engine)

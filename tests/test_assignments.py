@@ -17,8 +17,8 @@ from annotator.review.actions import Reviewer, Session
 from annotator.review.queues import Filters
 from annotator.review.render import PdfRenderer
 from annotator.review.tables import ensure_tables, reservations, reviews
-from curation.item import parse_item
-from curation.workspace import init_workspace
+from curation.core.item import parse_item
+from curation.core.workspace import init_workspace
 
 from .annotator_support import running_server
 
@@ -112,7 +112,7 @@ def test_an_item_assigned_to_another_annotator_is_refused_and_an_admins_override
 
 def _leaves(value, prefix: str = "") -> dict[str, object]:
     """Every leaf of a record by dotted path (1-based list positions), written here independently of
-    curation.diff."""
+    curation.core.diff."""
     if isinstance(value, dict):
         return {k: v for key, item in value.items() for k, v in _leaves(item, f"{prefix}.{key}" if prefix else key).items()}
     if isinstance(value, list) and value and isinstance(value[0], dict):

@@ -8,8 +8,8 @@ import threading
 
 import pytest
 
-from curation.background import Background
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
+from curation.execution.background import Background
 
 FORKS: list[int] = []
 os.register_at_fork(before=lambda: FORKS.append(os.getpid()))

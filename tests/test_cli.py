@@ -152,7 +152,7 @@ def test_a_model_step_gets_its_model_clients_from_the_root_command_only(workspac
     from typer.testing import CliRunner
 
     from curation import cli
-    from curation.errors import BenchsmithError
+    from curation.core.errors import BenchsmithError
 
     commands = typer.Typer()
     cli.register(commands)

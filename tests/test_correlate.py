@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from evaluation.correlation import correlate_pair
 from evaluation.metrics import load_run
 from evaluation.metrics_table import MetricTable, metrics_from_runs
@@ -202,7 +202,7 @@ def test_workspace_metrics_use_the_same_items_for_every_model(workspace):
 def test_correlate_command_joins_runs_and_an_external_table_by_alias(workspace, tmp_path):
     from scipy.stats import kendalltau
 
-    from curation.item import parse_item
+    from curation.core.item import parse_item
     from evaluation.models import parse_inline_spec
     from evaluation.runlog import RESPONSES, read_records
     from filtering.adversarial import FilterPlan, filter_and_record

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from curation.item import parse_item
+from curation.core.item import parse_item
 from curation.steps.korea import KoreaLexicon, tag_korea, with_explicit_variant
 from curation.steps.shuffle import original_order, shuffle_item
 from curation.steps.taxonomy import tag_taxonomy

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from curation.item import parse_item
-from curation.workspace import init_workspace
+from curation.core.item import parse_item
+from curation.core.workspace import init_workspace
 from tests.conftest import run_cli
 from tests.eval_support import image_record, text_record
 from tests.fault_server import ServerConfig, ServerThread
@@ -53,7 +53,7 @@ def _import(ws: Path, records: list[dict], tmp_path: Path) -> None:
 
 
 def _store_items(ws: Path) -> dict[str, dict]:
-    from curation.workspace import open_workspace
+    from curation.core.workspace import open_workspace
 
     return {s.item.id: s.item.model_dump(mode="json") for s in open_workspace(ws).store.iter_items()}
 
@@ -148,7 +148,7 @@ def test_the_chain_from_runs_to_a_release_evaluated_without_touching_the_store(w
 
 
 def test_vision_is_part_of_the_run_identity(ws, tmp_path):
-    from curation.workspace import open_workspace
+    from curation.core.workspace import open_workspace
 
     workspace = open_workspace(ws)
     records = _items(4) + [image_record(workspace, n) for n in (1, 2)]
@@ -167,7 +167,7 @@ def test_vision_is_part_of_the_run_identity(ws, tmp_path):
 def test_reasoning_run_to_judge_to_two_experts_to_stats(ws, tmp_path):
     from annotator.review import scoring
     from annotator.review.tables import ensure_tables
-    from curation.workspace import open_workspace
+    from curation.core.workspace import open_workspace
 
     records = [text_record(n, answer=n % 4 + 1, rationale=f"참고 해설 {n}: 시베리아 고기압이 발달한다.")
                for n in range(1, 6)]

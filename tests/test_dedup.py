@@ -5,8 +5,8 @@ import unicodedata
 import pytest
 from rapidfuzz import fuzz
 
+from curation.core.item import parse_item
 from curation.importers import import_file
-from curation.item import parse_item
 from curation.steps.antonyms import AntonymLexicon
 from curation.steps.dedup import DedupConfig, dedup_items
 from curation.steps.dedup_stage import run_dedup

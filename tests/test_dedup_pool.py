@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from curation.item import parse_item
+from curation.core.item import parse_item
+from curation.core.workspace import open_workspace
 from curation.steps.canonical import canonical_answer, canonical_item
 from curation.steps.dedup import PRESETS, DedupConfig, dedup_items
 from curation.steps.dedup_stage import run_dedup
-from curation.workspace import open_workspace
 
 from .conftest import run_cli
 
@@ -115,8 +115,8 @@ def test_dry_run_prints_ratio_bands_with_the_answer_share(tmp_path):
 def test_no_question_is_left_twice_in_the_real_pool(workspace, realdata):
     from collections import defaultdict
 
+    from curation.core.revise import active_items
     from curation.importers import import_file
-    from curation.revise import active_items
 
     for path in sorted((realdata / "qnet_csv").glob("*.csv")):
         import_file(path, workspace.store)

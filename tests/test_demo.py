@@ -3,7 +3,7 @@
 import json
 import re
 
-from curation.item import parse_item
+from curation.core.item import parse_item
 
 from .conftest import run_cli
 
@@ -54,8 +54,8 @@ def test_demo_runs_every_stage_and_reruns_cleanly(tmp_path):
 
 def _every_queue_has_work(ws, items: int, choice_text_only: int) -> None:
     from annotator.review import queues, scoring
+    from curation.core.workspace import open_workspace
     from curation.steps.korea import KoreaLexicon
-    from curation.workspace import open_workspace
 
     workspace = open_workspace(ws)
     engine = workspace.store.engine

@@ -7,8 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from curation.identity import content_hash
-from curation.workspace import init_workspace
+from curation.core.identity import content_hash
+from curation.core.workspace import init_workspace
 from tests.conftest import run_cli
 
 

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from curation.store import ItemQuery
+from curation.core.store import ItemQuery
 from tests.conftest import run_cli
 from tests.fault_server import ServerThread
 

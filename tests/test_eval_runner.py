@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from curation.item import parse_item
+from curation.core.item import parse_item
 from evaluation.cache import ResponseCache, cache_key
 from evaluation.models import resolve_model
 from evaluation.prompts import ImageResolver, build_request, get_prompt
@@ -247,7 +247,7 @@ def test_unreachable_server_is_one_clear_error_and_keeps_finished_work(workspace
 def test_kill_nine_then_resume_sends_no_finished_request_again(workspace, tmp_path) -> None:
     seed_items(workspace, n_text=40, n_image=0)
     with ServerThread(ServerConfig(latency=0.2)) as server:
-        script = (f"from curation.workspace import open_workspace; from evaluation.models import resolve_model;"
+        script = (f"from curation.core.workspace import open_workspace; from evaluation.models import resolve_model;"
                   f"from evaluation.runner import RunRequest, run_model; from evaluation.sender import SenderSettings;"
                   f"run_model(open_workspace({str(workspace.root)!r}), RunRequest(resolve_model("
                   f"'openai-compatible:fake-model@{server.url}/v1'), settings=SenderSettings(concurrency=4)))")
@@ -313,7 +313,7 @@ def test_a_rerun_leaves_settled_items_and_retry_errors_asks_the_errors_again(wor
 
 
 def test_answer_views_read_what_the_whole_item_says():
-    from curation.item import AnswerView
+    from curation.core.item import AnswerView
 
     records = [
         {"id": "v-1", "source": {"exam": "x"}, "stem": "하나?", "options": [{"text": "가"}, {"text": "나"}], "answer": 2},

@@ -8,9 +8,9 @@ import pytest
 from typer.testing import CliRunner
 
 from benchsmith.cli import app
+from curation.core.workspace import init_workspace
 from curation.extract.pdf_open import PdfError, open_pdf
 from curation.extract.pipeline import ExtractOptions, extract_pdf
-from curation.workspace import init_workspace
 
 
 def _question_page(doc: pymupdf.Document) -> pymupdf.Page:

@@ -9,10 +9,10 @@ import pytest
 from typer.testing import CliRunner
 
 from benchsmith.cli import app
+from curation.core.workspace import init_workspace
 from curation.extract.mineru import MineruError, read_mineru_output
 from curation.extract.pdf_open import open_pdf
 from curation.extract.pipeline import ExtractOptions, extract_items_from_entries
-from curation.workspace import init_workspace
 
 from .extract_truth import load_truth
 from .mineru_format import write_mineru_output

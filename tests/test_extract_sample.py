@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from curation.core.workspace import init_workspace
 from curation.extract.pipeline import ExtractOptions, extract_pdf
-from curation.workspace import init_workspace
 
 from .extract_truth import differences, load_truth
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from curation.facets import FACETS
-from curation.store import ItemQuery, items_table
-from curation.workspace import open_workspace
+from curation.core.facets import FACETS
+from curation.core.store import ItemQuery, items_table
+from curation.core.workspace import open_workspace
 from tests.conftest import run_cli
 
 # id → (source part, source subject, taxonomy part, taxonomy subject); options of different lengths
@@ -140,8 +140,8 @@ def test_item_query_fields_are_ids_and_the_queryable_facets():
 
 
 def test_release_features_and_rows_are_the_catalogues_release_facets(tmp_path):
-    from curation.blobs import BlobStore
-    from curation.item import parse_item
+    from curation.core.blobs import BlobStore
+    from curation.core.item import parse_item
     from evaluation.release_records import ReleaseRow
     from export.features import RELEASE_COLUMNS, hf_features
     from export.rows import item_row
@@ -159,7 +159,7 @@ def test_release_features_and_rows_are_the_catalogues_release_facets(tmp_path):
 
 
 def test_report_subsets_are_the_catalogues_report_facets():
-    from curation.item import parse_item
+    from curation.core.item import parse_item
     from evaluation.item_facets import ItemFacets
 
     record = _record("f-4", LABELS["f-4"], 4) | {"flags": {"korea_specific": True}}
@@ -171,7 +171,7 @@ def test_report_subsets_are_the_catalogues_report_facets():
 
 
 def test_answer_format_subsets_only_in_a_dataset_of_several_formats():
-    from curation.item import parse_item
+    from curation.core.item import parse_item
     from evaluation.item_facets import ItemFacets
 
     choice = _record("f-4", LABELS["f-4"], 4)
@@ -197,9 +197,9 @@ def test_runs_read_the_items_in_play_and_set_status_takes_every_status_and_no_ot
     """One item per status, each set through `items set-status`: what runs, filters and releases read
     without a status asked (`in_play`) is the extracted, in-review and accepted ones; a status asked
     for is read as asked; a status that is none of the five is one clear error naming them."""
-    from curation.item import parse_item
-    from curation.query import in_play
-    from curation.workspace import init_workspace
+    from curation.core.item import parse_item
+    from curation.core.query import in_play
+    from curation.core.workspace import init_workspace
     from tests.helpers import make_record
 
     ws = init_workspace(tmp_path / "ws")

@@ -3,7 +3,7 @@ import json
 import numpy as np
 import pytest
 
-from curation.item import parse_item
+from curation.core.item import parse_item
 from evaluation.filter_records import latest_filter_record, load_filter_record
 from evaluation.models import parse_inline_spec
 from export.build import build_release
@@ -163,7 +163,7 @@ def test_filtering_record_round_trips_and_drives_the_release_hard_config(workspa
 
 
 def test_a_broken_record_is_a_clear_error(tmp_path):
-    from curation.errors import WorkspaceError
+    from curation.core.errors import WorkspaceError
 
     path = tmp_path / "adversarial-x.json"
     path.write_text("{", encoding="utf-8")

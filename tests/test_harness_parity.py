@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from curation.workspace import init_workspace
+from curation.core.workspace import init_workspace
 from export.harness import task_name
 from tests.release_support import (
     OPEN_ITEMS,

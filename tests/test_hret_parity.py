@@ -13,7 +13,7 @@ import subprocess
 
 import pytest
 
-from curation.workspace import init_workspace
+from curation.core.workspace import init_workspace
 from tests.fault_server import ServerThread
 from tests.release_support import (
     benchsmith_per_item,

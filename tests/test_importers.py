@@ -95,7 +95,7 @@ def test_csv_with_other_column_names_needs_a_map(workspace, tmp_path):
 
 
 def test_export_then_import_gives_identical_items(workspace, realdata, tmp_path):
-    from curation.workspace import init_workspace
+    from curation.core.workspace import init_workspace
 
     import_file(realdata / "kmmlu" / "kmmlu_criminal_law_test_200.json", workspace.store)
     import_file(realdata / "qnet_csv" / "ergonomics-2022-1.csv", workspace.store)

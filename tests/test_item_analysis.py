@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from filtering.irt.analysis import analyse, to_record
 from filtering.irt.families import model_families
 from filtering.irt.responses import Responses, read_matrix_file
@@ -243,7 +243,7 @@ def _workspace_panel(tmp_path: Path, items: int = 60, models: int = 12, flips: i
 
 
 def test_suspects_through_the_cli_find_keys_changed_before_the_runs(tmp_path):
-    from curation.workspace import open_workspace
+    from curation.core.workspace import open_workspace
     from tests.fault_server import ServerConfig, ServerThread
 
     records, flipped, right, responder, models = _workspace_panel(tmp_path)
@@ -278,7 +278,7 @@ def test_suspects_through_the_cli_find_keys_changed_before_the_runs(tmp_path):
     assert analysis["stale_skipped"] == 0
 
     # dedup's answer conflicts carry over as a reason; an item edited after the runs is stale: skipped, counted
-    from curation.revise import with_review_reason
+    from curation.core.revise import with_review_reason
 
     calm = [r["id"] for r in records if r["id"] not in flipped]
     stored = store.get(calm[0])

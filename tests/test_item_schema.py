@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from curation.item import ItemValidationError, item_json_schema, parse_item
+from curation.core.item import ItemValidationError, item_json_schema, parse_item
 
 from .helpers import make_record
 

@@ -70,7 +70,7 @@ def test_a_judge_that_copies_an_expert_has_alpha_one_and_no_judge_gives_no_figur
 
 
 def test_expert_scores_file_and_bad_lines(tmp_path):
-    from curation.errors import BenchsmithError
+    from curation.core.errors import BenchsmithError
 
     path = tmp_path / "scores.jsonl"
     path.write_text(json.dumps({"item_id": "i1", "model": "m", "expert": "kim", "factuality": 4,

@@ -39,7 +39,7 @@ def _cli(ws: Path, *args: str) -> str:
 def _expected_outcomes(ws: Path, realdata: Path) -> tuple[dict[str, dict[str, str]], dict[str, object]]:
     """model → item → the outcome this test gives the model's reply (checkers, else the published
     verdict), and the items by id; each item found by its question in every model's file."""
-    from curation.workspace import open_workspace
+    from curation.core.workspace import open_workspace
     from scoring import score_key
     from tests.kmmmu_support import fold
 

@@ -15,7 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CALL = ("from annotator.web.capacity import limit_malloc_arenas\n"
-        "from curation.errors import BenchsmithError\n"
+        "from curation.core.errors import BenchsmithError\n"
         "try:\n    print(limit_malloc_arenas())\nexcept BenchsmithError as error:\n    print('error:', error)\n")
 
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
-from curation.errors import BenchsmithError
-from curation.item import parse_item
+from curation.core.errors import BenchsmithError
+from curation.core.item import parse_item
 from curation.steps.dedup import DedupConfig
 from curation.steps.dedup_report import DedupReport, latest_dedup_report
 from curation.steps.dedup_stage import run_dedup

@@ -91,7 +91,7 @@ def test_strong_models_agreeing_on_another_value_put_a_numeric_key_in_doubt(susp
 def test_the_suspects_queue_fixes_an_open_key_to_the_answer_given(suspected):
     from annotator.review.suspects import SuspectDesk, SuspectError
     from annotator.review.tables import ensure_tables
-    from curation.workspace import open_workspace
+    from curation.core.workspace import open_workspace
     from scoring.keys import NumericKey
 
     ws, _ = suspected

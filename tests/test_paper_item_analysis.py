@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from curation.item import parse_item
+from curation.core.item import parse_item
 from evaluation.models import resolve_model
 from evaluation.runner import RunRequest, run_model
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from sqlalchemy import inspect, select, text, update
 
-from curation.identity import content_hash
-from curation.item import parse_item
-from curation.store import ItemQuery, Store, meta_table
+from curation.core.identity import content_hash
+from curation.core.item import parse_item
+from curation.core.store import ItemQuery, Store, meta_table
 from evaluation.cells import CELLS_FILE, run_cells
 from evaluation.records import AnswerRecord, read_jsonl_records
 from evaluation.resampling import binary_mean_intervals, mean_interval
@@ -233,7 +233,7 @@ TIMING = ("key", "latency_s", "ts")
 def test_baselines_answered_here_log_what_the_request_sender_logs(workspace, tmp_path, variant):
     import asyncio
 
-    from curation.workspace import init_workspace
+    from curation.core.workspace import init_workspace
     from evaluation.models import resolve_model
     from evaluation.runlog import RESPONSES, read_records
     from evaluation.runner import RunRequest, prepare_run, run_model

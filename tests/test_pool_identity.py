@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from benchmarks.qnet_pool import generate_records
-from curation.identity import content_hash
-from curation.item import parse_item
-from curation.workspace import open_workspace
+from curation.core.identity import content_hash
+from curation.core.item import parse_item
+from curation.core.workspace import open_workspace
 from tests.conftest import run_cli
 
 MODELS = ("baseline:longest", "baseline:similar", "baseline:position-2")

@@ -8,9 +8,9 @@ import pytest
 
 from annotator.review import queues
 from annotator.review.tables import ensure_tables
+from curation.core.item import parse_item
+from curation.core.store import Store
 from curation.extract.confidence import EXTRA_KEY, confidence_record
-from curation.item import parse_item
-from curation.store import Store
 from tests.eval_support import text_record
 
 SIGNALS: dict[int, set[str] | None] = {1: {"ocr"}, 2: None, 3: {"ocr", "key_mismatch"}, 4: set(), 5: {"latex_repaired"},

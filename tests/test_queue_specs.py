@@ -12,9 +12,9 @@ from annotator.review import auth, bulk, queues
 from annotator.review.actions import Session
 from annotator.review.queues import Filters
 from annotator.review.tables import ensure_tables, reviews
-from curation.item import parse_item
-from curation.store import Store
-from curation.workspace import init_workspace
+from curation.core.item import parse_item
+from curation.core.store import Store
+from curation.core.workspace import init_workspace
 from scoring.keys import ChoiceKey
 
 from .annotator_support import Desk, running_server, sample_desk

@@ -13,9 +13,9 @@ import pytest
 
 pytest.importorskip("ray", reason="the ray extra is not installed (pip install 'benchsmith[ray]')")
 
+from curation.core.workspace import init_workspace  # noqa: E402
 from curation.execution.executors import ProcessPoolExecutor, Started  # noqa: E402
 from curation.sample_exam.content import SHORT_ANSWERS  # noqa: E402
-from curation.workspace import init_workspace  # noqa: E402
 from evaluation.models import resolve_model  # noqa: E402
 from evaluation.runlog import RESPONSES, read_records  # noqa: E402
 from evaluation.runner import RunRequest  # noqa: E402

@@ -6,9 +6,9 @@ import pytest
 import yaml
 from PIL import Image
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
+from curation.core.item import parse_item
 from curation.importers import import_file
-from curation.item import parse_item
 from export.build import build_release
 from export.integrity import verify_checksums
 from export.publish import publish
@@ -254,7 +254,7 @@ def test_croissant_metadata_validates(filled):
 
 
 def test_evaluate_a_release_with_the_runners_in_a_fresh_workspace(filled, tmp_path):
-    from curation.workspace import init_workspace
+    from curation.core.workspace import init_workspace
 
     from .conftest import run_cli
 

@@ -11,9 +11,9 @@ from collections import Counter
 import pytest
 import yaml
 
+from curation.core.store import ItemQuery
+from curation.core.workspace import init_workspace
 from curation.importers import import_file
-from curation.store import ItemQuery
-from curation.workspace import init_workspace
 from export.build import build_release
 from export.release_config import ReleaseConfig
 from tests.release_support import accept_all, add_sample_exam

@@ -10,8 +10,8 @@ import json
 import pytest
 import yaml
 
-from curation.errors import BenchsmithError
-from curation.item import parse_item
+from curation.core.errors import BenchsmithError
+from curation.core.item import parse_item
 from evaluation.models import resolve_model
 from evaluation.runner import RunRequest, run_model
 from export.build import build_release

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from curation.item import parse_item
+from curation.core.item import parse_item
 from evaluation.records import AnswerRecord, read_jsonl_records
 from evaluation.runlog import RESPONSES
 from scoring.portable import get_format

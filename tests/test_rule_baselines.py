@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from curation.item import parse_item
+from curation.core.item import parse_item
 from evaluation.backends.base import ChatRequest, Message
 from evaluation.backends.baseline import baseline_backend
 from evaluation.judge import judge_request, parse_verdict

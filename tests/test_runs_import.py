@@ -9,7 +9,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from curation.item import parse_item
+from curation.core.item import parse_item
 from evaluation.records import AnswerRecord, RunManifest, read_jsonl_records
 from evaluation.runlog import RESPONSES, read_answer_manifest
 from scoring.portable import FORMATS

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from curation.workspace import open_workspace
+from curation.core.workspace import open_workspace
 from evaluation.records import AnswerRecord, read_jsonl_records
 from evaluation.runlog import RESPONSES, read_answer_manifest
 from export.harness import task_name

@@ -2,7 +2,7 @@ import json
 
 import pymupdf
 
-from curation.item import parse_item
+from curation.core.item import parse_item
 from curation.sample_exam import blobs_dir_for, write_sample_exam
 from curation.sample_exam.content import SHORT_ANSWERS, SUBJECTS
 from scoring.keys import ChoiceKey, NumericKey, TextKey

@@ -39,7 +39,7 @@ def test_shards_are_sorted_fixed_slices_and_vllm_asks_for_its_gpus() -> None:
 
 
 def test_local_pool_gives_the_records_of_one_process_and_a_rerun_sends_nothing(tmp_path) -> None:
-    from curation.workspace import init_workspace
+    from curation.core.workspace import init_workspace
 
     pooled, alone = init_workspace(tmp_path / "pooled"), init_workspace(tmp_path / "alone")
     for ws in (pooled, alone):
@@ -138,7 +138,7 @@ def test_ray_address_without_ray_executor_is_refused(workspace) -> None:
 
 
 def test_extract_many_pdfs_in_a_pool_writes_what_one_process_writes(tmp_path) -> None:
-    from curation.workspace import init_workspace
+    from curation.core.workspace import init_workspace
 
     pdfs = write_sample_pdfs(tmp_path / "pdfs", range(4))
     bad = tmp_path / "pdfs" / "broken.pdf"

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from curation.errors import BenchsmithError
-from curation.item import parse_item
-from curation.store import ItemQuery
-from curation.workspace import init_workspace
+from curation.core.errors import BenchsmithError
+from curation.core.item import parse_item
+from curation.core.store import ItemQuery
+from curation.core.workspace import init_workspace
 
 from .conftest import run_cli
 from .helpers import make_record
@@ -64,7 +64,7 @@ def test_dry_run_lists_each_item_that_would_change_with_its_old_and_new_status(w
 
 
 def test_an_item_edited_meanwhile_is_skipped_not_overwritten(ws, monkeypatch):
-    from curation.status import set_status
+    from curation.core.status import set_status
 
     snapshot = list(ws.store.iter_items(ItemQuery(exam="방재기사")))  # what the bulk write read
     ws.store.update_fields("s-06", {"stem": "고친 문제"}, expect_rev=1, author="lee", stage="edit", reason="오타")
@@ -86,6 +86,6 @@ def test_bad_set_status_inputs_are_one_line_errors(ws):
         assert len(result.stderr.strip().splitlines()) == 1, result.stderr
     assert ws.store.revision_count() == 8
     with pytest.raises(BenchsmithError, match="choose one of"):
-        from curation.status import set_status
+        from curation.core.status import set_status
 
         set_status(ws.store, ItemQuery(exam="x"), "finished", reason="x", author="t")

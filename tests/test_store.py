@@ -2,9 +2,9 @@ import multiprocessing as mp
 
 import pytest
 
-from curation.errors import ConflictError, NotFoundError, WorkspaceError
-from curation.item import parse_item
-from curation.store import ItemQuery, Store
+from curation.core.errors import ConflictError, NotFoundError, WorkspaceError
+from curation.core.item import parse_item
+from curation.core.store import ItemQuery, Store
 
 from .helpers import make_record
 
@@ -50,7 +50,7 @@ def test_an_edit_that_changes_nothing_appends_no_revision(store_url):
 
 
 def test_an_invalid_edit_is_refused_and_loses_nothing(store_url):
-    from curation.item import ItemValidationError
+    from curation.core.item import ItemValidationError
 
     store = Store(store_url, create=True)
     store.save_items(_items(1), author="import", stage="import")
@@ -81,7 +81,7 @@ def test_opening_a_folder_without_a_store_is_a_clear_error(tmp_path):
 def test_a_store_from_a_newer_benchsmith_is_refused(store_url):
     from sqlalchemy import update
 
-    from curation.store import meta_table
+    from curation.core.store import meta_table
 
     store = Store(store_url, create=True)
     with store.engine.begin() as conn:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from curation.item import parse_item
-from curation.store import Store
+from curation.core.item import parse_item
+from curation.core.store import Store
 
 from .helpers import make_record
 

@@ -19,7 +19,7 @@ from playwright.sync_api import expect  # noqa: E402
 from annotator.review import auth  # noqa: E402
 from annotator.review.suspects import STAGE  # noqa: E402
 from annotator.review.tables import ensure_tables  # noqa: E402
-from curation.workspace import open_workspace  # noqa: E402
+from curation.core.workspace import open_workspace  # noqa: E402
 from scoring.keys import ChoiceKey  # noqa: E402
 from tests import suspects_support as support  # noqa: E402
 from tests.conftest import run_cli  # noqa: E402

@@ -14,8 +14,8 @@ import pytest
 from annotator.review import auth, queues
 from annotator.review.suspects import STAGE, SuspectDesk, SuspectError, decisions_of
 from annotator.review.tables import ensure_tables
-from curation.errors import ConflictError
-from curation.item import parse_item
+from curation.core.errors import ConflictError
+from curation.core.item import parse_item
 from evaluation.filter_records import ITEM_ANALYSIS_FOLDER, SUSPECTS_FILE, Suspect, SuspectsResult
 from scoring.keys import ChoiceKey
 from tests.conftest import run_cli

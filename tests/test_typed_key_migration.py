@@ -11,10 +11,10 @@ from typing import Any
 
 from sqlalchemy import text
 
-from curation.identity import content_hash
+from curation.core.identity import content_hash
+from curation.core.item import parse_item
+from curation.core.store import ItemQuery, Store, item_from_data, view_from_data
 from curation.importers import export_jsonl, import_file
-from curation.item import parse_item
-from curation.store import ItemQuery, Store, item_from_data, view_from_data
 from evaluation.records import AnswerRecord
 from scoring import ChoiceKey, Score
 
@@ -45,7 +45,7 @@ def _schema_1_records() -> list[dict[str, Any]]:
 
 
 def _old_content_hash(record: dict[str, Any], variant: str = "implicit") -> str:
-    """curation/identity.py as it was before typed keys, computed from a schema-1 record."""
+    """curation/core/identity.py as it was before typed keys, computed from a schema-1 record."""
     answer = record["answer"]
     numbers = [] if answer is None else [answer] if isinstance(answer, int) else list(answer)
     material = {

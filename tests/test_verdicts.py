@@ -359,7 +359,7 @@ def test_a_repeated_loop_is_folded_and_marked_and_the_text_escaped():
 
 
 def test_the_workspace_sets_the_audit_size_and_the_error_taxonomy(tmp_path):
-    from curation.errors import BenchsmithError
+    from curation.core.errors import BenchsmithError
     from evaluation.human_verdicts import DEFAULT_ERROR_CATEGORIES, verdict_settings
 
     config = tmp_path / "benchsmith.toml"

@@ -11,15 +11,15 @@ import json
 
 import pytest
 
+from curation.core.item import parse_item
+from curation.core.workspace import init_workspace
 from curation.extract.confidence import read_confidence
 from curation.extract.latex_check import text_problems
 from curation.extract.pipeline import LATEX_REPAIRED_REASON, ExtractOptions, extract_items, extract_pdf
 from curation.extract.vlm import VLM_REASON
 from curation.extract.vlm_prompt import TranscriptionError, house_delimiters, parse_transcription
-from curation.item import parse_item
 from curation.llm import TextRequest
 from curation.sample_exam import write_sample_exam
-from curation.workspace import init_workspace
 from evaluation.backends.base import openai_messages
 from evaluation.generation import RunnerTextModel, client_factory
 from tests.fault_server import Scripted, ServerConfig, ServerThread

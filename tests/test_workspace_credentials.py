@@ -7,9 +7,9 @@ import stat
 
 import pytest
 
-from curation.credentials import PASSWORD_ENV, mask_url, split_password
-from curation.errors import WorkspaceError
-from curation.workspace import CONFIG_NAME, open_workspace
+from curation.core.credentials import PASSWORD_ENV, mask_url, split_password
+from curation.core.errors import WorkspaceError
+from curation.core.workspace import CONFIG_NAME, open_workspace
 from tests.conftest import run_cli
 
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 from annotator.review import auth
 from annotator.review.tables import ensure_tables
-from curation.item import parse_item
-from curation.workspace import Workspace, init_workspace
+from curation.core.item import parse_item
+from curation.core.workspace import Workspace, init_workspace
 from evaluation.imported_runs import import_run
 
 from .blind_support import PASSWORDS, ROLES  # the same users: the blind-scoring tests' page session logs in

@@ -21,10 +21,10 @@ from annotator.review.queue_specs import Decision
 from annotator.review.queues import Filters
 from annotator.review.render import PdfRenderer
 from annotator.review.request_context import request_login
-from curation.diff import field_changes
-from curation.errors import BenchsmithError, ConflictError, NotFoundError, WorkspaceError
-from curation.item import ItemValidationError, choice_answer
-from curation.store import Revision, Store, StoredItem, get_path, set_path
+from curation.core.diff import field_changes
+from curation.core.errors import BenchsmithError, ConflictError, NotFoundError, WorkspaceError
+from curation.core.item import ItemValidationError, choice_answer
+from curation.core.store import Revision, Store, StoredItem, get_path, set_path
 from scoring.keys import parse_key
 
 STAGE = "annotate"

@@ -25,9 +25,9 @@ from annotator.review import decisions, queues
 from annotator.review.auth import User
 from annotator.review.queue_specs import QUEUES, Decision, QueueSpec
 from annotator.review.tables import assignments, now, reviewer_decisions, write_connection
-from curation.errors import ConflictError
-from curation.item import ItemValidationError, parse_item
-from curation.store import Store, set_path
+from curation.core.errors import ConflictError
+from curation.core.item import ItemValidationError, parse_item
+from curation.core.store import Store, set_path
 
 ADJUDICATE = "adjudicate"
 PENDING, AGREED, DISPUTED, ADJUDICATED = None, "agreed", "disputed", "adjudicated"

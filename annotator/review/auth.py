@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from sqlalchemy import Engine, delete, func, insert, select, update
 
 from annotator.review.tables import inactive_users, now, sessions, users, write_connection
-from curation.errors import BenchsmithError, NotFoundError
+from curation.core.errors import BenchsmithError, NotFoundError
 
 ROLES: tuple[str, ...] = ("annotator", "expert", "admin")
 USER_NAME = re.compile(r"^[A-Za-z0-9가-힣][A-Za-z0-9가-힣._\-]{0,63}$")

@@ -23,7 +23,7 @@ from sqlalchemy import Engine, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from annotator.review.tables import now, scoring_tasks, server_secrets, write_connection
-from curation.store import Revision
+from curation.core.store import Revision
 
 SECRET_NAME = "blind-order"
 HIDDEN = "‹숨김 · hidden›"

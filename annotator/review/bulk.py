@@ -13,8 +13,8 @@ from sqlalchemy import select
 from annotator.review import claims, decisions, queues
 from annotator.review.auth import User
 from annotator.review.queues import ITEMS, Filters
-from curation.errors import ConflictError
-from curation.store import Store, items_table
+from curation.core.errors import ConflictError
+from curation.core.store import Store, items_table
 
 STAGE = "annotate-bulk"
 

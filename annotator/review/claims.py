@@ -39,7 +39,7 @@ from annotator.review.tables import (
     skips,
     write_connection,
 )
-from curation.store import items_table
+from curation.core.store import items_table
 
 RESERVATION_S = 300.0  # five minutes without an edit; `annotate --reserve-minutes`, reservation_idle_minutes
 PER_USER = 3  # reservations one user holds at once; reservations_per_user

@@ -10,9 +10,9 @@ from rapidfuzz.distance import Levenshtein
 
 from annotator.review import claims, queues
 from annotator.review.queue_specs import Decision, Fill, QueueSpec
-from curation.errors import BenchsmithError
-from curation.item import Item
-from curation.store import Store, get_path
+from curation.core.errors import BenchsmithError
+from curation.core.item import Item
+from curation.core.store import Store, get_path
 
 
 class DecisionError(BenchsmithError):

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 
 from annotator.review.queue_specs import QUEUES
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 DEFAULTS = Path(__file__).resolve().parent / "guideline_defaults"
 MAX_CHARS = 50_000

@@ -17,7 +17,7 @@ from enum import Enum
 from typing import Any, Literal
 
 from annotator.review.auth import ROLES
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 ANNOTATOR, EXPERT, ADMIN = ROLES
 EVERYONE = (ANNOTATOR, EXPERT, ADMIN)

@@ -27,10 +27,10 @@ from sqlalchemy.sql.functions import FunctionElement
 from annotator.review import claims
 from annotator.review.queue_specs import ITEM_QUEUES, spec
 from annotator.review.tables import assignments, now, reviews, write_connection
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
+from curation.core.facets import annotator_filters
+from curation.core.store import facet_clause, items_table
 from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
-from curation.facets import annotator_filters
-from curation.store import facet_clause, items_table
 
 ITEMS = items_table.c
 
@@ -51,7 +51,7 @@ class QueueError(BenchsmithError):
 
 
 # The item facets a queue selects by and a reviewer filters by, each a typed store column
-# (curation/facets.py).
+# (curation/core/facets.py).
 FACETS: dict[str, Callable[[], ColumnElement[bool]]] = {
     "korea_candidate": lambda: ITEMS.korea_candidate.is_(True),
     "korea_yes": lambda: ITEMS.korea_specific.is_(True),

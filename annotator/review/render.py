@@ -15,9 +15,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from curation.blobs import BlobStore
-from curation.errors import BenchsmithError, NotFoundError
-from curation.item import ImageKind, ImageRef, PdfLocation
+from curation.core.blobs import BlobStore
+from curation.core.errors import BenchsmithError, NotFoundError
+from curation.core.item import ImageKind, ImageRef, PdfLocation
 
 PAGE_ZOOM = 1.5
 CROP_ZOOM = 3.0

@@ -15,9 +15,9 @@ from typing import Any
 from annotator.review.render import PdfRenderer
 from annotator.review.scoring import RationaleTask
 from annotator.review.tables import ensure_tables
-from curation.item import parse_item
+from curation.core.item import parse_item
+from curation.core.workspace import Workspace
 from curation.pymupdf_light import pymupdf
-from curation.workspace import Workspace
 from evaluation.records import JUDGE_AXES, JudgeScores, JudgeVerdict
 
 EXAM = "기상기사 (예시)"

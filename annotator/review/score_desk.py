@@ -16,8 +16,8 @@ from sqlalchemy import Engine
 
 from annotator.review import blinding, drafts, scoring
 from annotator.review.scoring import Task
-from curation.errors import ConflictError, NotFoundError
-from curation.store import Store, StoredItem
+from curation.core.errors import ConflictError, NotFoundError
+from curation.core.store import Store, StoredItem
 
 QUEUE = "score"
 MAX_SIDE = 6  # responses shown side by side on one screen

@@ -16,7 +16,7 @@ from sqlalchemy import Engine, and_, func, insert, select, update
 
 from annotator.review import blinding
 from annotator.review.tables import expert_scores, judge_scores, now, scoring_tasks, write_connection
-from curation.errors import BenchsmithError, ConflictError
+from curation.core.errors import BenchsmithError, ConflictError
 from evaluation.metrics import RunData
 from evaluation.records import JUDGE_AXES, JudgeVerdict
 

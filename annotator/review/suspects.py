@@ -32,9 +32,9 @@ from annotator.review import claims, queues
 from annotator.review.auth import User
 from annotator.review.queue_specs import QUEUES
 from annotator.review.tables import now, suspect_decisions, write_connection
-from curation.errors import BenchsmithError, ConflictError, NotFoundError
-from curation.item import Item, choice_answer
-from curation.store import Store, StoredItem
+from curation.core.errors import BenchsmithError, ConflictError, NotFoundError
+from curation.core.item import Item, choice_answer
+from curation.core.store import Store, StoredItem
 from evaluation.filter_records import ITEM_ANALYSIS_FOLDER, SUSPECTS_FILE, Suspect, SuspectsResult
 from scoring.keys import AnswerKey, parse_key
 from scoring.portable import get_format

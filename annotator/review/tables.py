@@ -1,6 +1,6 @@
 """The annotator's own tables, on the workspace store's engine (SQLite or PostgreSQL).
 
-Items are never written here: item edits go through `curation.store.Store`, so every save
+Items are never written here: item edits go through `curation.core.store.Store`, so every save
 is a revision with its author. These tables hold what belongs to the review app itself:
 users, login attempts, sessions, per-user drafts and positions, assignments, reservations and skips,
 review decisions, each reviewer's own decision on an overlapped item until it is settled

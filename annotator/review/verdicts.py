@@ -46,8 +46,8 @@ from annotator.review.tables import (
     verdict_votes,
     write_connection,
 )
-from curation.errors import BenchsmithError, NotFoundError
-from curation.workspace import Workspace
+from curation.core.errors import BenchsmithError, NotFoundError
+from curation.core.workspace import Workspace
 from evaluation.human_verdicts import (
     VERDICT_LABELS,
     VERDICTS,

@@ -18,9 +18,9 @@ from annotator.review.queue_specs import QUEUES, NotAllowed
 from annotator.screens import views
 from annotator.screens.events import fast
 from annotator.screens.preview import LATEX_DELIMITERS, to_markdown
-from curation.errors import BenchsmithError, ConflictError
-from curation.item import ItemValidationError
-from curation.store import get_path
+from curation.core.errors import BenchsmithError, ConflictError
+from curation.core.item import ItemValidationError
+from curation.core.store import get_path
 
 NO_CASE = "조정할 문항이 없습니다 · Nothing to adjudicate"
 NOW = "__now__"  # a field pick that keeps the item's value now

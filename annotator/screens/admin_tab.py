@@ -9,7 +9,7 @@ import gradio as gr
 from annotator.review import auth, queues, stats, verdicts
 from annotator.screens import views
 from annotator.screens.events import fast
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 USER_COLUMNS = [("name", "사용자 · User"), ("role", "역할 · Role")]
 PROGRESS_COLUMNS = [("user", "사용자 · User"), ("queue", "대기열 · Queue"), ("decided", "결정 · Decided"),

@@ -40,10 +40,10 @@ from annotator.screens.preview import LATEX_DELIMITERS, to_markdown
 from annotator.screens.progress import ProgressBars
 from annotator.screens.suspects_tab import SuspectsTab
 from annotator.screens.verdicts_tab import VerdictsTab, verdict_stats_html
-from curation.errors import BenchsmithError
-from curation.item import STATUSES
-from curation.store import get_path
-from curation.workspace import Workspace
+from curation.core.errors import BenchsmithError
+from curation.core.item import STATUSES
+from curation.core.store import get_path
+from curation.core.workspace import Workspace
 
 if TYPE_CHECKING:  # the web layer's; the screens only note whose each page session is
     from annotator.web.session_states import BoundedStateHolder
@@ -154,7 +154,7 @@ def filter_choices(engine: Any) -> dict[str, list[str]]:
     store's full statistics: this runs at every server start)."""
     from sqlalchemy import select
 
-    from curation.store import items_table
+    from curation.core.store import items_table
 
     choices: dict[str, list[str]] = {}
     with engine.connect() as conn:

@@ -18,7 +18,7 @@ from annotator.review import bulk, queues
 from annotator.review.auth import User
 from annotator.screens.events import fast
 from annotator.screens.views import esc
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 ASSIGN = "assign"
 NOT_APPLIED = ('<span class="bs-error">필터를 바꾸었지만 아직 적용하지 않았습니다 · The filters on screen are not the '

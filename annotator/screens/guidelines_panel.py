@@ -9,7 +9,7 @@ import gradio as gr
 from annotator.review.guidelines import read_guidelines, write_guidelines
 from annotator.screens.events import fast
 from annotator.screens.views import esc
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 
 class GuidelinesPanel:

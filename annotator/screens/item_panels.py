@@ -22,8 +22,8 @@ from annotator.screens import views
 from annotator.screens.events import fast
 from annotator.screens.key_editor import key_markdown
 from annotator.screens.preview import LATEX_DELIMITERS, to_markdown
-from curation.errors import BenchsmithError
-from curation.store import get_path
+from curation.core.errors import BenchsmithError
+from curation.core.store import get_path
 
 MARKERS = "①②③④⑤⑥⑦⑧⑨⑩"
 

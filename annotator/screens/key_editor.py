@@ -21,7 +21,7 @@ from annotator.review.key_form import CONTROLS, FORM_LABEL_ORDER, FORMAT_LABELS,
 from annotator.screens import views
 from annotator.screens.events import fast
 from annotator.screens.preview import LATEX_DELIMITERS, to_markdown
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from scoring.portable import answer_text
 
 if TYPE_CHECKING:

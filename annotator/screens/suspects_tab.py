@@ -18,9 +18,9 @@ from annotator.screens import views
 from annotator.screens.events import fast
 from annotator.screens.guidelines_panel import GuidelinesPanel
 from annotator.screens.preview import LATEX_DELIMITERS
-from curation.errors import BenchsmithError, ConflictError, NotFoundError
-from curation.item import ItemValidationError
-from curation.store import StoredItem
+from curation.core.errors import BenchsmithError, ConflictError, NotFoundError
+from curation.core.item import ItemValidationError
+from curation.core.store import StoredItem
 from evaluation.filter_records import Suspect
 
 

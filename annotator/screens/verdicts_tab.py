@@ -26,7 +26,7 @@ from annotator.screens.events import fast
 from annotator.screens.guidelines_panel import GuidelinesPanel
 from annotator.screens.preview import LATEX_DELIMITERS
 from annotator.screens.response_view import response_html
-from curation.errors import BenchsmithError, NotFoundError
+from curation.core.errors import BenchsmithError, NotFoundError
 from evaluation.human_verdicts import VERDICT_LABELS, VERDICTS
 
 EXTRACTION = {"right": True, "wrong": False}

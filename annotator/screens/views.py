@@ -11,7 +11,7 @@ from typing import Any
 from annotator.review import key_form
 from annotator.review.actions import Conflict, View, key_options
 from annotator.review.render import PageInfo
-from curation.store import Revision
+from curation.core.store import Revision
 
 BLOB_URL = "/bs/blob/{ref}"
 PAGE_URL = "/bs/page/{sha}/{page}"

@@ -41,7 +41,7 @@ def limit_malloc_arenas(arenas: int = MALLOC_ARENAS) -> str:
     import ctypes.util
     import os
 
-    from curation.errors import BenchsmithError
+    from curation.core.errors import BenchsmithError
 
     chosen = os.environ.get(ARENA_ENV)
     if chosen is not None:

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from curation.errors import require_extra
+from curation.core.errors import require_extra
 
 STUB_WRITER = "gradio.component_meta"
 

@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any
 
 from annotator.web.gradio_import import import_gradio
-from curation.errors import BenchsmithError, NotFoundError
+from curation.core.errors import BenchsmithError, NotFoundError
 
 import_gradio()
 
@@ -46,7 +46,7 @@ from annotator.web.session_states import BoundedStateHolder, check_gradio  # noq
 from annotator.web.sessions import Sessions  # noqa: E402
 from annotator.web.settings import Settings, read_settings  # noqa: E402
 from annotator.web.throttle import LoginThrottle  # noqa: E402
-from curation.workspace import CONFIG_NAME, Workspace  # noqa: E402
+from curation.core.workspace import CONFIG_NAME, Workspace  # noqa: E402
 
 MEDIA_TYPES = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
                "webp": "image/webp", "svg": "image/svg+xml"}

@@ -35,7 +35,7 @@ from typing import Any
 from gradio.state_holder import SessionState, StateHolder
 
 from annotator.review.request_context import request_login, request_user
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 MAX_SESSIONS = 500  # page loads kept in all (a lean one holds ~0.1 MB: what its handlers updated)
 PER_USER = 20  # page loads kept per user (tabs and reloads of one person's working day)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from annotator.review.limits import KEYS as LIMIT_KEYS
 from annotator.review.limits import Limits
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 WILDCARDS = ("0.0.0.0", "::", "")

@@ -25,7 +25,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 ShardFunction = Callable[[Any], Iterator[Any]]
 

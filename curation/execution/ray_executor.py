@@ -12,7 +12,7 @@ import socket
 from typing import Any
 from urllib.parse import urlsplit
 
-from curation.errors import require_extra
+from curation.core.errors import require_extra
 from curation.execution.executors import Event, ExecutorError, Shard, Started, describe_error, pump
 
 _WAIT_S = 1.0

@@ -7,17 +7,17 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from curation.execution.options import ExecutorOption, MaxAttemptsOption, RayAddressOption, WorkersOption
 
 if TYPE_CHECKING:  # PyMuPDF and the pipeline load when a PDF is extracted, not for every command's help
+    from curation.core.workspace import Workspace
     from curation.execution.dispatch import OnPlan, OnProgress
     from curation.execution.executors import ShardExecutor
     from curation.extract.key_sheet import KeyChoice
     from curation.extract.pipeline import ExtractOptions
     from curation.extract.report import PdfReport
     from curation.llm import TextModel
-    from curation.workspace import Workspace
 
 ENGINES = ("auto", "pymupdf", "ocr", "mineru", "vlm")  # as curation.extract.document.ENGINES (a test checks they agree)
 

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from scoring.keys import ChoiceKey, NumericKey, TextKey
 
 KeyFormat = Literal["choice", "numeric", "text"]

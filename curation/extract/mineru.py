@@ -22,7 +22,7 @@ from typing import Any
 
 from PIL import Image
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from curation.extract.lines import CIRCLED_MARKERS, FULL, LEFT, RIGHT, Box, Cell, Figure, Line
 from curation.imaging import png_bytes
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from curation.extract.lines import FULL, LEFT, OPTION_PLACEHOLDER, RIGHT, Cell, Line
 from curation.pymupdf_light import pymupdf
 

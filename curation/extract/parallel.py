@@ -13,13 +13,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
+from curation.core.workspace import Workspace
 from curation.execution.executors import Shard, ShardExecutor
 from curation.execution.shard_driver import DEFAULT_MAX_ATTEMPTS, ShardProgress, drive
 from curation.extract.key_sheet import KeyInput
 from curation.extract.pipeline import Extraction, ExtractOptions, extract_items, write_extraction
 from curation.extract.report import PdfReport
-from curation.workspace import Workspace
 
 _PDF_MARK = "\x00pdf\x00"  # the worker's temporary path in an error, put back as the driver's path
 

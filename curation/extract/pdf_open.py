@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from curation.pymupdf_light import pymupdf
 
 pymupdf.TOOLS.mupdf_display_errors(False)

@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
+from curation.core.item import Item, parse_item
+from curation.core.workspace import Workspace
 from curation.extract.answer_keys import find_key_start, parse_key_entries
 from curation.extract.confidence import EXTRA_KEY as CONFIDENCE_KEY
 from curation.extract.confidence import confidence_record
@@ -28,11 +30,9 @@ from curation.extract.passages import passage_group
 from curation.extract.pdf_open import OpenedPdf, load_page, open_pdf
 from curation.extract.report import PdfReport
 from curation.extract.segment import ExtractedQuestion, segment
-from curation.item import Item, parse_item
 from curation.llm import ModelClients, TextModel
 from curation.pymupdf_light import pymupdf
 from curation.steps.korea_stage import tag_new_items
-from curation.workspace import Workspace
 
 STAGE = "extract"
 Transcribe = Callable[[list[ExtractedQuestion], PdfReport], list[ExtractedQuestion]]

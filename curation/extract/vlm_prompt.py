@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from curation.item import describe_validation_error
+from curation.core.item import describe_validation_error
 
 PROMPT_VERSION = "vlm-transcribe-v1"
 SYSTEM = ("당신은 한국 국가 시험지의 문항을 그대로 옮겨 적는 전사자입니다. 문제를 풀지 말고, 보이는 글자와 수식만 "

@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+from curation.core.item import parse_item
 from curation.extract.lines import rect_box
 from curation.imaging import CROP_ZOOM, pixmap_image, png_bytes
-from curation.item import parse_item
 from curation.pymupdf_light import pymupdf
 from curation.sample_exam.compose import Layout, compose, truth_record
 from curation.sample_exam.pages import write_page

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 DEFAULT_PAIRS: tuple[tuple[str, str], ...] = (
     ("높은", "낮은"), ("높다", "낮다"), ("높아", "낮아"), ("최대", "최소"), ("최고", "최저"),

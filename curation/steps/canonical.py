@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-from curation.item import Item, Option
+from curation.core.item import Item, Option
 
 # ①–⑩ (NFKC turns them into digits, so strip them first), (1) 1) 1. 가. A. ㄱ. markers
 _CIRCLED = re.compile(r"[\u2460-\u2473\u2776-\u277f]")

@@ -41,8 +41,8 @@ from typing import Literal, get_args
 import numpy as np
 from rapidfuzz import fuzz, process
 
-from curation.facets import IN_PLAY, REVIEW_RANK, resolved_subject
-from curation.item import Item
+from curation.core.facets import IN_PLAY, REVIEW_RANK, resolved_subject
+from curation.core.item import Item
 from curation.progress import Advance, no_progress
 from curation.steps.antonyms import AntonymLexicon
 from curation.steps.canonical import canonical_answer, canonical_item, canonical_stem

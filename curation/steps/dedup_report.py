@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
 from pydantic.functional_serializers import SerializerFunctionWrapHandler
 
-from curation.errors import WorkspaceError
+from curation.core.errors import WorkspaceError
 from curation.steps.dedup import DedupConfig, DedupResult, Pair
 
 REPORT_GLOB = "dedup-*.json"

@@ -7,13 +7,13 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from curation.item import Item
+from curation.core.item import Item
+from curation.core.revise import StageReport, active_items, revise, with_review_reason
+from curation.core.store import Store
 from curation.progress import Advance, no_progress
-from curation.revise import StageReport, active_items, revise, with_review_reason
 from curation.steps.antonyms import AntonymLexicon
 from curation.steps.dedup import BANDS, DedupConfig, DedupResult, dedup_items, merged_by_band
 from curation.steps.dedup_report import DedupReport
-from curation.store import Store
 
 
 def run_dedup(

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from curation.errors import BenchsmithError
-from curation.item import Item
+from curation.core.errors import BenchsmithError
+from curation.core.item import Item
 
 KOREA_TERMS: tuple[str, ...] = (
     "우리나라", "한반도", "한국", "대한민국", "제주", "서울", "부산", "대구", "인천", "광주", "대전", "울산", "강원",

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 
-from curation.item import Item
-from curation.revise import StageReport, revise
+from curation.core.item import Item
+from curation.core.revise import StageReport, revise
+from curation.core.store import Store, StoredItem
 from curation.steps.korea import KoreaLexicon, tag_korea
-from curation.store import Store, StoredItem
 
 STAGE = "tag-korea"
 

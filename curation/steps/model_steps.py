@@ -11,9 +11,9 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from curation.item import Item, Paraphrase, Rationale
+from curation.core.item import Item, Paraphrase, Rationale
+from curation.core.revise import with_review_reason
 from curation.llm import TextModel, TextRequest
-from curation.revise import with_review_reason
 from curation.steps.korea import KoreaLexicon, tag_korea
 from curation.steps.terms import DOMAIN_TERMS, missing_terms
 

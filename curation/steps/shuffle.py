@@ -11,7 +11,7 @@ import hashlib
 import random
 from collections.abc import Callable
 
-from curation.item import Item, Option
+from curation.core.item import Item, Option
 from scoring.keys import AnswerKey, ChoiceKey
 
 

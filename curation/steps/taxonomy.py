@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from curation.facets import resolved_part, resolved_subject
-from curation.item import Item
+from curation.core.facets import resolved_part, resolved_subject
+from curation.core.item import Item
 
 _KIND_TO_VISUAL = {"formula": "formula", "vector": "diagram", "photo": "photo", "table": "table"}
 _CHART_WORDS = re.compile(r"그래프|도표|차트|일기도|단열선도|분포도|변화를 나타낸|추이")

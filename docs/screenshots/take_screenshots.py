@@ -18,7 +18,7 @@ from playwright.sync_api import expect, sync_playwright
 
 from annotator.review import auth, queues, scoring
 from annotator.review.tables import ensure_tables
-from curation.workspace import init_workspace
+from curation.core.workspace import init_workspace
 from evaluation.records import JUDGE_AXES, JudgeScores, JudgeVerdict
 
 HERE = Path(__file__).resolve().parent
@@ -43,8 +43,8 @@ def prepare(root: Path) -> dict[str, str]:
     question's key made a set key (as an expert would). Returns the ids of a short-answer (numeric
     key) question and of that set-key question."""
 
+    from curation.core.revise import active_items, revise
     from curation.extract.pipeline import ExtractOptions, extract_pdf
-    from curation.revise import active_items, revise
     from curation.sample_exam import write_sample_exam
     from curation.steps.korea import KoreaLexicon, tag_korea, with_explicit_variant
 

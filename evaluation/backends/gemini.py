@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from curation.errors import require_extra
+from curation.core.errors import require_extra
 from evaluation.backends.base import ChatRequest, Completion, ImagePart, error_from_status, transport_error
 from evaluation.backends.openai_compatible import api_key_for
 from evaluation.models import ModelSpec

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from curation.errors import require_extra
+from curation.core.errors import require_extra
 from evaluation.backends.base import ChatRequest, Completion, ImagePart
 from evaluation.backends.local import MicroBatcher, OneByOneBackend
 from evaluation.models import ModelSpec

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from curation.errors import require_extra
+from curation.core.errors import require_extra
 from evaluation.backends.base import ChatRequest, Completion
 from evaluation.backends.local import MicroBatcher, OneByOneBackend, plain_messages, sampling
 from evaluation.models import PACKAGED_LLAMACPP, ModelConfigError, ModelSpec

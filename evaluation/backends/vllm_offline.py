@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from curation.errors import require_extra
+from curation.core.errors import require_extra
 from evaluation.backends.base import ChatRequest, Completion, openai_messages
 from evaluation.backends.local import MicroBatcher, require_text_only, sampling
 from evaluation.models import ModelSpec

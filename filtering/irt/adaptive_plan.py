@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from filtering.irt.adaptive import ABOVE
 from filtering.irt.bank import ItemBank, load_bank
 

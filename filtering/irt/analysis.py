@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from evaluation.runlog import now_iso
 from filtering.irt.records import ItemAnalysis, ItemStats, ModelAbility
 from filtering.irt.responses import Responses

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from curation.errors import BenchsmithError
-from curation.facets import resolved_part, resolved_subject
-from curation.workspace import Workspace
+from curation.core.errors import BenchsmithError
+from curation.core.facets import resolved_part, resolved_subject
+from curation.core.workspace import Workspace
 from evaluation.runlog import now_iso
 from filtering.irt.adaptive import AdaptiveTest, simulate
 from filtering.irt.analysis import usable

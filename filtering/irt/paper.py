@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from curation.errors import BenchsmithError, MissingExtraError
-from curation.workspace import Workspace
+from curation.core.errors import BenchsmithError, MissingExtraError
+from curation.core.workspace import Workspace
 from evaluation.chart_fonts import hangul_charts
 from evaluation.filter_records import ITEM_ANALYSIS_FOLDER, Suspect
 from evaluation.metrics import RunData

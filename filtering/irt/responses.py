@@ -27,7 +27,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from filtering.matrix import SolveMatrix
 from scoring.answers import normalised_answer, normalised_key
 from scoring.keys import key_text

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from curation.workspace import Workspace
+from curation.core.workspace import Workspace
 from filtering.irt.responses import ItemFacts, Responses, from_solve_matrix, read_matrix_file
 
 CONFLICT_PREFIX = "answer conflict"  # how the dedup stage words an answer conflict in review_reasons

@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import ValidationError
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 from evaluation.runlog import now_iso
 from filtering.irt.records import AccuracyEstimate, SubsetSpec
 from filtering.irt.responses import Responses

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from curation.errors import BenchsmithError
+from curation.core.errors import BenchsmithError
 
 
 class Background:

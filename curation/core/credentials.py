@@ -12,7 +12,7 @@ import re
 import stat
 from pathlib import Path
 
-from curation.errors import WorkspaceError
+from curation.core.errors import WorkspaceError
 
 PASSWORD_ENV = "BENCHSMITH_DB_PASSWORD"
 PASSWORD_FILE = ".db-password"

@@ -14,10 +14,10 @@ from typing import Any
 from sqlalchemy import text
 from sqlalchemy.engine import Connection
 
-from curation.facets import facet, resolved_part, resolved_subject
-from curation.facets import values as facet_values
-from curation.identity import content_hash
-from curation.item import SCHEMA_VERSION, parse_item, upgrade_record
+from curation.core.facets import facet, resolved_part, resolved_subject
+from curation.core.facets import values as facet_values
+from curation.core.identity import content_hash
+from curation.core.item import SCHEMA_VERSION, parse_item, upgrade_record
 
 STORE_VERSION = 6
 
@@ -47,7 +47,7 @@ def _index_revision_stage_and_time(conn: Connection) -> None:
 
 def _resolve_part_and_subject(conn: Connection) -> None:
     """3 → 4: the `part` and `subject` columns hold the one resolved rule (the taxonomy's, else the
-    source's; curation/facets.py) instead of the source's first, so the columns say it all and the
+    source's; curation/core/facets.py) instead of the source's first, so the columns say it all and the
     taxonomy's own copies go."""
     rows = conn.execute(text("SELECT id, data FROM items")).all()
     values = []
@@ -94,7 +94,7 @@ STORE_MIGRATIONS: dict[int, Callable[[Connection], None]] = {1: _add_identity_co
 
 # RECORD_MIGRATIONS[n] upgrades an item record from schema_version n to n + 1.
 # 1 → 2: the answer (option numbers) becomes a typed choice key, all options required when the
-# taxonomy's question_format said multiple_answers (`curation.item.upgrade_record`).
+# taxonomy's question_format said multiple_answers (`curation.core.item.upgrade_record`).
 RECORD_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: upgrade_record}
 
 

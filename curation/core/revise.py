@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from curation.item import Item
-from curation.query import in_play
-from curation.store import Store, StoredItem
+from curation.core.item import Item
+from curation.core.query import in_play
+from curation.core.store import Store, StoredItem
 
 
 @dataclass

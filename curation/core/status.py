@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from curation.errors import BenchsmithError
-from curation.facets import STATUSES
-from curation.item import Item
-from curation.revise import StageReport, revise
-from curation.store import ItemQuery, Store
+from curation.core.errors import BenchsmithError
+from curation.core.facets import STATUSES
+from curation.core.item import Item
+from curation.core.revise import StageReport, revise
+from curation.core.store import ItemQuery, Store
 
 
 @dataclass

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from curation.errors import BenchsmithError
-from curation.facets import IN_PLAY, facet
-from curation.store import ItemQuery
+from curation.core.errors import BenchsmithError
+from curation.core.facets import IN_PLAY, facet
+from curation.core.store import ItemQuery
 
 
 def in_play(query: ItemQuery | None) -> ItemQuery:
@@ -18,7 +18,7 @@ def in_play(query: ItemQuery | None) -> ItemQuery:
 
 def parse_item_query(text: str | None, option: str = "--items") -> ItemQuery:
     """`exam=KMMLU,subject=형법,part=1과목,status=accepted,korea_specific=true,multimodal=false,ids=a|b`: the
-    queryable facets of curation/facets.py, and `ids`."""
+    queryable facets of curation/core/facets.py, and `ids`."""
     if not text:
         return ItemQuery()
     fields: dict[str, Any] = {}

@@ -38,14 +38,14 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.types import TypeEngine
 
-from curation.credentials import mask_url
-from curation.diff import changed_paths
-from curation.errors import ConflictError, NotFoundError, WorkspaceError
-from curation.facets import Facet, query_facets, store_facets
-from curation.facets import values as facet_values
-from curation.identity import content_hash
-from curation.item import SCHEMA_VERSION, AnswerView, Item, parse_item
-from curation.migrations import STORE_VERSION, migrate_record, migrate_store
+from curation.core.credentials import mask_url
+from curation.core.diff import changed_paths
+from curation.core.errors import ConflictError, NotFoundError, WorkspaceError
+from curation.core.facets import Facet, query_facets, store_facets
+from curation.core.facets import values as facet_values
+from curation.core.identity import content_hash
+from curation.core.item import SCHEMA_VERSION, AnswerView, Item, parse_item
+from curation.core.migrations import STORE_VERSION, migrate_record, migrate_store
 
 metadata = MetaData()
 
@@ -63,7 +63,7 @@ def _facet_column(facet: Facet) -> Column:
     return Column(facet.name, kind, nullable=not facet.required, index=facet.indexed or None)
 
 
-# The facet columns (curation/facets.py) let readers that need only facts about items (solve matrix,
+# The facet columns (curation/core/facets.py) let readers that need only facts about items (solve matrix,
 # filters, reports, release `hard`, the annotator's queues) filter and count without parsing an item.
 items_table = Table(
     "items",
@@ -148,7 +148,7 @@ else:
         "ItemQuery", [("ids", Sequence[str] | None, field(default=None)), *map(_query_field, query_facets())],
         frozen=True)
     ItemQuery.__module__ = __name__  # found by pickle (process pools, Ray) where it is defined
-    ItemQuery.__doc__ = ("A filter over the current items: `ids` and the queryable facets (curation/facets.py). "
+    ItemQuery.__doc__ = ("A filter over the current items: `ids` and the queryable facets (curation/core/facets.py). "
                          "Empty fields match everything.")
 
 

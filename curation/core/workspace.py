@@ -9,16 +9,16 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
-from curation.blobs import BlobStore
-from curation.credentials import (
+from curation.core.blobs import BlobStore
+from curation.core.credentials import (
     PASSWORD_ENV,
     PASSWORD_FILE,
     split_password,
     with_password,
     write_password_file,
 )
-from curation.errors import WorkspaceError
-from curation.store import Store
+from curation.core.errors import WorkspaceError
+from curation.core.store import Store
 
 CONFIG_NAME = "benchsmith.toml"
 ENV_VAR = "BENCHSMITH_WORKSPACE"

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, get_args
 
-from curation.item import STATUSES, InPlayStatus, Item
+from curation.core.item import STATUSES, InPlayStatus, Item
 
 IN_PLAY: tuple[InPlayStatus, ...] = get_args(InPlayStatus)  # the statuses runs, filters and releases read
 # dedup keeps, of a cluster of duplicates, the copy furthest along review (in-play statuses are in workflow order)
@@ -141,7 +141,7 @@ def release_config_facets() -> list[Facet]:
 
 def annotator_filters() -> list[Facet]:
     """The queue filters: each is the store column of the same name, filtered as an `ItemQuery` field
-    is (`curation.store.facet_clause`: `status` any of a list, the others one value); the flag
+    is (`curation.core.store.facet_clause`: `status` any of a list, the others one value); the flag
     filters are the bool facets (`korea_specific` None = undecided)."""
     return [f for f in FACETS if f.annotator_filter]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from curation.item import Item
+from curation.core.item import Item
 
 CONTENT_HASH_VERSION = 1
 
