@@ -13,7 +13,7 @@ import os
 import secrets
 import socket
 import warnings
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from functools import partial
 from typing import Any
 
@@ -82,39 +82,56 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     allowed hosts (the workspace's [annotator] settings when None); `host`: the address it binds."""
     check_gradio()  # refuses to start, naming what is missing, on a Gradio without what we use
     workspace = workspace.with_pool(capacity.pool_size())  # its own store: a connection per worker thread
-    store = workspace.store
-    ensure_tables(store.engine)
+    ensure_tables(workspace.store.engine)
     renderer = PdfRenderer(workspace.blobs)
     settings = settings or read_settings(workspace.root / CONFIG_NAME)
     # Gradio keeps each page load's state: lean (what handlers changed), bounded per user and in
     # all, dropped at logout or when idle as long as a login session may be (session_states.py)
     pages = BoundedStateHolder(capacity=settings.page_sessions, idle_s=settings.session_idle_s,
                                per_user=settings.page_sessions_per_user)
-    reviewer = Reviewer(store, renderer, settings.reservation_idle_s if reservation_s is None else reservation_s,
+    reviewer = Reviewer(workspace.store, renderer,
+                        settings.reservation_idle_s if reservation_s is None else reservation_s,
                         settings.reservations_per_user, settings.limits)
-    ctx = AppContext(workspace, reviewer, ScoreDesk(store), renderer, local_mode, order=order, pages=pages)
+    ctx = AppContext(workspace, reviewer, ScoreDesk(workspace.store), renderer, local_mode, order=order, pages=pages)
     with gradio_settings(QUEUE_SETTINGS):
         blocks = build_app(ctx)  # no .queue(): it would build Gradio's routes once more (~0.25 s)
 
-    @contextlib.asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        capacity.limit_worker_threads()
-        warm_up()  # PyMuPDF, for the first page shown, imported once the server listens
-        yield
+    api = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, lifespan=_lifespan)
+    user_of = partial(_request_user, local_mode)
+    _add_image_routes(api, workspace, renderer, user_of)
+    _add_draft_route(api, ctx, user_of)
+    app = _mount(api, blocks, ctx, settings)
+    pages.set_blocks(blocks)
+    gradio_app(api).state_holder = pages
+    hosts = settings.hosts(host)
+    if local_mode:
+        return SessionGate(app, token=token or secrets.token_urlsafe(24), hosts=hosts, limits=settings.limits)
+    return SessionGate(app, logins=_logins(workspace, settings, pages), hosts=hosts, limits=settings.limits)
 
-    api = FastAPI(docs_url=None, redoc_url=None, openapi_url=None, lifespan=lifespan)
 
-    def current_user(request: Request) -> str:
-        if local_mode:
-            return LOCAL_USER  # the gate let only the token's holder in
-        user = scope_user(request.state)
-        if user is None:
-            raise HTTPException(status_code=401, detail="log in first")
-        return user
+@contextlib.asynccontextmanager
+async def _lifespan(_: FastAPI) -> AsyncIterator[None]:
+    capacity.limit_worker_threads()
+    warm_up()  # PyMuPDF, for the first page shown, imported once the server listens
+    yield
+
+
+def _request_user(local_mode: bool, request: Request) -> str:
+    if local_mode:
+        return LOCAL_USER  # the gate let only the token's holder in
+    user = scope_user(request.state)
+    if user is None:
+        raise HTTPException(status_code=401, detail="log in first")
+    return user
+
+
+def _add_image_routes(api: FastAPI, workspace: Workspace, renderer: PdfRenderer,
+                      user_of: Callable[[Request], str]) -> None:
+    """/bs/blob/{ref} and /bs/page/{pdf_sha256}/{page}, to logged-in users only."""
 
     @api.get("/bs/blob/{ref}")
     def blob(ref: str, request: Request) -> Response:
-        current_user(request)
+        user_of(request)
         try:
             path = workspace.blobs.path(ref)
         except NotFoundError:
@@ -126,30 +143,33 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
 
     @api.get("/bs/page/{pdf_sha256}/{page}")
     def page(pdf_sha256: str, page: int, request: Request) -> Response:
-        current_user(request)
+        user_of(request)
         try:
             png = renderer.page_png(pdf_sha256, page)
         except (NotFoundError, RenderError):
             raise HTTPException(status_code=404, detail="no such page") from None
         return Response(png, media_type="image/png", headers=SAFE_HEADERS)
 
+
+def _add_draft_route(api: FastAPI, ctx: AppContext, user_of: Callable[[Request], str]) -> None:
+    """The edit relay's last edits when a page goes away (see edit_relay.py): kept, the item released."""
+    engine = ctx.workspace.store.engine
+
     @api.post(DRAFT_URL)
     async def draft(request: Request) -> dict[str, int]:
-        """The edit relay's last edits when a page goes away (see edit_relay.py): kept, the item released."""
-        user = current_user(request)
+        user = user_of(request)
         if request.headers.get("x-benchsmith") != "1":  # a cross-site form cannot set it
             raise HTTPException(status_code=403, detail="missing X-Benchsmith header")
         try:
             body = await request.json()
             queue, item_id, rev, path = body["queue"], str(body["item_id"]), int(body["rev"]), str(body["path"])
             value = body["value"] if isinstance(body["value"], str) else ""
-            role = auth_role(user)
+            role = "admin" if ctx.local_mode else auth.get_user(engine, user).role
             if queue not in ITEM_QUEUES or role not in QUEUES[queue].roles:
                 raise HTTPException(status_code=403, detail=f"{user} may not edit in the {queue!r} queue")
-            # the page is going away: its last edits are kept as a draft, and the item is left (released)
             session = ctx.reviewer.sync(auth.User(user, role), Session(queue, item_id, rev), {path: value},
                                         reserve=False)
-            claims.release(store.engine, user, queue, item_id)
+            claims.release(engine, user, queue, item_id)
         except (KeyError, TypeError, ValueError):
             raise HTTPException(status_code=400, detail=BAD_DRAFT) from None
         except TooLarge as error:
@@ -160,9 +180,9 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
             raise HTTPException(status_code=400, detail=str(error)) from None
         return {"edits": len(session.edits)}
 
-    def auth_role(user: str) -> str:
-        return "admin" if local_mode else auth.get_user(store.engine, user).role
 
+def _mount(api: FastAPI, blocks: gr.Blocks, ctx: AppContext, settings: Settings) -> Any:
+    """The Gradio app on `api` at /, with our page scripts and styles."""
     head = head_script() + edit_relay_script(ctx.field_ids) + page_view_script() + LOCAL_TIME_SCRIPT
     # run_history=False: Gradio would keep every event's inputs and outputs in the browser's
     # localStorage (item text on a shared machine) and re-serialise that list at every click,
@@ -171,23 +191,20 @@ def create_server(workspace: Workspace, *, local_mode: bool, token: str | None =
     # the gate let in, through auth_dependency; its own login page would show the API info.
     with warnings.catch_warnings():  # Gradio warns that a multi-page app gets no SSR, asked for or not
         warnings.filterwarnings("ignore", message="SSR mode is not supported with multi-page apps")
-        app = gr.mount_gradio_app(api, blocks, path="/", auth_dependency=None if local_mode else _gate_user,
-                                  head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False,
-                                  max_file_size=settings.limits.upload_bytes)
-    pages.set_blocks(blocks)
-    gradio_app(api).state_holder = pages
-    hosts = settings.hosts(host)
-    if local_mode:
-        return SessionGate(app, token=token or secrets.token_urlsafe(24), hosts=hosts, limits=settings.limits)
+        return gr.mount_gradio_app(api, blocks, path="/", auth_dependency=None if ctx.local_mode else _gate_user,
+                                   head=head, css=CSS, footer_links=[], ssr_mode=False, run_history=False,
+                                   max_file_size=settings.limits.upload_bytes)
+
+
+def _logins(workspace: Workspace, settings: Settings, pages: BoundedStateHolder) -> Logins:
+    engine = workspace.store.engine
 
     def logged_out(user: str, login: str) -> None:
-        claims.release(store.engine, user, session=login)  # that login's reservations; other devices keep theirs
+        claims.release(engine, user, session=login)  # that login's reservations; other devices keep theirs
         pages.drop_login(user, login)
 
-    logins = Logins(partial(auth.check_login, store.engine), LoginThrottle(store.engine, settings.login_backoff_s),
-                    Sessions(store.engine, settings.session_idle_s, settings.session_max_s),
-                    on_logout=logged_out)
-    return SessionGate(app, logins=logins, hosts=hosts, limits=settings.limits)
+    return Logins(partial(auth.check_login, engine), LoginThrottle(engine, settings.login_backoff_s),
+                  Sessions(engine, settings.session_idle_s, settings.session_max_s), on_logout=logged_out)
 
 
 BAD_DRAFT = ("잘못된 임시 저장 요청입니다 · Bad draft: send a JSON object with queue, item_id, rev (a number), "
