@@ -116,6 +116,7 @@ class _Selection:
     record: FilterRecord | None
     tiny: TinyPlan | None
     notes: list[str]
+    hashes: dict[str, str]  # every released item's content hash (implicit variant), from the store
 
 
 def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out: Path | None = None) -> ReleaseResult:
@@ -135,7 +136,8 @@ def build_release(workspace: Workspace, version: str, config: ReleaseConfig, out
         harness_job = Background(lambda: _write_harness(tmp, config, version, rows_by_config, workspace.blobs,
                                                         items_by_id), name="benchsmith-release-harness")
         written = _write_data_and_card(tmp, workspace, version, config, selection)
-        add_release_bank(workspace, tmp, [row["id"] for row in rows_by_config.get("full", [])], selection.notes)
+        add_release_bank(workspace, tmp, {row["id"]: selection.hashes[row["id"]] for row in rows_by_config.get("full", [])},
+                         selection.notes)
         harness_job.wait()
         _write_croissant_and_checksums(tmp, config, version, written)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -185,7 +187,7 @@ def _select(workspace: Workspace, config: ReleaseConfig) -> _Selection:
     for empty in [config_name for config_name, rows in rows_by_config.items() if not rows]:
         notes.append(f"{empty}: not built (no items)")
         del rows_by_config[empty]
-    return _Selection(items, rows_by_config, shared, record, tiny, notes)
+    return _Selection(items, rows_by_config, shared, record, tiny, notes, released)
 
 
 @dataclass

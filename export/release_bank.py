@@ -4,15 +4,15 @@ the workspace's answers on the released items (current records only, as `analyze
 with the calibrating models, the date, and the error and 90% interval coverage of an adaptive run
 measured by leaving each model family out. The card says what it holds and how well it does.
 
-Each bank item's content hash is the one the runner computes on the release's own row, so an
-adaptive evaluation of the release checks its items against the bank as a workspace run does."""
+Each bank item's content hash is the released item's store hash, which is the one the runner
+computes on the release's own row (a row holds the item's content unchanged), so an adaptive
+evaluation of the release checks its items against the bank as a workspace run does."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from curation.core.errors import BenchsmithError
-from curation.core.identity import content_hash
 from curation.core.workspace import Workspace
 from evaluation.datasets import ReleaseDataset
 from filtering.irt.bank import VALIDATION_K, ItemBank, calibrate, store_facets, write_bank
@@ -22,7 +22,8 @@ BANK_FILE = "adaptive/bank.json"
 CARD_ANCHOR = "\n## Citation"
 
 
-def add_release_bank(workspace: Workspace, root: Path, released: list[str], notes: list[str]) -> ItemBank | None:
+def add_release_bank(workspace: Workspace, root: Path, released: dict[str, str], notes: list[str]
+                     ) -> ItemBank | None:
     """Write the bank under `root` (a release being built, `full` config written) and its section
     into `root/README.md`; None where the workspace has no answers on the released items (and a
     note where it has some but they cannot calibrate a bank)."""
@@ -40,15 +41,13 @@ def add_release_bank(workspace: Workspace, root: Path, released: list[str], note
     import numpy as np
 
     responses = responses.take(items=np.array(keep))
-    dataset = ReleaseDataset(root, "full", workspace.blobs)
-    hashes = {item.id: content_hash(item, "implicit") for item in dataset.items() if item.id in set(responses.items)}
     try:
         bank = calibrate(responses, store_facets(workspace, responses.items), min(VALIDATION_K, len(keep) // 2))
     except BenchsmithError as error:
         notes.append(f"adaptive: no item bank ({error})")
         return None
     for item in bank.items:
-        item.content_hash = hashes.get(item.id)
+        item.content_hash = released.get(item.id)
     bank.source = f"workspace runs on the release's items ({len(bank.models)} models)"
     bank.created_at = _answers_as_of(workspace)  # a rebuild of the same workspace is byte for byte the same
     write_bank(bank, root / BANK_FILE)

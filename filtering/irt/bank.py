@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from curation.core.errors import BenchsmithError
-from curation.core.facets import resolved_part, resolved_subject
+from curation.core.store import ItemQuery
 from curation.core.workspace import Workspace
 from evaluation.runlog import now_iso
 from filtering.irt.adaptive import AdaptiveTest, simulate
@@ -142,21 +142,26 @@ def cross_validate(responses: Responses, k: int, facets: dict[str, str | None] |
                           coverage=round(float(np.mean(covered)), 3))
 
 
-def random_subset_mae(row: np.ndarray, k: int, draws: int = 400, seed: int = 1) -> float:
+def random_subset_mae(row: np.ndarray, k: int) -> float:
     """Mean absolute error of the share correct on k of a model's answers drawn at random (without
-    replacement) as an estimate of its share on all of them."""
-    if k >= len(row):
+    replacement) as an estimate of its share on all of them: exact, from the hypergeometric law of
+    how many of the k are correct."""
+    n = len(row)
+    if k >= n:
         return 0.0
-    rng = np.random.default_rng(seed)
-    truth = row.mean()
-    picks = np.argsort(rng.random((draws, len(row))), axis=1)[:, :k]
-    return float(np.abs(row[picks].mean(axis=1) - truth).mean())
+    from scipy.stats import hypergeom
+
+    right = int(np.sum(row))
+    counts = np.arange(k + 1)
+    return float(np.sum(hypergeom.pmf(counts, n, right, k) * np.abs(counts / k - right / n)))
 
 
 def store_facets(ws: Workspace, item_ids: list[str]) -> dict[str, str | None]:
-    """Each item's part (else subject) in the workspace's store: what an adaptive run balances over."""
-    return {found.item.id: resolved_part(found.item) or resolved_subject(found.item)
-            for found in ws.store.iter_many(item_ids)}
+    """Each item's part (else subject) in the workspace's store: what an adaptive run balances over
+    (read from the store's facet columns, no item parsed)."""
+    columns = ws.store.columns(["part", "subject"], ItemQuery(ids=list(item_ids)))
+    return {i: part or subject for i, part, subject in zip(columns["id"], columns["part"], columns["subject"],
+                                                            strict=True)}
 
 
 def write_bank(bank: ItemBank, path: Path) -> Path:
