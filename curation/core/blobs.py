@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from curation.errors import NotFoundError, WorkspaceError
+from curation.core.errors import NotFoundError, WorkspaceError
 
 _REF = re.compile(r"^([0-9a-f]{64})\.([a-z0-9]{1,5})$")
 
