@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 import tomllib
 import uuid
 from pathlib import Path
@@ -322,6 +323,71 @@ def test_a_bad_draft_is_refused_without_python_internals(served):
     assert written(workspace) == before
     carol.close()
 
+
+def test_a_stop_does_not_wait_for_a_page_that_keeps_a_stream_open():
+    """Ctrl-C or SIGTERM stops the server within its grace period even while a page holds a stream
+    open (Gradio's queue keeps one per tab); uvicorn's default waits until every tab is closed."""
+    import asyncio
+    import socket
+    import threading
+
+    import uvicorn
+
+    from annotator.web.server import GRACEFUL_STOP_S, uvicorn_config
+
+    async def endless_stream(scope, receive, send):
+        if scope["type"] == "lifespan":
+            while (await receive())["type"] != "lifespan.shutdown":
+                await send({"type": "lifespan.startup.complete"})
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
+        while True:
+            await send({"type": "http.response.body", "body": b"data: {}\n\n", "more_body": True})
+            await asyncio.sleep(0.1)
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    server = uvicorn.Server(uvicorn_config(endless_stream))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    page = socket.create_connection(listener.getsockname())
+    page.sendall(b"GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    assert b"200 OK" in page.recv(4096)  # the stream is open
+    server.should_exit = True
+    thread.join(timeout=GRACEFUL_STOP_S + 25)
+    stopped = not thread.is_alive()
+    page.close()
+    listener.close()
+    assert stopped, "the server was still waiting for the open stream"
+
+
+
+def test_a_draft_whose_page_went_away_mid_body_is_dropped_without_an_error(served, caplog):
+    import logging
+    import socket
+    from urllib.parse import urlsplit
+
+    url, workspace = served
+    carol = PageSession(url, "carol")
+    before = written(workspace)
+    cookies = "; ".join(f"{name}={value}" for name, value in carol.http.cookies.items())
+    server_log = logging.getLogger("uvicorn.error")  # uvicorn's loggers do not reach the root logger
+    server_log.addHandler(caplog.handler)
+    try:
+        address = urlsplit(url)
+        with socket.create_connection((address.hostname, address.port)) as page:
+            page.sendall(f"POST /bs/draft HTTP/1.1\r\nHost: {address.netloc}\r\nCookie: {cookies}\r\n"
+                         f"Origin: {url.rstrip('/')}\r\nX-Benchsmith: 1\r\nContent-Type: application/json\r\n"
+                         f"Content-Length: 400\r\n\r\n{{\"queue\": \"items\"".encode())
+        time.sleep(1.0)  # the server reads on, finds the page gone
+        assert carol.get("config").status_code == 200  # still serving
+    finally:
+        server_log.removeHandler(caplog.handler)
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    assert written(workspace) == before
+    carol.close()
 
 # -- Gradio through its public settings; what still touches its internals is checked at start-up --
 

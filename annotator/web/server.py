@@ -26,6 +26,7 @@ import gradio as gr  # noqa: E402
 import uvicorn  # noqa: E402
 from fastapi import FastAPI, HTTPException, Request  # noqa: E402
 from fastapi.responses import Response  # noqa: E402
+from starlette.requests import ClientDisconnect  # noqa: E402
 from starlette.routing import Mount  # noqa: E402
 
 from annotator.review import auth, claims  # noqa: E402
@@ -170,6 +171,8 @@ def _add_draft_route(api: FastAPI, ctx: AppContext, user_of: Callable[[Request],
             session = ctx.reviewer.sync(auth.User(user, role), Session(queue, item_id, rev), {path: value},
                                         reserve=False)
             claims.release(engine, user, queue, item_id)
+        except ClientDisconnect:  # the page went away before its beacon's body arrived: nothing to keep
+            raise HTTPException(status_code=400, detail="the draft's sender went away") from None
         except (KeyError, TypeError, ValueError):
             raise HTTPException(status_code=400, detail=BAD_DRAFT) from None
         except TooLarge as error:
@@ -241,10 +244,15 @@ def gradio_app(api: FastAPI) -> Any:
     return next(route.app for route in api.routes if isinstance(route, Mount))
 
 
+GRACEFUL_STOP_S = 5
+
+
 def uvicorn_config(app: ASGIApp) -> uvicorn.Config:
     """No proxy headers: a client on this machine could otherwise name any address in
     X-Forwarded-For and escape the per-client login backoff."""
-    return uvicorn.Config(app, log_level="warning", proxy_headers=False)
+    # timeout_graceful_shutdown: a stop (Ctrl-C, SIGTERM) waits at most this long for open
+    # connections (a browser tab's event stream stays open) instead of until every tab is closed
+    return uvicorn.Config(app, log_level="warning", proxy_headers=False, timeout_graceful_shutdown=GRACEFUL_STOP_S)
 
 
 def serve(workspace: Workspace, host: str = "127.0.0.1", port: int = 7860, order: str = "id",
