@@ -31,12 +31,11 @@ from pathlib import Path
 
 import numpy as np
 
-from filtering.irt.adaptive import AdaptiveTest, simulate
-from filtering.irt.bank import random_subset_mae
+from filtering.irt.adaptive import simulate
+from filtering.irt.bank import calibrate, random_subset_mae
 from filtering.irt.families import family_folds, model_families
 from filtering.irt.responses import Responses, read_matrix_file
 from filtering.irt.subset import estimate, make_subset, subset_answers
-from filtering.irt.twopl import fit_2pl
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "irt_matrices"
 KS = (25, 50, 100, 200)
@@ -72,6 +71,9 @@ def _import(ws, records: list[dict]) -> None:  # noqa: ANN001
 
 
 def offline(responses: Responses) -> dict:
+    """Each family held out in turn: the bank calibrated on the other nine as `analyze calibrate`
+    does (its likelihood weight and interval scale chosen by its own leave-one-family-out over those
+    nine), each held-out model tested with its own row as its answers."""
     y = responses.correct
     truth = np.nanmean(y, axis=1)
     n_models = len(responses.models)
@@ -79,23 +81,25 @@ def offline(responses: Responses) -> dict:
     covered = {k: np.zeros(n_models, dtype=bool) for k in KS}
     asked = np.zeros(n_models, dtype=int)
     tiny, tiny_cov = np.zeros(n_models), np.zeros(n_models, dtype=bool)
+    chosen = []
     for fold in family_folds(responses.models):
         train = responses.take(models=np.setdiff1d(np.arange(n_models), fold))
-        fit = fit_2pl(np.nan_to_num(train.correct), train.answered.astype(float))
-        test = AdaptiveTest(responses.items, fit.a, fit.b, fit.theta)
-        for row in fold:
-            found = simulate(test, y[row], max(KS), seed=responses.models[row], checkpoints=KS)
+        bank = calibrate(train, validate_k=100)
+        chosen.append(bank.schedule)
+        found = simulate(bank.test(list(responses.items)), y[fold], max(KS), [responses.models[r] for r in fold],
+                         checkpoints=KS)
+        for row, estimates in zip(fold, found, strict=True):
             for k in KS:
-                adaptive[k][row] = found[k].accuracy
-                covered[k][row] = found[k].low <= truth[row] <= found[k].high
-            asked[row] = found[max(KS)].asked
+                adaptive[k][row] = estimates[k].accuracy
+                covered[k][row] = estimates[k].low <= truth[row] <= estimates[k].high
+            asked[row] = estimates[max(KS)].asked
         spec = make_subset(train, 100, seed=0)
         rows = estimate(spec, subset_answers(spec, responses.take(models=np.array(fold)))[0])
         for row, found_row in zip(fold, rows, strict=True):
             tiny[row], tiny_cov[row] = found_row.accuracy, found_row.low <= truth[row] <= found_row.high
     random = {k: np.array([random_subset_mae(y[m][~np.isnan(y[m])], k) for m in range(n_models)]) for k in KS}
     return {"truth": truth, "adaptive": adaptive, "covered": covered, "asked": asked, "tiny": tiny,
-            "tiny_covered": tiny_cov, "random": random}
+            "tiny_covered": tiny_cov, "random": random, "chosen": chosen}
 
 
 def table(name: str, found: dict) -> list[float]:
@@ -117,6 +121,9 @@ def table(name: str, found: dict) -> list[float]:
         print(f"| adaptive (b = 1) | {k} | {mae:.4f} | {mae / random100:.2f} | {mae / found['random'][k].mean():.2f} | "
               f"{found['covered'][k].mean():.2f} |")
     print(f"most items asked of any model at K = {max(KS)}: {found['asked'].max()}")
+    print("likelihood weight / interval scale each fold's calibration chose (K ≤ 25, 50, 100, 200): "
+          + "; ".join(" ".join(f"{s.likelihood_weight:g}/{s.interval_scale:.2f}" for s in schedule)
+                      for schedule in found["chosen"]))
     return ratios
 
 
