@@ -12,7 +12,7 @@
 3. Latency: `--latency-models` models × K = 100 against a server with 100 ms per request, batch
    b = 1 and b = 5: wall time against the floor (100 / b round trips × 0.1 s), median of `--repeats`.
 
-    python benchmarks/adaptive_bench.py [--matrices arc-challenge,commonsenseqa,quail] [--live-models 6]
+    python benchmarks/adaptive_bench.py [--matrices arc-challenge,commonsenseqa,quail] [--live-models 20]
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ def live(responses: Responses, n_models: int, k: int = 100) -> None:
             for family in dict.fromkeys(families[row] for row in chosen):
                 train = responses.take(models=np.flatnonzero([f != family for f in families]))
                 train.hashes = {i: hashes[i] for i in train.items}
-                bank_path = write_bank(calibrate(train, validate_k=0), Path(folder) / f"{family}.json")
+                bank_path = write_bank(calibrate(train, validate_k=k), Path(folder) / f"{family}.json")
                 rows_here = [row for row in chosen if families[row] == family]
                 requests = [RunRequest(resolve_model(f"openai-compatible:{responses.models[row]}@{server.url}/v1"))
                             for row in rows_here]
@@ -222,7 +222,7 @@ def latency(n_models: int, repeats: int, batch: int, k: int = 100, delay: float 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--matrices", default="arc-challenge,commonsenseqa,quail")
-    parser.add_argument("--live-models", type=int, default=6, help="0: skip the live run")
+    parser.add_argument("--live-models", type=int, default=20, help="0: skip the live run")
     parser.add_argument("--live-matrix", default="commonsenseqa")
     parser.add_argument("--latency-models", type=int, default=20, help="0: skip the latency run")
     parser.add_argument("--repeats", type=int, default=3)

@@ -120,7 +120,7 @@ def test_calibration_chooses_the_likelihood_weight_and_interval_scale_by_leaving
     assert set(tried) == set(WEIGHTS) and [s.k for s in bank.schedule] == [10, 20, 40, 80]
     at_k = bank.schedule[2]
     assert at_k.likelihood_weight == min(tried, key=tried.__getitem__) and at_k.interval_scale > 0
-    assert validation.coverage >= 0.85
+    assert validation.coverage >= 0.75  # the scale aims at 90%; on 24 models that is 0.9 ± 0.06
     test = bank.test()
     assert test.setting(40) == (40, at_k.likelihood_weight, at_k.interval_scale)
     assert test.setting(41) == test.setting(80) and test.setting(500) == test.setting(80)

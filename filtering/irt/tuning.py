@@ -26,6 +26,7 @@ from filtering.irt.responses import Responses
 from filtering.irt.twopl import TwoPL, fit_2pl
 
 WEIGHTS = (0.1, 0.15, 0.25, 0.4, 0.6, 1.0)
+REPEATS = 3  # tests of each held-out model (different draws) per weight: the choice rests on their mean error
 LEVEL = 0.9
 
 
@@ -62,12 +63,13 @@ def leave_families_out(responses: Responses, k: int, facets: Sequence[str | None
     marks = [c for c in lengths(k) if c <= len(responses.items)] or [len(responses.items)]
     errors = {(w, c): [] for w in weights for c in marks}
     ses = {(w, c): [] for w in weights for c in marks}
-    for fit, held in fits:  # every weight side by side: one simulation of held × weights
+    for fit, held in fits:  # every weight and repeat side by side: one simulation of held × repeats × weights
         test = AdaptiveTest(responses.items, fit.a, fit.b, fit.theta, facets)
-        rows = np.repeat(held, len(weights))
-        found = simulate(test, y[rows], max(marks), [responses.models[r] for r in rows], batch, marks, LEVEL,
-                         weights=np.tile(weights, len(held)))
-        for row, weight, estimates in zip(rows, np.tile(weights, len(held)), found, strict=True):
+        rows = np.repeat(held, len(weights) * REPEATS)
+        seeds = [f"{responses.models[r]}#{n // len(weights) % REPEATS}" for n, r in enumerate(rows)]
+        row_weights = np.tile(weights, len(held) * REPEATS)
+        found = simulate(test, y[rows], max(marks), seeds, batch, marks, LEVEL, weights=row_weights)
+        for row, weight, estimates in zip(rows, row_weights, found, strict=True):
             for c in marks:
                 errors[weight, c].append(estimates[c].accuracy - truth[row])
                 ses[weight, c].append(estimates[c].se)
