@@ -63,8 +63,8 @@ def leave_families_out(responses: Responses, k: int, facets: Sequence[str | None
         if held:
             fits.append((fit_2pl(np.nan_to_num(y[train]), answered[train].astype(float)), held))
     marks = [c for c in lengths(k) if c <= len(responses.items)] or [len(responses.items)]
-    errors = {(w, c): [] for w in weights for c in marks}
-    ses = {(w, c): [] for w in weights for c in marks}
+    errors: dict[tuple[float, int], list[float]] = {(w, c): [] for w in weights for c in marks}
+    ses: dict[tuple[float, int], list[float]] = {(w, c): [] for w in weights for c in marks}
     for fit, held in fits:  # every weight and repeat side by side: one simulation of held × repeats × weights
         test = AdaptiveTest(responses.items, fit.a, fit.b, fit.theta, facets)
         rows = np.repeat(held, len(weights) * REPEATS)
