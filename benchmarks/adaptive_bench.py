@@ -1,18 +1,20 @@
 """Adaptive evaluation (`run --adaptive`) on the real solve matrices, whole model families held out.
 
 1. Offline, every family held out in turn (../shared/realdata/irt_matrices: 10 families each,
-   checkpoints and seeds of one configuration together): the bank fitted on the other 9, each
-   held-out model tested with its own row as its answers. MAE of the estimated full-set accuracy
+   checkpoints and seeds of one configuration together): the bank calibrated on the other 9 as
+   `analyze calibrate` does (its likelihood weights and interval scales chosen by leaving each of
+   those 9 out in turn; the held-out family plays no part), each held-out model tested with its
+   own row as its answers. MAE of the estimated full-set accuracy
    as a ratio to random 100-item subsets (exact expectation per model) beside random K, the fixed
    `tiny` subset (`analyze subset` + `analyze estimate`, 100 items) and the adaptive run at
    K = 25, 50, 100, 200; 90% interval coverage; the most items any model was asked.
 2. Live through the runner (`run_adaptive`: sender, cache, logs) against a local server answering
-   as held-out models' rows, on one matrix (`--live-models` models of held-out families, K = 100):
-   the same figures from what the runner logged, set against the offline ones.
+   as held-out models' rows, on one matrix (`--live-models` models, two of each family in turn,
+   each family's bank calibrated without it, K = 100): the same figures from what the runner logged.
 3. Latency: `--latency-models` models × K = 100 against a server with 100 ms per request, batch
    b = 1 and b = 5: wall time against the floor (100 / b round trips × 0.1 s), median of `--repeats`.
 
-    python benchmarks/adaptive_bench.py [--matrices arc-challenge,commonsenseqa,quail] [--live-models 20]
+    PYTHONPATH=. python benchmarks/adaptive_bench.py [--matrices arc-challenge,commonsenseqa,quail] [--live-models 20]
 """
 
 from __future__ import annotations
