@@ -1,18 +1,20 @@
 """Adaptive evaluation (`run --adaptive`) on the real solve matrices, whole model families held out.
 
 1. Offline, every family held out in turn (../shared/realdata/irt_matrices: 10 families each,
-   checkpoints and seeds of one configuration together): the bank fitted on the other 9, each
-   held-out model tested with its own row as its answers. MAE of the estimated full-set accuracy
+   checkpoints and seeds of one configuration together): the bank calibrated on the other 9 as
+   `analyze calibrate` does (its likelihood weights and interval scales chosen by leaving each of
+   those 9 out in turn; the held-out family plays no part), each held-out model tested with its
+   own row as its answers. MAE of the estimated full-set accuracy
    as a ratio to random 100-item subsets (exact expectation per model) beside random K, the fixed
    `tiny` subset (`analyze subset` + `analyze estimate`, 100 items) and the adaptive run at
    K = 25, 50, 100, 200; 90% interval coverage; the most items any model was asked.
 2. Live through the runner (`run_adaptive`: sender, cache, logs) against a local server answering
-   as held-out models' rows, on one matrix (`--live-models` models of held-out families, K = 100):
-   the same figures from what the runner logged, set against the offline ones.
+   as held-out models' rows, on one matrix (`--live-models` models, two of each family in turn,
+   each family's bank calibrated without it, K = 100): the same figures from what the runner logged.
 3. Latency: `--latency-models` models × K = 100 against a server with 100 ms per request, batch
    b = 1 and b = 5: wall time against the floor (100 / b round trips × 0.1 s), median of `--repeats`.
 
-    python benchmarks/adaptive_bench.py [--matrices arc-challenge,commonsenseqa,quail] [--live-models 6]
+    PYTHONPATH=. python benchmarks/adaptive_bench.py [--matrices arc-challenge,commonsenseqa,quail] [--live-models 20]
 """
 
 from __future__ import annotations
@@ -31,12 +33,11 @@ from pathlib import Path
 
 import numpy as np
 
-from filtering.irt.adaptive import AdaptiveTest, simulate
-from filtering.irt.bank import random_subset_mae
+from filtering.irt.adaptive import simulate
+from filtering.irt.bank import calibrate, random_subset_mae
 from filtering.irt.families import family_folds, model_families
 from filtering.irt.responses import Responses, read_matrix_file
 from filtering.irt.subset import estimate, make_subset, subset_answers
-from filtering.irt.twopl import fit_2pl
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "irt_matrices"
 KS = (25, 50, 100, 200)
@@ -72,6 +73,9 @@ def _import(ws, records: list[dict]) -> None:  # noqa: ANN001
 
 
 def offline(responses: Responses) -> dict:
+    """Each family held out in turn: the bank calibrated on the other nine as `analyze calibrate`
+    does (its likelihood weight and interval scale chosen by its own leave-one-family-out over those
+    nine), each held-out model tested with its own row as its answers."""
     y = responses.correct
     truth = np.nanmean(y, axis=1)
     n_models = len(responses.models)
@@ -79,23 +83,25 @@ def offline(responses: Responses) -> dict:
     covered = {k: np.zeros(n_models, dtype=bool) for k in KS}
     asked = np.zeros(n_models, dtype=int)
     tiny, tiny_cov = np.zeros(n_models), np.zeros(n_models, dtype=bool)
+    chosen = []
     for fold in family_folds(responses.models):
         train = responses.take(models=np.setdiff1d(np.arange(n_models), fold))
-        fit = fit_2pl(np.nan_to_num(train.correct), train.answered.astype(float))
-        test = AdaptiveTest(responses.items, fit.a, fit.b, fit.theta)
-        for row in fold:
-            found = simulate(test, y[row], max(KS), seed=responses.models[row], checkpoints=KS)
+        bank = calibrate(train, validate_k=100)
+        chosen.append(bank.schedule)
+        found = simulate(bank.test(list(responses.items)), y[fold], max(KS), [responses.models[r] for r in fold],
+                         checkpoints=KS)
+        for row, estimates in zip(fold, found, strict=True):
             for k in KS:
-                adaptive[k][row] = found[k].accuracy
-                covered[k][row] = found[k].low <= truth[row] <= found[k].high
-            asked[row] = found[max(KS)].asked
+                adaptive[k][row] = estimates[k].accuracy
+                covered[k][row] = estimates[k].low <= truth[row] <= estimates[k].high
+            asked[row] = estimates[max(KS)].asked
         spec = make_subset(train, 100, seed=0)
         rows = estimate(spec, subset_answers(spec, responses.take(models=np.array(fold)))[0])
         for row, found_row in zip(fold, rows, strict=True):
             tiny[row], tiny_cov[row] = found_row.accuracy, found_row.low <= truth[row] <= found_row.high
     random = {k: np.array([random_subset_mae(y[m][~np.isnan(y[m])], k) for m in range(n_models)]) for k in KS}
     return {"truth": truth, "adaptive": adaptive, "covered": covered, "asked": asked, "tiny": tiny,
-            "tiny_covered": tiny_cov, "random": random}
+            "tiny_covered": tiny_cov, "random": random, "chosen": chosen}
 
 
 def table(name: str, found: dict) -> list[float]:
@@ -117,6 +123,9 @@ def table(name: str, found: dict) -> list[float]:
         print(f"| adaptive (b = 1) | {k} | {mae:.4f} | {mae / random100:.2f} | {mae / found['random'][k].mean():.2f} | "
               f"{found['covered'][k].mean():.2f} |")
     print(f"most items asked of any model at K = {max(KS)}: {found['asked'].max()}")
+    print("likelihood weight / interval scale each fold's calibration chose (K ≤ 25, 50, 100, 200): "
+          + "; ".join(" ".join(f"{s.likelihood_weight:g}/{s.interval_scale:.2f}" for s in schedule)
+                      for schedule in found["chosen"]))
     return ratios
 
 
@@ -156,7 +165,7 @@ def live(responses: Responses, n_models: int, k: int = 100) -> None:
             for family in dict.fromkeys(families[row] for row in chosen):
                 train = responses.take(models=np.flatnonzero([f != family for f in families]))
                 train.hashes = {i: hashes[i] for i in train.items}
-                bank_path = write_bank(calibrate(train, validate_k=0), Path(folder) / f"{family}.json")
+                bank_path = write_bank(calibrate(train, validate_k=k), Path(folder) / f"{family}.json")
                 rows_here = [row for row in chosen if families[row] == family]
                 requests = [RunRequest(resolve_model(f"openai-compatible:{responses.models[row]}@{server.url}/v1"))
                             for row in rows_here]
@@ -215,7 +224,7 @@ def latency(n_models: int, repeats: int, batch: int, k: int = 100, delay: float 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--matrices", default="arc-challenge,commonsenseqa,quail")
-    parser.add_argument("--live-models", type=int, default=6, help="0: skip the live run")
+    parser.add_argument("--live-models", type=int, default=20, help="0: skip the live run")
     parser.add_argument("--live-matrix", default="commonsenseqa")
     parser.add_argument("--latency-models", type=int, default=20, help="0: skip the latency run")
     parser.add_argument("--repeats", type=int, default=3)

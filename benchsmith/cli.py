@@ -80,10 +80,10 @@ def _wire_adaptive_plans() -> None:
     """`run --adaptive` gets filtering's item bank (imported when an adaptive run asks for it)."""
     from evaluation.adaptive_run import PLAN_MAKERS
 
-    def open_plan(bank: Any, current: Any, batch: int) -> Any:
+    def open_plan(bank: Any, current: Any) -> Any:
         from filtering.irt.adaptive_plan import open_plan
 
-        return open_plan(bank, current, batch)
+        return open_plan(bank, current)
 
     if not PLAN_MAKERS:
         PLAN_MAKERS.append(open_plan)

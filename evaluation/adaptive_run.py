@@ -42,7 +42,7 @@ class AdaptivePlan(Protocol):
     def estimate(self, answers: list[tuple[str, float | None]]) -> dict[str, Any]: ...
 
 
-PlanMaker = Callable[[Path, dict[str, str], int], AdaptivePlan]  # (bank file, askable item → its content hash, batch)
+PlanMaker = Callable[[Path, dict[str, str]], AdaptivePlan]  # (bank file, askable item → its content hash)
 PLAN_MAKERS: list[PlanMaker] = []  # set by the root command (filtering's item bank)
 
 
@@ -102,7 +102,7 @@ def _prepare(ws: Workspace, request: RunRequest, settings: AdaptiveSettings) -> 
     logged = read_records(run.run_dir / RESPONSES)
     current = {item.id: digest for item, digest in run.to_ask}
     current |= {item_id: logged[item_id]["content_hash"] for item_id in run.done if item_id in logged}
-    plan = plan_maker()(settings.bank, current, settings.batch)
+    plan = plan_maker()(settings.bank, current)
     if run.skipped:
         plan.notes.append(f"{len(run.skipped)} item(s) of the selection cannot be sent to this model and are not "
                           "estimated · 이 모델에 보낼 수 없는 문항은 추정에서 빠집니다")

@@ -78,15 +78,17 @@ def card_text(bank: ItemBank) -> str:
                     f"adaptive items answered as it answered them): mean absolute error of the estimated accuracy "
                     f"**{validation.mae:.3f}**, {validation.ratio:.2f}× that of {validation.k} items drawn at random "
                     f"({validation.random_mae:.3f}); the 90% interval held the model's true accuracy for "
-                    f"**{validation.coverage:.0%}** of {validation.models} models.")
+                    f"**{validation.coverage:.0%}** of {validation.models} models. The same cross-validation chose "
+                    f"how much the answers weigh against the calibrating models' abilities and how wide the "
+                    f"interval is, so these figures lean a little optimistic.")
     families = sorted({m.family for m in bank.models})
     return f"""
 ## Adaptive evaluation (`adaptive/bank.json`)
 
 `benchsmith evaluate --release PATH:CONFIG --adaptive 100 -m SPEC` asks a model at most 100 of the
 {len(bank.items)} items with 2PL parameters in `{BANK_FILE}`, each drawn by its information at the
-model's current ability, and estimates its accuracy on every bank item of the config with a 90%
-interval (a model that answers every item right or every item wrong is said to lie outside the
+model's current ability, and estimates its accuracy on every bank item of the config (its answers
+plus the expected score of the items it was not asked) with a 90% interval (a model that answers every item right or every item wrong is said to lie outside the
 calibrated range rather than given a narrow interval). The bank was calibrated on the answers as of
 {bank.created_at[:10]} of {len(bank.models)} models in {len(families)} families
 ({', '.join(families[:12])}{' …' if len(families) > 12 else ''}); their abilities, the ability

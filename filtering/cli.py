@@ -504,8 +504,9 @@ def calibrate_command(
     as_json: JsonOption = False,
 ) -> None:
     """The item bank for `run --adaptive`: each item's 2PL parameters (the fit of `analyze items`, current
-    records only), content hash and facet, the calibrating models' abilities, and the error and interval
-    coverage of an adaptive run measured by leaving each model family out. With --matrix and -w, the
+    records only), content hash and facet, the calibrating models' abilities, and — by leaving each model
+    family out — the likelihood weight and interval scale of its adaptive tests and their error and
+    interval coverage. With --matrix and -w, the
     matrix's items that are in the workspace's store take their content hash and facet from it."""
     from filtering.irt.bank import calibrate, store_facets, write_bank
 
@@ -521,7 +522,7 @@ def calibrate_command(
     if as_json:
         print_json({"file": str(out_file), "items": len(bank.items), "models": len(bank.models),
                     "families": len({m.family for m in bank.models}), "created_at": bank.created_at,
-                    "stale_skipped": bank.stale_skipped,
+                    "stale_skipped": bank.stale_skipped, "schedule": [s.model_dump(mode="json") for s in bank.schedule],
                     "validation": validation.model_dump(mode="json") if validation else None, "notes": bank.notes})
         return
     _print_stale(bank.stale_skipped)
@@ -533,4 +534,7 @@ def calibrate_command(
         out.print(f"cross-validation, each family held out: {validation.k} adaptive items, mean absolute error "
                   f"{validation.mae:.3f} ({validation.ratio:.2f}× {validation.k} random items' {validation.random_mae:.3f}), "
                   f"90% intervals holding the truth for {validation.coverage:.0%} of {validation.models} models",
+                  highlight=False)
+        out.print("chosen by it, per test length (items ≤ K: likelihood weight, interval scale): "
+                  + ", ".join(f"{s.k}: {s.likelihood_weight:g}, {s.interval_scale:.2f}" for s in bank.schedule),
                   highlight=False)

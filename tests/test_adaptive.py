@@ -16,10 +16,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from scipy.stats import norm
 
-from filtering.irt.adaptive import AdaptiveTest, simulate
+from filtering.irt.adaptive import AdaptiveTest, Setting, simulate
 from filtering.irt.bank import random_subset_mae
 from filtering.irt.families import family_folds, model_families
+from filtering.irt.tuning import conformal_scale
 from filtering.irt.twopl import fit_2pl, probability
 from tests.conftest import run_cli
 
@@ -57,8 +59,7 @@ def test_recovery_on_generated_2pl_error_falls_with_k_and_beats_random():
     ks = (25, 50, 100, 200)
     errors = {k: [] for k in ks}
     covered = []
-    for m in held:
-        found = simulate(test, y[m], max(ks), seed=f"m{m}", checkpoints=ks)
+    for m, found in zip(held, simulate(test, y[held], max(ks), [f"m{m}" for m in held], checkpoints=ks), strict=True):
         truth = y[m].mean()
         for k in ks:
             errors[k].append(abs(found[k].accuracy - truth))
@@ -69,6 +70,60 @@ def test_recovery_on_generated_2pl_error_falls_with_k_and_beats_random():
     assert ours == sorted(ours, reverse=True), ours
     assert all(o < r for o, r in zip(ours, random, strict=True)), (ours, random)
     assert np.mean(covered) >= 0.8, covered
+
+
+def test_simulation_draws_what_a_live_run_would_draw():
+    """`simulate` (models side by side, as the bank's cross-validation and the benchmark use it) asks
+    each model what `next_items` asks it one step at a time, and ends at the same estimate."""
+    rng = np.random.default_rng(5)
+    items = 150
+    a, b = rng.uniform(0.5, 2, items), rng.normal(0, 1, items)
+    rows = (rng.random((3, items)) < probability(np.array([-1.0, 0.2, 1.5]), a, b)).astype(float)
+    rows[1, :10] = np.nan  # asked, no determined answer
+    facets = ["physics", "chemistry", "biology"] * (items // 3)
+    schedule = [Setting(10, 0.5, 1.0), Setting(20, 0.3, 0.8)]  # the weight changes on the way
+    test = AdaptiveTest([f"q{j}" for j in range(items)], a, b, rng.normal(0, 1, 30), facets, schedule)
+    seeds = ["m0", "m1", "m2"]
+    for batch in (1, 4):
+        found = simulate(test, rows, 30, seeds, batch)
+        for row, seed, estimates in zip(rows, seeds, found, strict=True):
+            answers: list[tuple[int, float | None]] = []
+            while len(answers) < 30:
+                picked = test.next_items(answers, min(batch, 30 - len(answers)), seed)
+                answers += [(j, None if np.isnan(row[j]) else float(row[j])) for j in picked]
+            assert test.estimate(answers) == estimates[30]
+
+
+def test_the_interval_scale_holds_its_level_on_the_errors_it_was_set_on():
+    rng = np.random.default_rng(2)
+    se = rng.uniform(0.01, 0.05, 200)
+    errors = rng.standard_t(3, 200) * se * 0.6
+    scale = conformal_scale(np.abs(errors), se)
+    held = np.abs(errors) <= norm.ppf(0.95) * scale * se
+    assert 0.9 <= held.mean() <= 0.92 and scale < 1  # errors narrower than the standard errors: a narrower interval
+
+
+def test_calibration_chooses_the_likelihood_weight_and_interval_scale_by_leaving_families_out():
+    from filtering.irt.bank import calibrate
+    from filtering.irt.responses import Responses
+    from filtering.irt.tuning import WEIGHTS
+
+    rng = np.random.default_rng(7)
+    models = [f"fam{f}-base-{s}_{c}" for f in "abcd" for s in (1, 2) for c in (1, 10, 50)]
+    items = 300
+    theta, a, b = rng.normal(0, 1, len(models)), rng.uniform(0.5, 2, items), rng.normal(0, 1, items)
+    y = (rng.random((len(models), items)) < probability(theta, a, b)).astype(float)
+    bank = calibrate(Responses([f"q{j}" for j in range(items)], models, y), validate_k=40)
+    validation = bank.validation
+    assert validation is not None and validation.families == 4 and validation.models == len(models)
+    tried = {float(w): mae for w, mae in validation.mae_by_weight.items()}
+    assert set(tried) == set(WEIGHTS) and [s.k for s in bank.schedule] == [10, 20, 40, 80]
+    at_k = bank.schedule[2]
+    assert at_k.likelihood_weight == min(tried, key=tried.__getitem__) and at_k.interval_scale > 0
+    assert validation.coverage >= 0.75  # the scale aims at 90%; on 24 models that is 0.9 ± 0.06
+    test = bank.test()
+    assert test.setting(40) == (40, at_k.likelihood_weight, at_k.interval_scale)
+    assert test.setting(41) == test.setting(80) and test.setting(500) == test.setting(80)
 
 
 # --- live, through the runner, against a local server answering as a matrix row ------------------
@@ -113,7 +168,7 @@ def matrix_workspace(realdata, tmp_path):
     done = run_cli("items", "import", str(pool), "-w", str(ws))
     assert done.returncode == 0, done.stderr
     done = run_cli("analyze", "calibrate", "--matrix", str(tmp_path / "train.csv"), "-w", str(ws), "--validate-k",
-                   "0", "--out", str(tmp_path / "bank.json"))
+                   "60", "--out", str(tmp_path / "bank.json"))
     assert done.returncode == 0, done.stderr
     keys = {r["id"]: r["answer"] for r in records}
     return ws, tmp_path / "bank.json", matrix, keys, [m for m in matrix if families[m] == HELD_OUT]

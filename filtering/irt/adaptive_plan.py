@@ -1,22 +1,25 @@
 """An item bank as the plan of an adaptive run (`evaluation.adaptive_run.AdaptivePlan`): which bank
 items a model can be asked here (in the selection, sendable to it, unchanged since calibration),
-the next ones to ask, and the accuracy estimate on all of them."""
+the next ones to ask, and the accuracy estimate on all of them. A bank file is read once per process
+and its test made once per item set: the models of one run share them."""
 
 from __future__ import annotations
 
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from curation.core.errors import BenchsmithError
-from filtering.irt.adaptive import ABOVE
+from filtering.irt.adaptive import ABOVE, AdaptiveTest
 from filtering.irt.bank import ItemBank, load_bank
 
 LEVEL = 0.9
 
 
 class BankPlan:
-    def __init__(self, bank: ItemBank, current: dict[str, str], batch: int = 1):
-        self.bank, self.batch = bank, batch
+    def __init__(self, bank: ItemBank, current: dict[str, str],
+                 tests: dict[tuple[str, ...], AdaptiveTest] | None = None):
+        self.bank = bank
         stale = [i.id for i in bank.items if i.id in current and i.content_hash and i.content_hash != current[i.id]]
         unchecked = [i.id for i in bank.items if i.id in current and not i.content_hash]
         self.items = [i.id for i in bank.items if i.id in current and i.id not in set(stale)]
@@ -36,7 +39,11 @@ class BankPlan:
         if not self.items:
             raise BenchsmithError("no bank item can be asked here: none of the bank's items is in the selection with "
                                   "the content it was calibrated on" + (f" ({len(stale)} edited since)" if stale else ""))
-        self.test = bank.test(self.items)
+        tests = {} if tests is None else tests
+        key = tuple(self.items)
+        if key not in tests:
+            tests[key] = bank.test(self.items)
+        self.test = tests[key]
         validation = bank.validation
         self.summary: dict[str, Any] = {
             "bank_items": len(bank.items), "calibrated_on": len(bank.models), "calibrated_at": bank.created_at,
@@ -51,7 +58,7 @@ class BankPlan:
         return [self.test.items[j] for j in self.test.next_items(self._indexed(answers), count, seed)]
 
     def estimate(self, answers: list[tuple[str, float | None]]) -> dict[str, Any]:
-        found = self.test.estimate(self._indexed(answers), LEVEL, self.batch)
+        found = self.test.estimate(self._indexed(answers), LEVEL)
         data = found.as_dict()
         data.pop("asked")
         if found.outside is not None:
@@ -63,5 +70,15 @@ class BankPlan:
         return data
 
 
-def open_plan(bank_path: Path, current: dict[str, str], batch: int = 1) -> BankPlan:
-    return BankPlan(load_bank(bank_path), current, batch)
+def open_plan(bank_path: Path, current: dict[str, str]) -> BankPlan:
+    try:
+        stat = bank_path.stat()
+    except OSError:
+        return BankPlan(load_bank(bank_path), current)  # load_bank says what is wrong with the path
+    bank, tests = _loaded(str(bank_path.resolve()), stat.st_mtime_ns, stat.st_size)
+    return BankPlan(bank, current, tests)
+
+
+@lru_cache(maxsize=8)
+def _loaded(path: str, mtime_ns: int, size: int) -> tuple[ItemBank, dict[tuple[str, ...], AdaptiveTest]]:
+    return load_bank(Path(path)), {}

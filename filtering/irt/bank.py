@@ -1,8 +1,9 @@
 """The item bank for adaptive runs (`benchsmith analyze calibrate`): every item's 2PL parameters
 from the same fit as `analyze items` (current records only), its content hash and facet, the
 ability scale (mean 0, sd 1 over the calibrating models) with each calibrating model's ability,
-and — where the models fall into three families or more — the error and interval coverage of an
-adaptive run measured by leaving each family out in turn (`validation`)."""
+and — where the models fall into three families or more — the likelihood weight and interval scale
+of its adaptive tests and the error and interval coverage of an adaptive run, all from leaving each
+family out in turn (`tuning`, `validation`)."""
 
 from __future__ import annotations
 
@@ -16,10 +17,11 @@ from curation.core.errors import BenchsmithError
 from curation.core.store import ItemQuery
 from curation.core.workspace import Workspace
 from evaluation.runlog import now_iso
-from filtering.irt.adaptive import AdaptiveTest, simulate
+from filtering.irt.adaptive import AdaptiveTest, Setting
 from filtering.irt.analysis import usable
-from filtering.irt.families import family_folds, model_families
+from filtering.irt.families import model_families
 from filtering.irt.responses import Responses
+from filtering.irt.tuning import leave_families_out
 from filtering.irt.twopl import fit_2pl
 
 BANK_FORMAT = "benchsmith-item-bank/1"
@@ -45,8 +47,20 @@ class BankModel(BaseModel):
     share_correct: float | None = None
 
 
+class BankSetting(BaseModel):
+    """For adaptive tests of up to k answers: the likelihood weight of the ability posterior and the
+    factor on the estimate's standard error (`tuning`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    k: int
+    likelihood_weight: float
+    interval_scale: float
+
+
 class BankValidation(BaseModel):
-    """Leave-one-family-out: each family's models tested adaptively on a bank fitted without it."""
+    """Leave-one-family-out: each family's models tested adaptively on a bank fitted without it,
+    with the likelihood weight and interval scale this same cross-validation chose (so the figures
+    lean a little optimistic: `benchmarks/adaptive_bench.py` holds families out of the choice too)."""
 
     model_config = ConfigDict(extra="forbid")
     k: int
@@ -57,6 +71,7 @@ class BankValidation(BaseModel):
     ratio: float
     coverage: float  # of the 90% interval
     level: float = LEVEL
+    mae_by_weight: dict[str, float] = Field(default_factory=dict)  # the likelihood weights tried
 
 
 class ItemBank(BaseModel):
@@ -66,6 +81,7 @@ class ItemBank(BaseModel):
     source: str
     method: str = METHOD
     converged: bool = True
+    schedule: list[BankSetting] = Field(default_factory=list)  # cross-validated; none: weight 1, scale 1
     items: list[BankItem]
     models: list[BankModel]
     stale_skipped: int = 0
@@ -79,7 +95,8 @@ class ItemBank(BaseModel):
         facets = [item.facet for item in chosen]
         return AdaptiveTest([i.id for i in chosen], np.array([i.discrimination for i in chosen]),
                             np.array([i.difficulty for i in chosen]), [m.ability for m in self.models],
-                            facets if any(facets) else None)
+                            facets if any(facets) else None,
+                            [Setting(s.k, s.likelihood_weight, s.interval_scale) for s in self.schedule])
 
     def by_id(self) -> dict[str, BankItem]:
         return {item.id: item for item in self.items}
@@ -106,40 +123,28 @@ def calibrate(responses: Responses, facets: dict[str, str | None] | None = None,
                 for r, m in enumerate(responses.models)],
         notes=notes)
     if validate_k > 0:
-        bank.validation = cross_validate(responses, validate_k, facets)
-        if bank.validation is None:
-            bank.notes.append("no cross-validation: it needs models of at least 3 families")
+        validate(bank, responses, validate_k, facets)
     return bank
 
 
-def cross_validate(responses: Responses, k: int, facets: dict[str, str | None] | None = None,
-                   batch: int = 1) -> BankValidation | None:
-    """Each family held out in turn: the bank fitted on the others, each held-out model tested
-    adaptively with k items (answers from its own row), its estimate set against its share
-    correct on every item it answered."""
-    folds = family_folds(responses.models)
-    if len(folds) < 3:
-        return None
+def validate(bank: ItemBank, responses: Responses, k: int, facets: dict[str, str | None]) -> None:
+    """Set the bank's likelihood weight, interval scale and validation from leaving each family out."""
+    facet_list = [facets.get(i) for i in responses.items]
+    transfer = leave_families_out(responses, k, facet_list if any(facet_list) else None)
+    if transfer is None:
+        bank.notes.append("no cross-validation: it needs models of at least 3 families (the likelihood is taken "
+                          "at face value and the interval is not checked)")
+        return
+    bank.schedule = [BankSetting(k=s.k, likelihood_weight=s.likelihood_weight, interval_scale=s.interval_scale)
+                     for s in transfer.schedule]
     y = responses.correct
-    facet_list = [(facets or {}).get(i) for i in responses.items]
-    errors, covered, random_errors = [], [], []
-    for fold in folds:
-        train = np.setdiff1d(np.arange(len(responses.models)), fold)
-        fit = fit_2pl(np.nan_to_num(y[train]), (~np.isnan(y[train])).astype(float))
-        test = AdaptiveTest(responses.items, fit.a, fit.b, fit.theta, facet_list if any(facet_list) else None)
-        for row in fold:
-            answered = ~np.isnan(y[row])
-            if not answered.any():
-                continue
-            truth = float(np.nanmean(y[row]))
-            found = simulate(test, y[row], k, batch, seed=responses.models[row], level=LEVEL)[k]
-            errors.append(abs(found.accuracy - truth))
-            covered.append(found.low <= truth <= found.high)
-            random_errors.append(random_subset_mae(y[row][answered], k))
-    mae, random_mae = float(np.mean(errors)), float(np.mean(random_errors))
-    return BankValidation(k=k, families=len(folds), models=len(errors), mae=round(mae, 4),
-                          random_mae=round(random_mae, 4), ratio=round(mae / random_mae, 3) if random_mae else 0.0,
-                          coverage=round(float(np.mean(covered)), 3))
+    random_mae = float(np.mean([random_subset_mae(y[row][~np.isnan(y[row])], k) for row in transfer.rows]))
+    mae = float(np.abs(transfer.errors).mean())
+    bank.validation = BankValidation(
+        k=k, families=transfer.families, models=len(transfer.rows), mae=round(mae, 4),
+        random_mae=round(random_mae, 4), ratio=round(mae / random_mae, 3) if random_mae else 0.0,
+        coverage=round(float(transfer.covered.mean()), 3), mae_by_weight={str(w): v for w, v in
+                                                                         transfer.mae_by_weight.items()})
 
 
 def random_subset_mae(row: np.ndarray, k: int) -> float:
