@@ -7,7 +7,10 @@
    own row as its answers. MAE of the estimated full-set accuracy
    as a ratio to random 100-item subsets (exact expectation per model) beside random K, the fixed
    `tiny` subset (`analyze subset` + `analyze estimate`, 100 items) and the adaptive run at
-   K = 25, 50, 100, 200; 90% interval coverage; the most items any model was asked.
+   K = 25, 50, 100, 200; 90% interval coverage; the most items any model was asked. Beside it
+   (`--ceiling`) what the estimator could reach at K = 100 if item parameters carried over
+   perfectly: the 2PL fitted on every model, the held-out family's own answers included, and the
+   likelihood weight picked with hindsight.
 2. Live through the runner (`run_adaptive`: sender, cache, logs) against a local server answering
    as held-out models' rows, on one matrix (`--live-models` models, two of each family in turn,
    each family's bank calibrated without it, K = 100): the same figures from what the runner logged.
@@ -33,11 +36,12 @@ from pathlib import Path
 
 import numpy as np
 
-from filtering.irt.adaptive import simulate
+from filtering.irt.adaptive import AdaptiveTest, simulate
 from filtering.irt.bank import calibrate, random_subset_mae
 from filtering.irt.families import family_folds, model_families
 from filtering.irt.responses import Responses, read_matrix_file
 from filtering.irt.subset import estimate, make_subset, subset_answers
+from filtering.irt.twopl import fit_2pl
 
 REALDATA = Path(__file__).resolve().parents[2] / "shared" / "realdata" / "irt_matrices"
 KS = (25, 50, 100, 200)
@@ -102,6 +106,30 @@ def offline(responses: Responses) -> dict:
     random = {k: np.array([random_subset_mae(y[m][~np.isnan(y[m])], k) for m in range(n_models)]) for k in KS}
     return {"truth": truth, "adaptive": adaptive, "covered": covered, "asked": asked, "tiny": tiny,
             "tiny_covered": tiny_cov, "random": random, "chosen": chosen}
+
+
+CEILING_WEIGHTS = (0.04, 0.07, 0.1, 0.15, 0.25, 0.4)
+CEILING_REPEATS = 4
+
+
+def ceiling(responses: Responses, k: int = 100) -> dict[float, float]:
+    """Per likelihood weight: MAE as a ratio to random 100 when the bank is fitted on every model
+    (held-out family included, its abilities left out of the prior), each held-out model tested
+    `CEILING_REPEATS` times with different draws."""
+    y = responses.correct
+    truth = np.nanmean(y, axis=1)
+    fit = fit_2pl(np.nan_to_num(y), (~np.isnan(y)).astype(float))
+    n_models = len(responses.models)
+    errors = {w: np.zeros(n_models) for w in CEILING_WEIGHTS}
+    for fold in family_folds(responses.models):
+        test = AdaptiveTest(responses.items, fit.a, fit.b, fit.theta[np.setdiff1d(np.arange(n_models), fold)])
+        rows = np.repeat(fold, len(CEILING_WEIGHTS) * CEILING_REPEATS)
+        weights = np.tile(CEILING_WEIGHTS, len(fold) * CEILING_REPEATS)
+        seeds = [f"{responses.models[row]}#{n}" for n, row in enumerate(rows)]
+        for row, weight, found in zip(rows, weights, simulate(test, y[rows], k, seeds, weights=weights), strict=True):
+            errors[weight][row] += abs(found[k].accuracy - truth[row]) / CEILING_REPEATS
+    random100 = np.mean([random_subset_mae(y[m][~np.isnan(y[m])], 100) for m in range(n_models)])
+    return {w: float(e.mean() / random100) for w, e in errors.items()}
 
 
 def table(name: str, found: dict) -> list[float]:
@@ -228,13 +256,21 @@ def main() -> None:
     parser.add_argument("--live-matrix", default="commonsenseqa")
     parser.add_argument("--latency-models", type=int, default=20, help="0: skip the latency run")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--ceiling", action="store_true", help="also the K = 100 ceiling with in-sample item parameters")
     args = parser.parse_args()
     if not REALDATA.is_dir():
         print("../shared/realdata/irt_matrices not present: the matrix parts are skipped")
     else:
         every = []
         for name in args.matrices.split(","):
-            every.append(table(name, offline(read_matrix_file(REALDATA / f"{name}.csv"))))
+            responses = read_matrix_file(REALDATA / f"{name}.csv")
+            every.append(table(name, offline(responses)))
+            if args.ceiling:
+                by_weight = ceiling(responses)
+                best = min(by_weight, key=by_weight.__getitem__)
+                print(f"ceiling at K = 100 (2PL fitted with the held-out family's answers, weight with hindsight): "
+                      f"{by_weight[best]:.2f}× random 100 at weight {best:g} ("
+                      + ", ".join(f"{w:g}: {r:.2f}" for w, r in by_weight.items()) + ")")
         print("\nadaptive MAE ratio to random 100, mean of the matrices: "
               + ", ".join(f"K={k} {np.mean([r[i] for r in every]):.2f}" for i, k in enumerate(KS)) + f"; {ANCHORS}")
         if args.live_models:

@@ -73,9 +73,11 @@ def card_text(bank: ItemBank) -> str:
         measured = ("Its error was not measured: that needs the answers of models of at least three families "
                     "(checkpoints and seeds of one configuration are one family).")
     else:
+        sample = (f", drawn from and scored on a sample of {validation.items} of the bank's items"
+                  if validation.items else "")
         measured = (f"Measured by cross-validation over model families (each of the {validation.families} families "
                     f"left out in turn, the bank fitted on the others, each of its models tested with {validation.k} "
-                    f"adaptive items answered as it answered them): mean absolute error of the estimated accuracy "
+                    f"adaptive items answered as it answered them{sample}): mean absolute error of the estimated accuracy "
                     f"**{validation.mae:.3f}**, {validation.ratio:.2f}× that of {validation.k} items drawn at random "
                     f"({validation.random_mae:.3f}); the 90% interval held the model's true accuracy for "
                     f"**{validation.coverage:.0%}** of {validation.models} models. The same cross-validation chose "

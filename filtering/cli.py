@@ -531,7 +531,8 @@ def calibrate_command(
     out.print(f"item bank: {len(bank.items)} items calibrated on {len(bank.models)} models "
               f"({len({m.family for m in bank.models})} families) → {out_file}", highlight=False)
     if validation is not None:
-        out.print(f"cross-validation, each family held out: {validation.k} adaptive items, mean absolute error "
+        sample = f" (on a sample of {validation.items} bank items)" if validation.items else ""
+        out.print(f"cross-validation, each family held out{sample}: {validation.k} adaptive items, mean absolute error "
                   f"{validation.mae:.3f} ({validation.ratio:.2f}× {validation.k} random items' {validation.random_mae:.3f}), "
                   f"90% intervals holding the truth for {validation.coverage:.0%} of {validation.models} models",
                   highlight=False)

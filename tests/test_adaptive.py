@@ -94,6 +94,47 @@ def test_simulation_draws_what_a_live_run_would_draw():
             assert test.estimate(answers) == estimates[30]
 
 
+def test_a_draw_by_blocks_is_the_inverse_of_the_whole_running_sum():
+    """The draw searches block sums, then one block: the item it finds is the one the whole running
+    sum finds, with asked items (q = 0) anywhere, a whole block of them included."""
+    from filtering.irt.adaptive import DRAW_BLOCK, _inverse_running_sum
+
+    rng = np.random.default_rng(11)
+    for size in (7, DRAW_BLOCK, 3 * DRAW_BLOCK + 5):
+        q = rng.random(size) ** 4
+        q[rng.random(size) < 0.3] = 0.0
+        q[DRAW_BLOCK:2 * DRAW_BLOCK] = 0.0
+        running = np.cumsum(q)
+        for u in rng.random(200):
+            expected = min(int((running <= u * running[-1]).sum()), size - 1)
+            found = _inverse_running_sum(q, float(u))
+            assert found == expected and q[found] > 0
+
+
+def test_a_large_bank_is_tuned_on_a_sample_of_its_items_that_does_not_depend_on_their_order(monkeypatch):
+    from filtering.irt import bank as bank_module
+    from filtering.irt.responses import Responses
+
+    rng = np.random.default_rng(3)
+    models = [f"fam{f}-base-{s}" for f in "abc" for s in (1, 2)]
+    items = [f"q{j}" for j in range(240)]
+    theta, a, b = rng.normal(0, 1, len(models)), rng.uniform(0.5, 2, len(items)), rng.normal(0, 1, len(items))
+    y = (rng.random((len(models), len(items))) < probability(theta, a, b)).astype(float)
+    monkeypatch.setattr(bank_module, "TUNING_ITEMS", 90)
+    tuned: list[list[str]] = []
+    real_leave_families_out = bank_module.leave_families_out
+    monkeypatch.setattr(bank_module, "leave_families_out",
+                        lambda responses, *args, **kw: tuned.append(responses.items) or
+                        real_leave_families_out(responses, *args, **kw))
+    bank = bank_module.calibrate(Responses(items, models, y), validate_k=20)
+    assert len(bank.items) == 240 and bank.validation is not None and bank.validation.items == 90
+    backwards = Responses(items[::-1], models, y[:, ::-1])
+    assert bank_module.calibrate(backwards, validate_k=20).validation.items == 90
+    assert len(tuned[0]) == 90 and set(tuned[0]) == set(tuned[1])
+    whole = bank_module.calibrate(Responses(items[:80], models, y[:, :80]), validate_k=20)
+    assert whole.validation is not None and whole.validation.items is None  # under the cap: every item
+
+
 def test_the_interval_scale_holds_its_level_on_the_errors_it_was_set_on():
     rng = np.random.default_rng(2)
     se = rng.uniform(0.01, 0.05, 200)
@@ -101,6 +142,22 @@ def test_the_interval_scale_holds_its_level_on_the_errors_it_was_set_on():
     scale = conformal_scale(np.abs(errors), se)
     held = np.abs(errors) <= norm.ppf(0.95) * scale * se
     assert 0.9 <= held.mean() <= 0.92 and scale < 1  # errors narrower than the standard errors: a narrower interval
+
+
+def test_the_interval_scale_is_set_on_errors_the_weight_was_not_chosen_on():
+    """Each weight is lucky on one half of the families: a scale set on the errors that chose the
+    weight is too narrow, the cross-fitted one is set on the other half's errors at that weight."""
+    from filtering.irt.tuning import cross_fitted_scale
+
+    rng = np.random.default_rng(4)
+    se = np.full(80, 0.02)
+    half = np.repeat([0, 1], 40)
+    small, large = rng.normal(0, 0.01, 80), rng.normal(0, 0.04, 80)
+    errors = {0.2: np.where(half == 0, small, large), 0.5: np.where(half == 1, small, large)}
+    scale = cross_fitted_scale(errors, {0.2: se, 0.5: se}, half)
+    assert scale == conformal_scale(np.abs(np.concatenate([large[half == 1], large[half == 0]])), np.full(80, 0.02))
+    best = min(errors, key=lambda w: float(np.abs(errors[w]).mean()))
+    assert scale > 1.5 * conformal_scale(np.abs(errors[best][half == (0 if best == 0.2 else 1)]), se[:40])
 
 
 def test_calibration_chooses_the_likelihood_weight_and_interval_scale_by_leaving_families_out():

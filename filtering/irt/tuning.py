@@ -9,7 +9,11 @@ whose estimates erred least at that length, each held-out model tested `REPEATS`
 for every length did worse, and so did a weight chosen on random subsets instead of adaptive
 tests, which picked 1 on CommonsenseQA where 0.15–0.25 does best) and the scale of its interval (split-conformal: the
 ⌈(n + 1)·0.9⌉-th smallest of the n held-out models' |error| / standard error, over the normal 90%
-point, so that the interval holds for at least 90% of models like the held-out ones). The
+point, so that the interval holds for at least 90% of models like the held-out ones). The scale is
+cross-fitted: the families are split in two halves, the weight chosen on each half, and the
+quantile taken over the other half's errors at that weight, both halves pooled — errors the weight
+was chosen on are its luckiest, and a scale set on them held for 84% of QuAIL's held-out models
+(87% cross-fitted; 91% / 90% → 90% / 89% on ARC-Challenge / CommonsenseQA). The
 validation is then a run of k items with that schedule. Nothing here looks at a model outside the
 responses it is given: a benchmark that holds a family out calls this on the others only."""
 
@@ -65,12 +69,14 @@ def leave_families_out(responses: Responses, k: int, facets: Sequence[str | None
     marks = [c for c in lengths(k) if c <= len(responses.items)] or [len(responses.items)]
     errors: dict[tuple[float, int], list[float]] = {(w, c): [] for w in weights for c in marks}
     ses: dict[tuple[float, int], list[float]] = {(w, c): [] for w in weights for c in marks}
-    for fit, held in fits:  # every weight and repeat side by side: one simulation of held × repeats × weights
+    half: list[int] = []  # per error (the same order under every weight): the half of the families its model is in
+    for number, (fit, held) in enumerate(fits):  # every weight and repeat side by side: one simulation of held × repeats × weights
         test = AdaptiveTest(responses.items, fit.a, fit.b, fit.theta, facets)
         rows = np.repeat(held, len(weights) * REPEATS)
         seeds = [f"{responses.models[r]}#{n // len(weights) % REPEATS}" for n, r in enumerate(rows)]
         row_weights = np.tile(weights, len(held) * REPEATS)
         found = simulate(test, y[rows], max(marks), seeds, batch, marks, LEVEL, weights=row_weights)
+        half += [number % 2] * (len(rows) // len(weights))
         for row, weight, estimates in zip(rows, row_weights, found, strict=True):
             for c in marks:
                 errors[weight, c].append(estimates[c].accuracy - truth[row])
@@ -79,7 +85,8 @@ def leave_families_out(responses: Responses, k: int, facets: Sequence[str | None
     for c in marks:  # a weight per length (one weight for every length, chosen on all of them, did worse)
         mae = {w: float(np.abs(errors[w, c]).mean()) for w in weights}
         best = min(mae, key=mae.__getitem__)
-        scale = conformal_scale(np.abs(errors[best, c]), np.array(ses[best, c]))
+        scale = cross_fitted_scale({w: np.array(errors[w, c]) for w in weights}, {w: np.array(ses[w, c]) for w in weights},
+                                   np.array(half))
         schedule.append(Setting(c, best, round(scale, 4)))
     checked = max((c for c in marks if c <= k), default=marks[0])
     rows_out, errors_out, covered, asked = [], [], [], []
@@ -94,6 +101,17 @@ def leave_families_out(responses: Responses, k: int, facets: Sequence[str | None
             asked.append(estimate.asked)
     return Transfer(schedule, len(folds), np.array(errors_out), np.array(covered), np.array(asked),
                     np.array(rows_out), {w: round(float(np.abs(errors[w, checked]).mean()), 5) for w in weights})
+
+
+def cross_fitted_scale(errors: dict[float, np.ndarray], se: dict[float, np.ndarray], half: np.ndarray) -> float:
+    """The conformal scale from errors the weight was not chosen on: per half of the families, the
+    weight that erred least on it, and the other half's |error| / se at that weight; both pooled."""
+    ratios_errors, ratios_se = [], []
+    for side in (0, 1):
+        chosen = min(errors, key=lambda w: float(np.abs(errors[w][half == side]).mean()))
+        ratios_errors.append(np.abs(errors[chosen][half != side]))
+        ratios_se.append(se[chosen][half != side])
+    return conformal_scale(np.concatenate(ratios_errors), np.concatenate(ratios_se))
 
 
 def conformal_scale(errors: np.ndarray, se: np.ndarray, level: float = LEVEL) -> float:
