@@ -150,3 +150,30 @@ def test_concurrent_writers_lose_no_update_and_no_revision(store_url):
     assert sorted(final.item.extra["log"]) == sorted(f"w{i}-{n}" for i in range(3) for n in range(15))
     assert final.rev == 1 + 45
     assert [r.rev for r in store.history("q-0000")] == list(range(1, 47))
+
+
+def test_iter_data_reads_what_iter_many_reads_and_the_key_facts_view_agrees_with_the_item(store_url):
+    """The solve-matrix reader parses `KeyFactsView`s from `iter_data`: the same items, hashes, keys,
+    option counts and review reasons as whole items from `iter_many`, on both of its paths (a
+    statement per 500 ids, and one pass when the ids are most of the store)."""
+    from curation.core.item import KeyFactsView
+    from curation.core.store import view_from_data
+
+    store = Store(store_url, create=True)
+    records = [make_record(f"k-{i:04d}", answer=[1, 3] if i % 3 == 0 else (i % 4) + 1, n_options=4 + i % 2)
+               for i in range(2400)]
+    records[5] = {key: value for key, value in make_record("k-0005").items() if key != "options"} | {
+        "answer": {"format": "numeric", "value": "12.5", "unit": "hPa"}}
+    records[7]["flags"] = {"review_reasons": ["answer conflict with k-0008 (ratio 0.97)", "ocr"]}
+    store.save_items([parse_item(r) for r in records], author="import", stage="import")
+    for wanted in ([r["id"] for r in records[:30]] + ["absent"], [r["id"] for r in records[:2300]]):
+        whole = {stored.item.id: stored for stored in store.iter_many(wanted)}
+        data = {item_id: (text, digest) for item_id, text, digest in store.iter_data(wanted)}
+        assert set(data) == set(whole) == set(wanted) - {"absent"}
+        for item_id, (text, digest) in data.items():
+            view, item = view_from_data(text, KeyFactsView), whole[item_id].item
+            assert isinstance(view, KeyFactsView) and digest == whole[item_id].content_hash
+            assert (view.answer_list(), len(view.options), view.flags.review_reasons, view.answer_format) == (
+                item.answer_list(), len(item.options), item.flags.review_reasons, item.answer_format)
+            assert view.answer == item.answer
+    assert view_from_data(data["k-0007"][0], KeyFactsView).flags.review_reasons[0].startswith("answer conflict")

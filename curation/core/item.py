@@ -300,6 +300,18 @@ class AnswerView(BaseModel, AnswerRule):
         return bool(self.images) or any(option.image is not None for option in self.options)
 
 
+class ReviewReasonsView(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    review_reasons: list[str] = Field(default_factory=list)
+
+
+class KeyFactsView(AnswerView):
+    """`AnswerView` and the review reasons: what the solve-matrix readers need of every item
+    (key, option count, dedup's answer conflicts), without validating the whole `Item`."""
+
+    flags: ReviewReasonsView = Field(default_factory=ReviewReasonsView)
+
+
 Answerable = Item | AnswerView  # what a runner can score: the whole item or its answer view
 
 

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, make_dataclass, replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeVar
 
 from pydantic import ValidationError
 from sqlalchemy import (
@@ -468,18 +468,26 @@ class Store:
 
     def iter_many(self, item_ids: Sequence[str]) -> Iterator[StoredItem]:
         """The stored items among `item_ids` (absent ids are left out), streamed, in no set order."""
+        yield from (self._stored(row) for row in self._rows_among(item_ids, list(items_table.c)))
+
+    def iter_data(self, item_ids: Sequence[str]) -> Iterator[tuple[str, str, str | None]]:
+        """(id, stored JSON, content hash) of the items among `item_ids`, streamed in no set order and
+        not parsed: `iter_many` for readers that parse only what they need (`view_from_data`)."""
+        c = items_table.c
+        yield from ((row[0], row[1], row[2]) for row in self._rows_among(item_ids, [c.id, c.data, c.content_hash]))
+
+    def _rows_among(self, item_ids: Sequence[str], columns: list[Any]) -> Iterator[Any]:
         with self.engine.connect() as conn:
             if len(item_ids) > 2000 and 4 * len(item_ids) > conn.execute(select(func.count()).select_from(
                     items_table)).scalar_one():
                 # Most of the store: one pass over the table costs less than a statement per 500 ids.
                 wanted = set(item_ids)
-                for rows in conn.execution_options(yield_per=_BATCH).execute(select(items_table)).partitions():
-                    yield from (self._stored(row) for row in rows if row.id in wanted)
+                for rows in conn.execution_options(yield_per=_BATCH).execute(select(*columns)).partitions():
+                    yield from (row for row in rows if row.id in wanted)
                 return
             for start in range(0, len(item_ids), 500):
                 chunk = list(item_ids[start : start + 500])
-                yield from (self._stored(row) for row in conn.execute(
-                    select(items_table).where(items_table.c.id.in_(chunk))).all())
+                yield from conn.execute(select(*columns).where(items_table.c.id.in_(chunk))).all()
 
     def _where(self, statement, query: ItemQuery | None):  # noqa: ANN001
         if query is None:
@@ -611,11 +619,15 @@ def as_written_now(data: str) -> str:
     return data if _CURRENT_SCHEMA in data else _dumps(item_from_data(data).to_record())
 
 
-def view_from_data(data: str) -> AnswerView | Item:
-    """An item's `AnswerView` from its stored JSON; a record of an older schema is read whole."""
+View = TypeVar("View", bound=AnswerView)
+
+
+def view_from_data(data: str, view: type[View] = AnswerView) -> View | Item:  # type: ignore[assignment]
+    """An item's `AnswerView` (or a view built on it) from its stored JSON; a record of an older
+    schema is read whole."""
     if _CURRENT_SCHEMA in data:
         try:
-            return AnswerView.model_validate_json(data)
+            return view.model_validate_json(data)
         except ValidationError:
             pass
     return item_from_data(data)

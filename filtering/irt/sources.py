@@ -9,6 +9,8 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from curation.core.item import KeyFactsView
+from curation.core.store import view_from_data
 from curation.core.workspace import Workspace
 from filtering.irt.responses import ItemFacts, Responses, from_solve_matrix, read_matrix_file
 
@@ -27,11 +29,12 @@ def from_workspace(ws: Workspace, unparseable_as_wrong: bool = False, run_ids: l
         matrix.table = matrix.table.filter(pc.is_in(matrix.table["model"], value_set=pa.array(implicit, pa.string())))
         matrix.models = {label: matrix.models[label] for label in implicit}
     facts = {}
-    for found in ws.store.iter_many(pc.unique(matrix.table["item_id"]).to_pylist()):  # streamed: no pool of items held
-        item = found.item
+    # streamed (no pool of items held) and read as views: validating 43,637 whole items took 2.5 s
+    for item_id, data, content_hash in ws.store.iter_data(pc.unique(matrix.table["item_id"]).to_pylist()):
+        item = view_from_data(data, KeyFactsView)
         keys = item.answer_list()
         open_key = item.answer.as_dict() if item.answer is not None and item.answer_format != "choice" else None
-        facts[item.id] = ItemFacts(found.content_hash, keys[0] if len(keys) == 1 else None, len(item.options),
+        facts[item_id] = ItemFacts(content_hash, keys[0] if len(keys) == 1 else None, len(item.options),
                                    [r for r in item.flags.review_reasons if r.startswith(CONFLICT_PREFIX)], open_key)
     return from_solve_matrix(matrix, facts, unparseable_as_wrong)
 
