@@ -16,12 +16,12 @@ figure beside the others (the best is picked with hindsight, so it flatters):
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 
 import numpy as np
 
-from benchmarks.adaptive_bench import REALDATA
-from filtering.irt.adaptive import AdaptiveTest, simulate
-from filtering.irt.bank import random_subset_mae
+from benchmarks.adaptive_bench import REALDATA, errors_by_weight, random100_mae
+from filtering.irt.adaptive import AdaptiveTest
 from filtering.irt.families import family_folds
 from filtering.irt.responses import Responses, read_matrix_file
 from filtering.irt.twopl import fit_2pl
@@ -33,22 +33,16 @@ TAUS = (0.0, 1.0, 1.5)
 RANKS = (1, 2, 3, 5, 8)
 
 
-def adaptive_errors(responses: Responses, tau: float, uniform: float) -> dict[float, np.ndarray]:
-    """Per likelihood weight: each model's mean |error| over `REPEATS` tests, its family held out."""
+def flattened_test(responses: Responses, tau: float, uniform: float) -> Callable[[np.ndarray], AdaptiveTest]:
+    """The 2PL fitted on the training rows, each curve flattened by τ, drawn with `uniform` spread evenly."""
     y = responses.correct
-    truth = np.nanmean(y, axis=1)
-    errors = {w: np.zeros(len(y)) for w in WEIGHTS}
-    for fold in family_folds(responses.models):
-        train = np.setdiff1d(np.arange(len(y)), fold)
+
+    def make(train: np.ndarray) -> AdaptiveTest:
         fit = fit_2pl(np.nan_to_num(y[train]), (~np.isnan(y[train])).astype(float))
         flat_a = fit.a / np.sqrt(1 + np.pi * fit.a**2 * tau**2 / 8)
-        test = AdaptiveTest(responses.items, flat_a, fit.b, fit.theta, uniform=uniform)
-        rows = np.repeat(fold, len(WEIGHTS) * REPEATS)
-        weights = np.tile(WEIGHTS, len(fold) * REPEATS)
-        seeds = [f"{responses.models[row]}#{n}" for n, row in enumerate(rows)]
-        for row, weight, found in zip(rows, weights, simulate(test, y[rows], K, seeds, weights=weights), strict=True):
-            errors[weight][row] += abs(found[K].accuracy - truth[row]) / REPEATS
-    return errors
+        return AdaptiveTest(responses.items, flat_a, fit.b, fit.theta, uniform=uniform)
+
+    return make
 
 
 def factor_errors(responses: Responses, seed: int = 0) -> dict[int, np.ndarray]:
@@ -77,6 +71,10 @@ def factor_errors(responses: Responses, seed: int = 0) -> dict[int, np.ndarray]:
     return errors
 
 
+def by_weight(responses: Responses, make_test: Callable[[np.ndarray], AdaptiveTest]) -> dict[float, np.ndarray]:
+    return errors_by_weight(responses, make_test, WEIGHTS, REPEATS, K)
+
+
 def _line(label: str, errors: dict, random100: float) -> str:
     return f"{label}: " + ", ".join(f"{key:g}: {e.mean() / random100:.3f}" for key, e in errors.items())
 
@@ -87,12 +85,11 @@ def main() -> None:
     args = parser.parse_args()
     for name in args.matrices.split(","):
         responses = read_matrix_file(REALDATA / f"{name}.csv")
-        y = responses.correct
-        random100 = float(np.mean([random_subset_mae(y[m][~np.isnan(y[m])], K) for m in range(len(y))]))
+        random100 = random100_mae(responses)
         print(f"\n{name}: MAE ratio to random {K} (MAE {random100:.4f}), K = {K}, per likelihood weight / rank")
         for tau in TAUS:
-            print(_line(f"  flattened τ = {tau:g}", adaptive_errors(responses, tau, 0.2), random100))
-        print(_line("  uniform draws", adaptive_errors(responses, 0.0, 1.0), random100))
+            print(_line(f"  flattened τ = {tau:g}", by_weight(responses, flattened_test(responses, tau, 0.2)), random100))
+        print(_line("  uniform draws", by_weight(responses, flattened_test(responses, 0.0, 1.0)), random100))
         print(_line("  linear factors, rank", factor_errors(responses), random100))
 
 

@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -112,23 +112,37 @@ CEILING_WEIGHTS = (0.04, 0.07, 0.1, 0.15, 0.25, 0.4)
 CEILING_REPEATS = 4
 
 
-def ceiling(responses: Responses, k: int = 100) -> dict[float, float]:
-    """Per likelihood weight: MAE as a ratio to random 100 when the bank is fitted on every model
-    (held-out family included, its abilities left out of the prior), each held-out model tested
-    `CEILING_REPEATS` times with different draws."""
+def errors_by_weight(responses: Responses, make_test: Callable[[np.ndarray], AdaptiveTest],
+                     weights: Sequence[float] = CEILING_WEIGHTS, repeats: int = CEILING_REPEATS,
+                     k: int = 100) -> dict[float, np.ndarray]:
+    """Per likelihood weight, each model's mean |error| over `repeats` adaptive tests of k items
+    (different draws), its family held out: `make_test(train rows)` makes the test."""
     y = responses.correct
     truth = np.nanmean(y, axis=1)
-    fit = fit_2pl(np.nan_to_num(y), (~np.isnan(y)).astype(float))
-    n_models = len(responses.models)
-    errors = {w: np.zeros(n_models) for w in CEILING_WEIGHTS}
+    errors = {w: np.zeros(len(y)) for w in weights}
     for fold in family_folds(responses.models):
-        test = AdaptiveTest(responses.items, fit.a, fit.b, fit.theta[np.setdiff1d(np.arange(n_models), fold)])
-        rows = np.repeat(fold, len(CEILING_WEIGHTS) * CEILING_REPEATS)
-        weights = np.tile(CEILING_WEIGHTS, len(fold) * CEILING_REPEATS)
+        test = make_test(np.setdiff1d(np.arange(len(y)), fold))
+        rows = np.repeat(fold, len(weights) * repeats)
+        row_weights = np.tile(weights, len(fold) * repeats)
         seeds = [f"{responses.models[row]}#{n}" for n, row in enumerate(rows)]
-        for row, weight, found in zip(rows, weights, simulate(test, y[rows], k, seeds, weights=weights), strict=True):
-            errors[weight][row] += abs(found[k].accuracy - truth[row]) / CEILING_REPEATS
-    random100 = np.mean([random_subset_mae(y[m][~np.isnan(y[m])], 100) for m in range(n_models)])
+        found = simulate(test, y[rows], k, seeds, weights=row_weights)
+        for row, weight, estimates in zip(rows, row_weights, found, strict=True):
+            errors[weight][row] += abs(estimates[k].accuracy - truth[row]) / repeats
+    return errors
+
+
+def random100_mae(responses: Responses) -> float:
+    y = responses.correct
+    return float(np.mean([random_subset_mae(row[~np.isnan(row)], 100) for row in y]))
+
+
+def ceiling(responses: Responses) -> dict[float, float]:
+    """Per likelihood weight: MAE at K = 100 as a ratio to random 100 when the bank is fitted on
+    every model (held-out family included, its abilities left out of the prior)."""
+    y = responses.correct
+    fit = fit_2pl(np.nan_to_num(y), (~np.isnan(y)).astype(float))
+    errors = errors_by_weight(responses, lambda train: AdaptiveTest(responses.items, fit.a, fit.b, fit.theta[train]))
+    random100 = random100_mae(responses)
     return {w: float(e.mean() / random100) for w, e in errors.items()}
 
 
