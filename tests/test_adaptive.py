@@ -400,3 +400,19 @@ def test_a_release_carries_its_bank_and_evaluate_adaptive_works_without_the_work
     truth = float(y[-1].mean())
     assert row["asked"] == 40 and row["items"] == n_items
     assert row["low"] <= truth <= row["high"], (row, truth)
+
+
+@pytest.mark.parametrize("content, says", [
+    (b'{"format": "benchsmith-item-bank/1", "items": [', "broken JSON at line 1, column"),
+    (b"\xff\xfe\x00bank", "not UTF-8 text"),
+    (b'{"format": "something-else/1"}', "format 'something-else/1'"),
+])
+def test_a_bank_file_that_is_not_a_bank_is_refused_saying_why(tmp_path, content, says):
+    from curation.core.errors import BenchsmithError
+    from filtering.irt.bank import load_bank
+
+    path = tmp_path / "bank.json"
+    path.write_bytes(content)
+    with pytest.raises(BenchsmithError, match="not an item bank") as refused:
+        load_bank(path)
+    assert says in str(refused.value)

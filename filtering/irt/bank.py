@@ -200,9 +200,12 @@ def load_bank(path: Path) -> ItemBank:
         bank = ItemBank.model_validate(data)
     except OSError as error:
         raise BenchsmithError(f"{path}: cannot read the item bank: {error.strerror}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except UnicodeDecodeError:
         raise BenchsmithError(f"{path}: not an item bank written by `benchsmith analyze calibrate` "
-                              "(not UTF-8 JSON)") from None
+                              "(not UTF-8 text)") from None
+    except json.JSONDecodeError as error:
+        raise BenchsmithError(f"{path}: not an item bank written by `benchsmith analyze calibrate` (broken JSON at "
+                              f"line {error.lineno}, column {error.colno}: {error.msg}; a copy cut short?)") from None
     except ValidationError as error:
         first = error.errors()[0]
         raise BenchsmithError(f"{path}: not an item bank written by `benchsmith analyze calibrate` "
